@@ -1,0 +1,4 @@
+//! Plays the conformance timeline cases against a backend and reports each.
+#![forbid(unsafe_code)]
+
+fn main() {}

@@ -1,0 +1,170 @@
+//! A keyed hash (SipHash-2-4) for request keys and distinct values.
+//!
+//! Keys are hashed with a secret key so that outsiders cannot craft values
+//! that collide, and so that a long value costs no more memory than a short
+//! one: every subject is stored under a fixed-size [`KeyDigest`].
+
+use std::fmt;
+
+/// A 128-bit SipHash key. Every instance of a fleet must use the same one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct HashKey {
+    k0: u64,
+    k1: u64,
+}
+
+impl HashKey {
+    /// The default key. Set your own secret with [`HashKey::new`] in production.
+    pub const DEFAULT: HashKey = HashKey {
+        k0: 0x7261_7465_6c69_6d69,
+        k1: 0x742d_636f_7265_2d31,
+    };
+
+    /// A key from 16 secret bytes.
+    pub const fn new(bytes: [u8; 16]) -> Self {
+        let mut k0 = 0u64;
+        let mut k1 = 0u64;
+        let mut i = 0;
+        while i < 8 {
+            k0 |= (bytes[i] as u64) << (8 * i);
+            k1 |= (bytes[i + 8] as u64) << (8 * i);
+            i += 1;
+        }
+        Self { k0, k1 }
+    }
+
+    /// SipHash-2-4 of `data`.
+    pub fn hash(&self, data: &[u8]) -> u64 {
+        siphash24(self.k0, self.k1, data)
+    }
+
+    /// A 128-bit digest of `data` (two SipHash runs with derived keys).
+    pub fn digest(&self, data: &[u8]) -> KeyDigest {
+        let a = siphash24(self.k0, self.k1, data);
+        let b = siphash24(self.k0 ^ 0xa5a5_a5a5_a5a5_a5a5, self.k1.rotate_left(17), data);
+        let mut out = [0u8; 16];
+        out[..8].copy_from_slice(&a.to_le_bytes());
+        out[8..].copy_from_slice(&b.to_le_bytes());
+        KeyDigest(out)
+    }
+}
+
+impl Default for HashKey {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+impl fmt::Debug for HashKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HashKey(..)")
+    }
+}
+
+/// The fixed-size digest of a subject's key.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KeyDigest(pub [u8; 16]);
+
+impl KeyDigest {
+    /// Lower-case hex, 32 characters.
+    pub fn to_hex(&self) -> String {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut s = String::with_capacity(32);
+        for b in self.0 {
+            s.push(HEX[(b >> 4) as usize] as char);
+            s.push(HEX[(b & 15) as usize] as char);
+        }
+        s
+    }
+
+    /// The first 8 bytes as a number (for sharding).
+    pub fn low64(&self) -> u64 {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&self.0[..8]);
+        u64::from_le_bytes(b)
+    }
+}
+
+impl fmt::Debug for KeyDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "KeyDigest({})", self.to_hex())
+    }
+}
+
+impl fmt::Display for KeyDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+#[inline]
+fn sipround(v: &mut [u64; 4]) {
+    v[0] = v[0].wrapping_add(v[1]);
+    v[1] = v[1].rotate_left(13) ^ v[0];
+    v[0] = v[0].rotate_left(32);
+    v[2] = v[2].wrapping_add(v[3]);
+    v[3] = v[3].rotate_left(16) ^ v[2];
+    v[0] = v[0].wrapping_add(v[3]);
+    v[3] = v[3].rotate_left(21) ^ v[0];
+    v[2] = v[2].wrapping_add(v[1]);
+    v[1] = v[1].rotate_left(17) ^ v[2];
+    v[2] = v[2].rotate_left(32);
+}
+
+fn siphash24(k0: u64, k1: u64, data: &[u8]) -> u64 {
+    let mut v = [
+        k0 ^ 0x736f_6d65_7073_6575,
+        k1 ^ 0x646f_7261_6e64_6f6d,
+        k0 ^ 0x6c79_6765_6e65_7261,
+        k1 ^ 0x7465_6462_7974_6573,
+    ];
+    let mut chunks = data.chunks_exact(8);
+    for c in &mut chunks {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(c);
+        let m = u64::from_le_bytes(b);
+        v[3] ^= m;
+        sipround(&mut v);
+        sipround(&mut v);
+        v[0] ^= m;
+    }
+    let rest = chunks.remainder();
+    let mut last = (data.len() as u64 & 0xff) << 56;
+    for (i, &b) in rest.iter().enumerate() {
+        last |= (b as u64) << (8 * i);
+    }
+    v[3] ^= last;
+    sipround(&mut v);
+    sipround(&mut v);
+    v[0] ^= last;
+    v[2] ^= 0xff;
+    for _ in 0..4 {
+        sipround(&mut v);
+    }
+    v[0] ^ v[1] ^ v[2] ^ v[3]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_the_siphash_reference_vectors() {
+        // Key 00..0f, message 00..(n-1): vectors from the SipHash paper.
+        let key: [u8; 16] = core::array::from_fn(|i| i as u8);
+        let k = HashKey::new(key);
+        assert_eq!(k.hash(&[]), 0x726f_db47_dd0e_0e31);
+        let msg: Vec<u8> = (0..15).collect();
+        assert_eq!(k.hash(&msg), 0xa129_ca61_49be_45e5);
+        let msg: Vec<u8> = (0..8).collect();
+        assert_eq!(k.hash(&msg), 0x93f5_f579_9a93_2462);
+    }
+
+    #[test]
+    fn different_keys_give_different_digests() {
+        let a = HashKey::DEFAULT.digest(b"203.0.113.7");
+        let b = HashKey::new([9; 16]).digest(b"203.0.113.7");
+        assert_ne!(a, b);
+        assert_eq!(a.to_hex().len(), 32);
+    }
+}

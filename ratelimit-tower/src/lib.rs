@@ -1,0 +1,3 @@
+//! A tower `Layer` that rate-limits axum, hyper and any tower `Service` with `ratelimit-core`.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
