@@ -12,3 +12,5 @@ pub mod request;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use hash::{HashKey, KeyDigest};
 pub use request::RequestAttrs;
+pub mod expr;
+pub mod nginx;

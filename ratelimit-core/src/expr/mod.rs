@@ -1,0 +1,1 @@
+//! Match expressions: a documented subset of the Cloudflare rules language.

@@ -1,0 +1,1 @@
+//! Tower layers for nginx-compatible `limit_req` and `limit_conn`.
