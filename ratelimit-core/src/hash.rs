@@ -41,7 +41,11 @@ impl HashKey {
     /// A 128-bit digest of `data` (two SipHash runs with derived keys).
     pub fn digest(&self, data: &[u8]) -> KeyDigest {
         let a = siphash24(self.k0, self.k1, data);
-        let b = siphash24(self.k0 ^ 0xa5a5_a5a5_a5a5_a5a5, self.k1.rotate_left(17), data);
+        let b = siphash24(
+            self.k0 ^ 0xa5a5_a5a5_a5a5_a5a5,
+            self.k1.rotate_left(17),
+            data,
+        );
         let mut out = [0u8; 16];
         out[..8].copy_from_slice(&a.to_le_bytes());
         out[8..].copy_from_slice(&b.to_le_bytes());

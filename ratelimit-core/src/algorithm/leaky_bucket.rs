@@ -1,0 +1,98 @@
+//! Leaky bucket, meter form (GCRA): holds up to `burst` requests and starts
+//! empty; each request adds `cost`; the bucket drains at `limit` per
+//! `period`. A request that would overflow is refused, never queued.
+//!
+//! The state is the theoretical arrival time (TAT) in ticks of
+//! `1 / limit` ms, so one request is exactly `period_ms` ticks and nothing is
+//! rounded. With equal settings it admits exactly what the token bucket
+//! admits. Retry-After is the time until one request fits.
+
+use super::{ceil_div, narrow, Decision, Quota};
+
+/// The stored state of one subject: the theoretical arrival time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct State {
+    /// Whole milliseconds of the TAT (Unix ms).
+    pub tat_ms: u64,
+    /// The fraction of a millisecond, in `1 / limit` ms (`< limit`).
+    pub tat_frac: u64,
+}
+
+impl State {
+    fn ticks(&self, limit: u128) -> u128 {
+        self.tat_ms as u128 * limit + self.tat_frac as u128
+    }
+
+    fn from_ticks(t: u128, limit: u128) -> Self {
+        Self {
+            tat_ms: narrow(t / limit),
+            tat_frac: narrow(t % limit),
+        }
+    }
+}
+
+/// Checks one request at `now` (Unix ms) and updates `state`.
+pub fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
+    let limit = q.limit.max(1) as u128;
+    let t = q.period_ms.max(1) as u128; // one request, in ticks
+    let tolerance = q.burst as u128 * t;
+    let now_t = now as u128 * limit;
+    let tat = state.ticks(limit).max(now_t);
+    let new_tat = tat + q.cost as u128 * t;
+    if new_tat - now_t <= tolerance {
+        *state = State::from_ticks(new_tat, limit);
+        let remaining = narrow((tolerance - (new_tat - now_t)) / t);
+        return Decision::allow(remaining, narrow(ceil_div(new_tat - now_t, limit)));
+    }
+    let level = tat - now_t;
+    let remaining = narrow(tolerance.saturating_sub(level) / t);
+    let retry = if q.cost > q.burst {
+        q.period_ms
+    } else {
+        narrow(ceil_div(new_tat - now_t - tolerance, limit))
+    };
+    Decision::deny(retry, remaining, narrow(ceil_div(level, limit)))
+}
+
+/// When the bucket is empty again (Unix ms), so the state can be dropped.
+pub fn expires_at(state: &State, _q: &Quota) -> u64 {
+    state.tat_ms + (state.tat_frac > 0) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: u64 = 1_767_225_600_000;
+
+    /// Seed: same settings as the token bucket, same results.
+    #[test]
+    fn seed_scenario_table() {
+        let q = Quota::per_minute(10).allow_burst(5);
+        let mut s = State::default();
+        for i in 0..5 {
+            assert!(check(&mut s, T0, &q).allowed, "request {i} at 0:00");
+        }
+        let d = check(&mut s, T0, &q);
+        assert_eq!((d.allowed, d.retry_after_ms), (false, 6_000));
+        assert!(check(&mut s, T0 + 6_000, &q).allowed);
+        assert!(!check(&mut s, T0 + 6_000, &q).allowed);
+        for i in 0..4 {
+            assert!(check(&mut s, T0 + 30_000, &q).allowed, "0:30 #{i}");
+        }
+        for _ in 0..2 {
+            let d = check(&mut s, T0 + 30_000, &q);
+            assert_eq!((d.allowed, d.retry_after_ms), (false, 6_000));
+        }
+    }
+
+    #[test]
+    fn huge_limits_do_not_overflow() {
+        let q = Quota::new(1_000_000_000, 86_400_000).allow_burst(1_000_000_000);
+        let mut s = State::default();
+        for i in 0..100 {
+            assert!(check(&mut s, T0 + i, &q).allowed);
+        }
+        assert_eq!(expires_at(&s, &q) >= T0, true);
+    }
+}

@@ -1,0 +1,139 @@
+//! The five algorithms, one file each, as pure functions of
+//! (state, now in ms, parameters) returning a [`Decision`] and the new state.
+//!
+//! Integer arithmetic decides everything: nothing admits on a rounding error.
+//! The Valkey scripts compute the same functions, and a differential test
+//! proves it.
+//!
+//! # Examples
+//!
+//! ```
+//! use ratelimit_core::algorithm::{fixed_window, Quota};
+//!
+//! let quota = Quota::new(2, 60_000);
+//! let mut state = fixed_window::State::default();
+//! let now = 1_767_225_600_000; // the start of a minute
+//! assert!(fixed_window::check(&mut state, now, &quota).allowed);
+//! assert!(fixed_window::check(&mut state, now + 1, &quota).allowed);
+//! let third = fixed_window::check(&mut state, now + 2, &quota);
+//! assert!(!third.allowed);
+//! assert_eq!(third.retry_after_ms, 59_998);
+//! ```
+
+pub mod distinct;
+pub mod fixed_window;
+pub mod leaky_bucket;
+pub mod penalty;
+pub mod sliding_window;
+pub mod token_bucket;
+
+mod state;
+pub use state::{Algorithm, SubjectState};
+
+/// What one algorithm says about one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Decision {
+    /// Whether the request is admitted.
+    pub allowed: bool,
+    /// When refused: the earliest time, in ms, at which a retry would be
+    /// admitted if nothing else happened. Zero when allowed.
+    pub retry_after_ms: u64,
+    /// How many more requests (of cost 1) would be admitted right now.
+    pub remaining: u64,
+    /// Time in ms until the subject's quota is whole again.
+    pub reset_ms: u64,
+    /// When a penalty blocks the subject: the absolute time (Unix ms) it ends.
+    pub blocked_until_ms: Option<u64>,
+}
+
+impl Decision {
+    /// An admitted request.
+    pub const fn allow(remaining: u64, reset_ms: u64) -> Self {
+        Self {
+            allowed: true,
+            retry_after_ms: 0,
+            remaining,
+            reset_ms,
+            blocked_until_ms: None,
+        }
+    }
+
+    /// A refused request.
+    pub const fn deny(retry_after_ms: u64, remaining: u64, reset_ms: u64) -> Self {
+        Self {
+            allowed: false,
+            retry_after_ms,
+            remaining,
+            reset_ms,
+            blocked_until_ms: None,
+        }
+    }
+}
+
+/// The numbers an algorithm runs on.
+///
+/// `limit` requests per `period_ms`; `burst` for the buckets (the most saved
+/// up); `cost` is what this request takes (1 unless the rule or the
+/// application says otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Quota {
+    /// Requests per period (for `distinct`: different values per period).
+    pub limit: u64,
+    /// The period in milliseconds.
+    pub period_ms: u64,
+    /// The bucket size of `token_bucket` / `leaky_bucket`.
+    pub burst: u64,
+    /// What this request costs.
+    pub cost: u64,
+}
+
+impl Quota {
+    /// `limit` per `period_ms`, burst equal to `limit`, cost 1.
+    pub const fn new(limit: u64, period_ms: u64) -> Self {
+        Self {
+            limit,
+            period_ms,
+            burst: limit,
+            cost: 1,
+        }
+    }
+
+    /// `limit` per second.
+    pub const fn per_second(limit: u64) -> Self {
+        Self::new(limit, 1000)
+    }
+
+    /// `limit` per minute.
+    pub const fn per_minute(limit: u64) -> Self {
+        Self::new(limit, 60_000)
+    }
+
+    /// Sets the burst.
+    #[must_use]
+    pub const fn allow_burst(mut self, burst: u64) -> Self {
+        self.burst = burst;
+        self
+    }
+
+    /// Sets what the request costs.
+    #[must_use]
+    pub const fn with_cost(mut self, cost: u64) -> Self {
+        self.cost = cost;
+        self
+    }
+}
+
+/// `ceil(a / b)` for `b > 0`.
+pub(crate) const fn ceil_div(a: u128, b: u128) -> u128 {
+    if b == 0 {
+        return 0;
+    }
+    a / b + (a % b != 0) as u128
+}
+
+/// Saturating narrowing from u128.
+pub(crate) fn narrow(v: u128) -> u64 {
+    u64::try_from(v).unwrap_or(u64::MAX)
+}

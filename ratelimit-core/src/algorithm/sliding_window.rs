@@ -1,0 +1,162 @@
+//! Sliding window: the current window's count plus the previous window's
+//! count weighted by the share of it still inside the last period.
+//!
+//! `estimate = current + ceil(previous x (period - elapsed) / period)`,
+//! computed exactly in integers. A request is admitted when
+//! `estimate + cost <= limit`. Retry-After is the earliest time at which a
+//! retry would be admitted if nothing else happened: it may lie past the end
+//! of the current window.
+
+use super::{ceil_div, narrow, Decision, Quota};
+
+/// The stored state of one subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct State {
+    /// Start (Unix ms) of the current window.
+    pub window_start: u64,
+    /// Requests counted in the current window.
+    pub current: u64,
+    /// Requests counted in the window before it.
+    pub previous: u64,
+}
+
+fn roll(state: &mut State, start: u64, period: u64) {
+    if state.window_start == start {
+        return;
+    }
+    let previous = if state.window_start + period == start {
+        state.current
+    } else {
+        0
+    };
+    *state = State {
+        window_start: start,
+        current: 0,
+        previous,
+    };
+}
+
+/// The estimate at `elapsed` ms into the current window.
+pub fn estimate(state: &State, elapsed: u64, period: u64) -> u128 {
+    let weighted = state.previous as u128 * (period - elapsed.min(period)) as u128;
+    state.current as u128 + ceil_div(weighted, period as u128)
+}
+
+/// Checks one request at `now` (Unix ms) and updates `state`.
+pub fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
+    let period = q.period_ms.max(1);
+    let start = now - now % period;
+    roll(state, start, period);
+    let elapsed = now - start;
+    let est = estimate(state, elapsed, period);
+    let limit = q.limit as u128;
+    let cost = q.cost as u128;
+    if est + cost <= limit {
+        state.current += q.cost;
+        let remaining = narrow(limit - est - cost);
+        return Decision::allow(remaining, reset_ms(state, elapsed, period));
+    }
+    let remaining = narrow(limit.saturating_sub(est));
+    let retry = retry_after(state, elapsed, period, q);
+    Decision::deny(retry, remaining, reset_ms(state, elapsed, period))
+}
+
+/// Earliest wait after which `estimate + cost <= limit`, nothing else happening.
+fn retry_after(state: &State, elapsed: u64, period: u64, q: &Quota) -> u64 {
+    let p = period as u128;
+    let (limit, cost) = (q.limit as u128, q.cost as u128);
+    if cost > limit {
+        return period;
+    }
+    let to_end = (period - elapsed) as u128;
+    // ceil(w * (P - e) / P) <= k  <=>  e >= P - floor(k * P / w)
+    let first_fit = |k: u128, w: u128| -> u128 {
+        if w == 0 {
+            0
+        } else {
+            p.saturating_sub(k * p / w)
+        }
+    };
+    let current = state.current as u128;
+    if current + cost <= limit {
+        // Fits in this window once enough of the previous one has aged out.
+        let e = first_fit(limit - cost - current, state.previous as u128);
+        return narrow(e.saturating_sub(elapsed as u128).max(1));
+    }
+    // Only in the next window, where today's count becomes the previous one.
+    let e = first_fit(limit - cost, current);
+    narrow(to_end + e)
+}
+
+/// Time until every counted request has aged out of the estimate.
+fn reset_ms(state: &State, elapsed: u64, period: u64) -> u64 {
+    let to_end = period - elapsed;
+    if state.current > 0 {
+        to_end + period
+    } else if state.previous > 0 {
+        to_end
+    } else {
+        0
+    }
+}
+
+/// When the state stops mattering (Unix ms).
+pub fn expires_at(state: &State, q: &Quota) -> u64 {
+    state.window_start + 2 * q.period_ms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: u64 = 1_767_225_600_000;
+
+    fn at(s: &mut State, secs_tenths: u64, q: &Quota) -> Decision {
+        check(s, T0 + secs_tenths * 100, q)
+    }
+
+    /// The seed's table, limit 5 per 1m.
+    #[test]
+    fn seed_scenario_table() {
+        let q = Quota::per_minute(5);
+        let mut s = State::default();
+        for t in 590..595 {
+            assert!(at(&mut s, t, &q).allowed, "t={t}");
+        }
+        let d = at(&mut s, 600, &q);
+        assert!(!d.allowed, "1:00.0: 0 + 5 x 100% = 5");
+        assert!(at(&mut s, 900, &q).allowed, "1:30.0: 2.5 rounds up to 3");
+        assert!(at(&mut s, 901, &q).allowed, "1:30.1: 1 + 3 = 4");
+        assert!(!at(&mut s, 902, &q).allowed, "1:30.2: 2 + 3 = 5");
+        assert!(at(&mut s, 1050, &q).allowed, "1:45.0: 2 + 2 = 4");
+        assert!(at(&mut s, 1200, &q).allowed, "2:00.0: 0 + 3 = 3");
+        assert_eq!(s.previous, 3);
+    }
+
+    #[test]
+    fn retry_after_is_the_earliest_admission() {
+        let q = Quota::per_minute(5);
+        let mut s = State::default();
+        for t in 590..595 {
+            at(&mut s, t, &q);
+        }
+        let d = at(&mut s, 600, &q);
+        // At 1:12 the estimate is ceil(5 x 48/60) = 4, so one more fits.
+        assert_eq!(d.retry_after_ms, 12_000);
+        let mut probe = s;
+        assert!(!check(&mut probe, T0 + 60_000 + 11_999, &q).allowed);
+        assert!(check(&mut s, T0 + 72_000, &q).allowed);
+    }
+
+    #[test]
+    fn retry_after_may_lie_past_the_window_end() {
+        let q = Quota::per_minute(5);
+        let mut s = State::default();
+        for i in 0..5 {
+            check(&mut s, T0 + 50_000 + i, &q);
+        }
+        let d = check(&mut s, T0 + 55_000, &q);
+        // Next window: ceil(5 x (60 - e)/60) <= 4 needs e >= 12s.
+        assert_eq!(d.retry_after_ms, 5_000 + 12_000);
+    }
+}

@@ -1,0 +1,182 @@
+//! One subject's state under any algorithm, with its penalty.
+
+use super::{distinct, fixed_window, leaky_bucket, penalty, sliding_window, token_bucket};
+use super::{Decision, Quota};
+
+/// The five algorithms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Algorithm {
+    /// Count per calendar window.
+    FixedWindow,
+    /// Weighted previous window plus the current one.
+    SlidingWindow,
+    /// Bursts to `burst`, refills at `limit` per `period`.
+    TokenBucket,
+    /// The meter form of the leaky bucket (GCRA).
+    LeakyBucket,
+    /// Different values per period, estimated.
+    Distinct,
+}
+
+impl Algorithm {
+    /// The name used in JSON.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Algorithm::FixedWindow => "fixed_window",
+            Algorithm::SlidingWindow => "sliding_window",
+            Algorithm::TokenBucket => "token_bucket",
+            Algorithm::LeakyBucket => "leaky_bucket",
+            Algorithm::Distinct => "distinct",
+        }
+    }
+
+    /// A two-letter tag, used in storage keys.
+    pub const fn tag(self) -> &'static str {
+        match self {
+            Algorithm::FixedWindow => "fw",
+            Algorithm::SlidingWindow => "sw",
+            Algorithm::TokenBucket => "tb",
+            Algorithm::LeakyBucket => "lb",
+            Algorithm::Distinct => "dc",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Inner {
+    Fixed(fixed_window::State),
+    Sliding(sliding_window::State),
+    Token(token_bucket::State),
+    Leaky(leaky_bucket::State),
+    Distinct(Box<distinct::State>),
+}
+
+impl Inner {
+    fn new(algorithm: Algorithm) -> Self {
+        match algorithm {
+            Algorithm::FixedWindow => Inner::Fixed(Default::default()),
+            Algorithm::SlidingWindow => Inner::Sliding(Default::default()),
+            Algorithm::TokenBucket => Inner::Token(Default::default()),
+            Algorithm::LeakyBucket => Inner::Leaky(Default::default()),
+            Algorithm::Distinct => Inner::Distinct(Default::default()),
+        }
+    }
+
+    fn algorithm(&self) -> Algorithm {
+        match self {
+            Inner::Fixed(_) => Algorithm::FixedWindow,
+            Inner::Sliding(_) => Algorithm::SlidingWindow,
+            Inner::Token(_) => Algorithm::TokenBucket,
+            Inner::Leaky(_) => Algorithm::LeakyBucket,
+            Inner::Distinct(_) => Algorithm::Distinct,
+        }
+    }
+}
+
+/// The state of one subject of one rule: the algorithm's state and the end
+/// of a penalty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubjectState {
+    /// End of the current penalty (Unix ms), 0 for none.
+    pub blocked_until: u64,
+    inner: Inner,
+}
+
+impl SubjectState {
+    /// A subject never seen before.
+    pub fn new(algorithm: Algorithm) -> Self {
+        Self {
+            blocked_until: 0,
+            inner: Inner::new(algorithm),
+        }
+    }
+
+    /// Checks one request. `bit` is the distinct value's bit (distinct only;
+    /// a distinct check without one is admitted and not counted).
+    pub fn check(
+        &mut self,
+        algorithm: Algorithm,
+        now: u64,
+        q: &Quota,
+        penalty_ms: Option<u64>,
+        bit: Option<u16>,
+    ) -> Decision {
+        if self.inner.algorithm() != algorithm {
+            *self = Self::new(algorithm);
+        }
+        let Self {
+            blocked_until,
+            inner,
+        } = self;
+        let d = penalty::check(blocked_until, now, penalty_ms, || match inner {
+            Inner::Fixed(s) => fixed_window::check(s, now, q),
+            Inner::Sliding(s) => sliding_window::check(s, now, q),
+            Inner::Token(s) => token_bucket::check(s, now, q),
+            Inner::Leaky(s) => leaky_bucket::check(s, now, q),
+            Inner::Distinct(s) => match bit {
+                Some(b) => distinct::check(s, now, q, b),
+                None => Decision::allow(q.limit, 0),
+            },
+        });
+        if d.blocked_until_ms.is_some() {
+            // Counting starts fresh after the block.
+            *inner = Inner::new(algorithm);
+        }
+        d
+    }
+
+    /// When the state stops mattering (Unix ms): it can then be dropped.
+    pub fn expires_at(&self, q: &Quota) -> u64 {
+        let algo = match &self.inner {
+            Inner::Fixed(s) => fixed_window::expires_at(s, q),
+            Inner::Sliding(s) => sliding_window::expires_at(s, q),
+            Inner::Token(s) => token_bucket::expires_at(s, q),
+            Inner::Leaky(s) => leaky_bucket::expires_at(s, q),
+            Inner::Distinct(s) => distinct::expires_at(s, q),
+        };
+        algo.max(self.blocked_until)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changing_algorithm_starts_fresh() {
+        let q = Quota::per_minute(1);
+        let mut s = SubjectState::new(Algorithm::FixedWindow);
+        assert!(s.check(Algorithm::FixedWindow, 0, &q, None, None).allowed);
+        assert!(!s.check(Algorithm::FixedWindow, 1, &q, None, None).allowed);
+        assert!(s.check(Algorithm::SlidingWindow, 2, &q, None, None).allowed);
+    }
+
+    #[test]
+    fn penalty_clears_the_algorithm_state() {
+        let q = Quota::per_minute(1);
+        let mut s = SubjectState::new(Algorithm::FixedWindow);
+        assert!(
+            s.check(Algorithm::FixedWindow, 1000, &q, Some(5000), None)
+                .allowed
+        );
+        let d = s.check(Algorithm::FixedWindow, 1001, &q, Some(5000), None);
+        assert_eq!(d.blocked_until_ms, Some(6001));
+        assert_eq!(
+            s,
+            SubjectState {
+                blocked_until: 6001,
+                ..SubjectState::new(Algorithm::FixedWindow)
+            }
+        );
+        assert!(
+            !s.check(Algorithm::FixedWindow, 6000, &q, Some(5000), None)
+                .allowed
+        );
+        assert!(
+            s.check(Algorithm::FixedWindow, 6001, &q, Some(5000), None)
+                .allowed
+        );
+    }
+}

@@ -1,0 +1,107 @@
+//! Token bucket: holds up to `burst` tokens and starts full; refills at
+//! `limit` tokens per `period`; each request takes `cost` tokens.
+//!
+//! Tokens are kept exactly in units of `1 / period` of a token, so a refill
+//! of `limit / period` tokens per millisecond is `limit` units per ms and no
+//! fraction is ever rounded. Retry-After is the time to the next token.
+
+use super::{ceil_div, narrow, Decision, Quota};
+
+/// The stored state of one subject: tokens spent (not yet refilled) and when.
+///
+/// Storing what is spent rather than what is left makes the default state a
+/// full bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct State {
+    /// Spent tokens, in units of `1 / period_ms` of a token.
+    pub spent: u64,
+    /// When `spent` was last updated (Unix ms).
+    pub updated_ms: u64,
+}
+
+/// Checks one request at `now` (Unix ms) and updates `state`.
+pub fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
+    let p = q.period_ms.max(1) as u128;
+    let limit = q.limit.max(1) as u128;
+    let capacity = q.burst as u128 * p;
+    let elapsed = now.saturating_sub(state.updated_ms) as u128;
+    let spent = (state.spent as u128).saturating_sub(elapsed.saturating_mul(limit));
+    let need = spent + q.cost as u128 * p;
+    let (decision, spent) = if need <= capacity {
+        let remaining = narrow((capacity - need) / p);
+        (
+            Decision::allow(remaining, narrow(ceil_div(need, limit))),
+            need,
+        )
+    } else {
+        let remaining = narrow((capacity - spent.min(capacity)) / p);
+        let retry = if q.cost > q.burst {
+            q.period_ms
+        } else {
+            narrow(ceil_div(need - capacity, limit))
+        };
+        (
+            Decision::deny(retry, remaining, narrow(ceil_div(spent, limit))),
+            spent,
+        )
+    };
+    *state = State {
+        spent: narrow(spent),
+        updated_ms: now.max(state.updated_ms),
+    };
+    decision
+}
+
+/// When the bucket is full again (Unix ms), so the state can be dropped.
+pub fn expires_at(state: &State, q: &Quota) -> u64 {
+    state.updated_ms + narrow(ceil_div(state.spent as u128, q.limit.max(1) as u128))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: u64 = 1_767_225_600_000;
+
+    /// Seed table: limit 10 per 1m, burst 5: one token every 6 s.
+    #[test]
+    fn seed_scenario_table() {
+        let q = Quota::per_minute(10).allow_burst(5);
+        let mut s = State::default();
+        for i in 0..5 {
+            assert!(check(&mut s, T0, &q).allowed, "request {i} at 0:00");
+        }
+        let d = check(&mut s, T0, &q);
+        assert_eq!((d.allowed, d.retry_after_ms), (false, 6_000));
+        assert!(check(&mut s, T0 + 6_000, &q).allowed);
+        let d = check(&mut s, T0 + 6_000, &q);
+        assert_eq!((d.allowed, d.retry_after_ms), (false, 6_000));
+        for i in 0..4 {
+            assert!(check(&mut s, T0 + 30_000, &q).allowed, "0:30 #{i}");
+        }
+        for _ in 0..2 {
+            let d = check(&mut s, T0 + 30_000, &q);
+            assert_eq!((d.allowed, d.retry_after_ms), (false, 6_000));
+        }
+    }
+
+    #[test]
+    fn fractional_refill_is_exact() {
+        // 7 per minute: a token every 8571.43 ms; the next fits at 8572 ms.
+        let q = Quota::per_minute(7).allow_burst(1);
+        let mut s = State::default();
+        assert!(check(&mut s, T0, &q).allowed);
+        let d = check(&mut s, T0, &q);
+        assert_eq!(d.retry_after_ms, 8_572);
+        assert!(!check(&mut s, T0 + 8_571, &q).allowed);
+        assert!(check(&mut s, T0 + 8_572, &q).allowed);
+    }
+
+    #[test]
+    fn remaining_counts_whole_tokens() {
+        let q = Quota::per_minute(10).allow_burst(5);
+        let mut s = State::default();
+        let d = check(&mut s, T0, &q);
+        assert_eq!((d.remaining, d.reset_ms), (4, 6_000));
+    }
+}
