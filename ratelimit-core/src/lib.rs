@@ -11,7 +11,9 @@ pub mod hash;
 pub mod request;
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use expr::{ExprError, Expression};
 pub use hash::{HashKey, KeyDigest};
 pub use request::RequestAttrs;
 pub mod expr;
 pub mod nginx;
+pub mod rules;

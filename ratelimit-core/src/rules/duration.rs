@@ -1,0 +1,158 @@
+//! Durations like `"30s"`, `"1m"`, `"24h"`, `"1h30m"`, and RFC 3339 times.
+
+/// Parses a duration in whole seconds (`s`, `m`, `h`, `d` units, combinable,
+/// such as `"1h30m"`) into milliseconds.
+pub fn parse_duration_ms(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err("must be a duration such as \"30s\", \"1m\" or \"24h\"".into());
+    }
+    let mut total: u64 = 0;
+    let mut digits = String::new();
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let unit: u64 = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            _ => return Err(format!("unknown unit {c:?}: use s, m or h")),
+        };
+        let n: u64 = digits
+            .parse()
+            .map_err(|_| format!("{s:?} is not a duration such as \"30s\" or \"1m\""))?;
+        digits.clear();
+        total = n
+            .checked_mul(unit)
+            .and_then(|v| total.checked_add(v))
+            .ok_or_else(|| "is too long".to_owned())?;
+    }
+    if !digits.is_empty() {
+        return Err(format!("{s:?} needs a unit (s, m or h)"));
+    }
+    total
+        .checked_mul(1000)
+        .ok_or_else(|| "is too long".to_owned())
+}
+
+/// Parses an RFC 3339 time (`2026-11-01T00:00:00Z`, offsets and fractions
+/// allowed) into Unix milliseconds.
+pub fn parse_rfc3339_ms(s: &str) -> Result<u64, String> {
+    let err = || format!("{s:?} is not an RFC 3339 time such as \"2026-11-01T00:00:00Z\"");
+    let b = s.as_bytes();
+    if b.len() < 20 || !s.is_ascii() {
+        return Err(err());
+    }
+    let num = |r: std::ops::Range<usize>| -> Result<i64, String> {
+        s.get(r).and_then(|t| t.parse::<i64>().ok()).ok_or_else(err)
+    };
+    let sep_ok = b[4] == b'-'
+        && b[7] == b'-'
+        && matches!(b[10], b'T' | b't' | b' ')
+        && b[13] == b':'
+        && b[16] == b':';
+    if !sep_ok {
+        return Err(err());
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, min, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&month)
+        || day < 1
+        || day > days_in_month(year, month)
+        || hour > 23
+        || min > 59
+        || sec > 60
+    {
+        return Err(err());
+    }
+    let mut i = 19;
+    let mut millis = 0i64;
+    if b[i] == b'.' {
+        let start = i + 1;
+        i = start;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start {
+            return Err(err());
+        }
+        let frac = &s[start..i.min(start + 3)];
+        millis = frac.parse::<i64>().map_err(|_| err())? * 10i64.pow(3 - frac.len() as u32);
+    }
+    let offset_s = match &s[i..] {
+        "Z" | "z" => 0,
+        tz if tz.len() == 6 && (tz.starts_with('+') || tz.starts_with('-')) && &tz[3..4] == ":" => {
+            let h = num(i + 1..i + 3)?;
+            let m = num(i + 4..i + 6)?;
+            let sign = if tz.starts_with('-') { -1 } else { 1 };
+            sign * (h * 3600 + m * 60)
+        }
+        _ => return Err(err()),
+    };
+    let days = days_from_civil(year, month, day);
+    let secs = days * 86_400 + hour * 3600 + min * 60 + sec - offset_s;
+    u64::try_from(secs * 1000 + millis).map_err(|_| err())
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_in_whole_seconds() {
+        assert_eq!(parse_duration_ms("30s"), Ok(30_000));
+        assert_eq!(parse_duration_ms("1m"), Ok(60_000));
+        assert_eq!(parse_duration_ms("24h"), Ok(86_400_000));
+        assert_eq!(parse_duration_ms("1h30m"), Ok(5_400_000));
+        assert!(parse_duration_ms("").is_err());
+        assert!(parse_duration_ms("10").is_err());
+        assert!(parse_duration_ms("1.5m").is_err());
+        assert!(parse_duration_ms("5ms").is_err());
+        assert!(parse_duration_ms("99999999999999999999h").is_err());
+    }
+
+    #[test]
+    fn rfc3339_times_parse_to_unix_ms() {
+        assert_eq!(
+            parse_rfc3339_ms("2026-01-01T00:00:00Z"),
+            Ok(1_767_225_600_000)
+        );
+        assert_eq!(
+            parse_rfc3339_ms("2026-01-01T01:00:00+01:00"),
+            Ok(1_767_225_600_000)
+        );
+        assert_eq!(
+            parse_rfc3339_ms("2026-01-01T00:00:00.25Z"),
+            Ok(1_767_225_600_250)
+        );
+        assert!(parse_rfc3339_ms("2026-02-30T00:00:00Z").is_err());
+        assert!(parse_rfc3339_ms("2026-01-01").is_err());
+        assert!(parse_rfc3339_ms("2026-01-01T00:00:00").is_err());
+        assert!(parse_rfc3339_ms("2026-01-01T00:00:00.Z").is_err());
+        assert!(parse_rfc3339_ms("1969-12-31T23:59:59Z").is_err());
+        assert!(parse_rfc3339_ms("２026-01-01T00:00:00Z").is_err());
+    }
+}

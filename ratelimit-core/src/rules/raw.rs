@@ -1,0 +1,145 @@
+//! A rule as written, before validation; JSON objects become one of these
+//! with every type error naming its field.
+
+use serde_json::Value;
+
+use super::duration::{parse_duration_ms, parse_rfc3339_ms};
+use super::error::RuleError;
+use super::rule::{Action, FailMode, OnMissingKey};
+use crate::algorithm::Algorithm;
+
+/// The fields of a rule as written, each optional until validation.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RawRule {
+    pub(crate) id: String,
+    pub(crate) expression: Option<String>,
+    pub(crate) algorithm: Option<Algorithm>,
+    pub(crate) limit: Option<u64>,
+    pub(crate) period_ms: Option<u64>,
+    pub(crate) burst: Option<u64>,
+    pub(crate) distinct_of: Option<String>,
+    pub(crate) count_statuses: Option<Vec<String>>,
+    pub(crate) key: Option<Vec<String>>,
+    pub(crate) on_missing_key: Option<OnMissingKey>,
+    pub(crate) action: Option<Action>,
+    pub(crate) penalty_ms: Option<u64>,
+    pub(crate) fail_mode: Option<FailMode>,
+    pub(crate) expires_at_ms: Option<u64>,
+    pub(crate) ratelimit_headers: Option<bool>,
+    pub(crate) cost: Option<u64>,
+}
+
+impl RawRule {
+    /// Reads one rule object; `index` names it when it has no usable id.
+    pub(crate) fn from_json(v: &Value, index: usize) -> Result<RawRule, RuleError> {
+        let Some(obj) = v.as_object() else {
+            let name = format!("#{index}");
+            return Err(RuleError::new(
+                Some(&name),
+                None,
+                "a rule must be a JSON object",
+            ));
+        };
+        let id = match obj.get("id") {
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => {
+                let name = format!("#{index}");
+                return Err(RuleError::new(Some(&name), Some("id"), "must be a string"));
+            }
+            None => {
+                let name = format!("#{index}");
+                return Err(RuleError::new(Some(&name), Some("id"), "is required"));
+            }
+        };
+        let mut raw = RawRule {
+            id: id.clone(),
+            ..RawRule::default()
+        };
+        for (field, value) in obj {
+            let err = |m: String| RuleError::new(Some(&id), Some(field), m);
+            raw.set(field, value).map_err(err)?;
+        }
+        Ok(raw)
+    }
+
+    fn set(&mut self, field: &str, v: &Value) -> Result<(), String> {
+        match field {
+            "id" => {}
+            "expression" => self.expression = Some(string(v)?.to_owned()),
+            "algorithm" => self.algorithm = Some(enum_of(v, &ALGORITHMS)?),
+            "limit" => self.limit = Some(integer(v)?),
+            "period" => self.period_ms = Some(parse_duration_ms(string(v)?)?),
+            "burst" => self.burst = Some(integer(v)?),
+            "distinct_of" => self.distinct_of = Some(string(v)?.to_owned()),
+            "count_statuses" => self.count_statuses = Some(strings(v)?),
+            "key" => self.key = Some(strings(v)?),
+            "on_missing_key" => self.on_missing_key = Some(enum_of(v, &ON_MISSING)?),
+            "action" => self.action = Some(enum_of(v, &ACTIONS)?),
+            "penalty" => self.penalty_ms = Some(parse_duration_ms(string(v)?)?),
+            "fail_mode" => self.fail_mode = Some(enum_of(v, &FAIL_MODES)?),
+            "expires_at" => self.expires_at_ms = Some(parse_rfc3339_ms(string(v)?)?),
+            "ratelimit_headers" => {
+                self.ratelimit_headers = Some(v.as_bool().ok_or("must be true or false")?)
+            }
+            "cost" => self.cost = Some(integer(v)?),
+            _ => return Err("unknown field".to_owned()),
+        }
+        Ok(())
+    }
+}
+
+const ALGORITHMS: [(&str, Algorithm); 5] = [
+    ("fixed_window", Algorithm::FixedWindow),
+    ("sliding_window", Algorithm::SlidingWindow),
+    ("token_bucket", Algorithm::TokenBucket),
+    ("leaky_bucket", Algorithm::LeakyBucket),
+    ("distinct", Algorithm::Distinct),
+];
+const ON_MISSING: [(&str, OnMissingKey); 3] = [
+    ("fallback_ip", OnMissingKey::FallbackIp),
+    ("skip", OnMissingKey::Skip),
+    ("reject", OnMissingKey::Reject),
+];
+const ACTIONS: [(&str, Action); 2] = [("block", Action::Block), ("log", Action::Log)];
+const FAIL_MODES: [(&str, FailMode); 3] = [
+    ("open", FailMode::Open),
+    ("closed", FailMode::Closed),
+    ("local", FailMode::Local),
+];
+
+fn string(v: &Value) -> Result<&str, String> {
+    v.as_str().ok_or_else(|| "must be a string".to_owned())
+}
+
+fn strings(v: &Value) -> Result<Vec<String>, String> {
+    let arr = v.as_array().ok_or("must be a list of strings")?;
+    arr.iter()
+        .map(|s| {
+            string(s)
+                .map(str::to_owned)
+                .map_err(|_| "must be a list of strings".to_owned())
+        })
+        .collect()
+}
+
+fn integer(v: &Value) -> Result<u64, String> {
+    if let Some(n) = v.as_u64() {
+        return Ok(n);
+    }
+    match v.as_f64() {
+        Some(f) if f.fract() == 0.0 && (0.0..=1e15).contains(&f) => Ok(f as u64),
+        _ => Err("must be a whole number".to_owned()),
+    }
+}
+
+fn enum_of<T: Copy>(v: &Value, options: &[(&str, T)]) -> Result<T, String> {
+    let s = string(v)?;
+    options
+        .iter()
+        .find(|(name, _)| *name == s)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| {
+            let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+            format!("{s:?} is not one of {}", names.join(", "))
+        })
+}

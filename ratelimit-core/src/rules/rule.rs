@@ -1,0 +1,124 @@
+//! A validated rule.
+
+use super::key::{DistinctOf, KeyPart, StatusMatch};
+use crate::algorithm::{Algorithm, Quota};
+use crate::Expression;
+
+/// What a rule does to a request over its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Action {
+    /// Refuse it with 429.
+    Block,
+    /// Count it as `would_limit` and let it through (shadow mode).
+    Log,
+}
+
+/// What a rule does when its key part is missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum OnMissingKey {
+    /// Key on the client IP, in a namespace of its own.
+    #[default]
+    FallbackIp,
+    /// Do not apply the rule.
+    Skip,
+    /// Answer 400 `bad_request`.
+    Reject,
+}
+
+/// What a rule does when the shared backend cannot answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum FailMode {
+    /// The rule passes.
+    #[default]
+    Open,
+    /// 503 with `Retry-After: 1`.
+    Closed,
+    /// Count locally at `limit / fleet size`.
+    Local,
+}
+
+/// One validated rule. Build it from JSON with [`RuleSet`](super::RuleSet) or
+/// in Rust with [`RuleBuilder`](super::RuleBuilder).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Rule {
+    /// The rule's id: letters, digits, `-`, `_`, `.`; 1 to 64 characters.
+    pub id: String,
+    /// Which requests the rule applies to.
+    pub expression: Expression,
+    /// The algorithm.
+    pub algorithm: Algorithm,
+    /// Requests (or different values) per period.
+    pub limit: u64,
+    /// The period, in milliseconds (whole seconds, 1 s to 24 h).
+    pub period_ms: u64,
+    /// The bucket size (token and leaky bucket only).
+    pub burst: Option<u64>,
+    /// What `distinct` counts different values of.
+    pub distinct_of: Option<DistinctOf>,
+    /// Count upstream answers with these statuses instead of requests.
+    pub count_statuses: Vec<StatusMatch>,
+    /// The parts of the key.
+    pub key: Vec<KeyPart>,
+    /// What to do when a key part is missing.
+    pub on_missing_key: OnMissingKey,
+    /// Block or log.
+    pub action: Action,
+    /// Once over the limit, stay blocked this long (ms).
+    pub penalty_ms: Option<u64>,
+    /// What to do when the backend cannot answer.
+    pub fail_mode: FailMode,
+    /// When the rule stops running (Unix ms).
+    pub expires_at_ms: Option<u64>,
+    /// Whether to send `RateLimit-Policy` / `RateLimit` headers.
+    pub ratelimit_headers: bool,
+    /// What one request costs (1 unless set).
+    pub cost: u64,
+}
+
+impl Rule {
+    /// Whether this is a site-wide rule: expression `true`, not a count rule.
+    pub fn is_site_wide(&self) -> bool {
+        self.expression.is_always_true() && !self.is_count_rule()
+    }
+
+    /// Whether the rule counts upstream answers instead of requests.
+    pub fn is_count_rule(&self) -> bool {
+        !self.count_statuses.is_empty()
+    }
+
+    /// Whether the rule blocks (rather than logs).
+    pub fn is_blocking(&self) -> bool {
+        self.action == Action::Block
+    }
+
+    /// Whether the rule has expired at `now_ms`.
+    pub fn expired_at(&self, now_ms: u64) -> bool {
+        self.expires_at_ms.is_some_and(|e| now_ms >= e)
+    }
+
+    /// The algorithm's numbers for a request of cost `cost`.
+    pub fn quota(&self, cost: u64) -> Quota {
+        Quota::new(self.limit, self.period_ms)
+            .allow_burst(self.burst.unwrap_or(self.limit))
+            .with_cost(cost)
+    }
+
+    /// Whether a count rule counts `status`.
+    pub fn counts_status(&self, status: u16) -> bool {
+        self.count_statuses.iter().any(|s| s.matches(status))
+    }
+
+    /// Whether this rule, published again, can keep its subjects' state:
+    /// same algorithm, period and `distinct_of`.
+    pub fn same_state_as(&self, other: &Rule) -> bool {
+        self.id == other.id
+            && self.algorithm == other.algorithm
+            && self.period_ms == other.period_ms
+            && self.distinct_of == other.distinct_of
+            && self.key == other.key
+    }
+}

@@ -1,0 +1,255 @@
+//! Validation: everything the seed states about a rule and a rule set.
+
+use super::error::{RuleError, Warning};
+use super::key::{DistinctOf, KeyPart, StatusMatch};
+use super::raw::RawRule;
+use super::rule::{Action, FailMode, OnMissingKey, Rule};
+use crate::algorithm::Algorithm;
+use crate::Expression;
+
+/// Most requests per period.
+pub const MAX_LIMIT: u64 = 1_000_000_000;
+/// Most different values of a `distinct` rule.
+pub const MAX_DISTINCT_LIMIT: u64 = 1000;
+/// Shortest and longest period or penalty, in ms.
+pub const PERIOD_RANGE_MS: (u64, u64) = (1000, 86_400_000);
+/// Most site-wide rules in a set.
+pub const MAX_SITE_WIDE: usize = 2;
+/// Most key parts.
+pub const MAX_KEY_PARTS: usize = 5;
+
+/// Validates one rule on its own.
+pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
+    let id = raw.id.as_str();
+    let err = |field: &str, m: String| RuleError::new(Some(id), Some(field), m);
+    let valid_id = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if !valid_id {
+        return Err(err(
+            "id",
+            "must be 1 to 64 letters, digits, '-', '_' or '.'".into(),
+        ));
+    }
+    let src = raw.expression.ok_or_else(|| {
+        err(
+            "expression",
+            "is required (\"true\" matches every request)".into(),
+        )
+    })?;
+    let expression = Expression::parse(&src).map_err(|e| err("expression", e.to_string()))?;
+    let algorithm = raw
+        .algorithm
+        .ok_or_else(|| err("algorithm", "is required".into()))?;
+    let distinct = algorithm == Algorithm::Distinct;
+
+    let limit = raw
+        .limit
+        .ok_or_else(|| err("limit", "is required".into()))?;
+    let max = if distinct {
+        MAX_DISTINCT_LIMIT
+    } else {
+        MAX_LIMIT
+    };
+    if !(1..=max).contains(&limit) {
+        return Err(err("limit", format!("must be 1 to {max}")));
+    }
+    let period_ms = raw
+        .period_ms
+        .ok_or_else(|| err("period", "is required".into()))?;
+    check_span(period_ms).map_err(|m| err("period", m))?;
+
+    let buckets = matches!(algorithm, Algorithm::TokenBucket | Algorithm::LeakyBucket);
+    let burst = match (buckets, raw.burst) {
+        (true, None) => {
+            return Err(err(
+                "burst",
+                "is required for token_bucket and leaky_bucket".into(),
+            ))
+        }
+        (true, Some(b)) if !(1..=MAX_LIMIT).contains(&b) => {
+            return Err(err("burst", format!("must be 1 to {MAX_LIMIT}")))
+        }
+        (false, Some(_)) => {
+            return Err(err(
+                "burst",
+                "is only for token_bucket and leaky_bucket".into(),
+            ))
+        }
+        (_, b) => b,
+    };
+
+    let distinct_of = match (distinct, raw.distinct_of) {
+        (true, None) => return Err(err("distinct_of", "is required for distinct".into())),
+        (true, Some(s)) => Some(DistinctOf::parse(&s).map_err(|m| err("distinct_of", m))?),
+        (false, Some(_)) => return Err(err("distinct_of", "is only for distinct".into())),
+        (false, None) => None,
+    };
+
+    let count_statuses = match raw.count_statuses {
+        None => Vec::new(),
+        Some(list) if list.is_empty() => {
+            return Err(err(
+                "count_statuses",
+                "must list at least one status".into(),
+            ))
+        }
+        Some(_) if distinct => {
+            return Err(err("count_statuses", "cannot be used with distinct".into()))
+        }
+        Some(list) => list
+            .iter()
+            .map(|s| StatusMatch::parse(s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|m| err("count_statuses", m))?,
+    };
+
+    let key_src = raw
+        .key
+        .ok_or_else(|| err("key", "is required (1 to 5 parts)".into()))?;
+    let key = key_parts(&key_src).map_err(|m| err("key", m))?;
+
+    let penalty_ms = raw.penalty_ms;
+    if let Some(p) = penalty_ms {
+        check_span(p).map_err(|m| err("penalty", m))?;
+    }
+    let fail_mode = raw.fail_mode.unwrap_or_default();
+    if distinct && fail_mode == FailMode::Local {
+        return Err(err("fail_mode", "local is refused for distinct (one map per subject per instance would outgrow the local store); use open or closed".into()));
+    }
+    let cost = raw.cost.unwrap_or(1);
+    if cost != 1 && distinct {
+        return Err(err("cost", "is not for distinct".into()));
+    }
+    let cap = burst.unwrap_or(limit);
+    if !(1..=cap).contains(&cost) {
+        return Err(err(
+            "cost",
+            format!("must be 1 to {cap} (a larger cost never fits)"),
+        ));
+    }
+    Ok(Rule {
+        id: raw.id.clone(),
+        expression,
+        algorithm,
+        limit,
+        period_ms,
+        burst,
+        distinct_of,
+        count_statuses,
+        key,
+        on_missing_key: raw.on_missing_key.unwrap_or_default(),
+        action: raw.action.unwrap_or(Action::Block),
+        penalty_ms,
+        fail_mode,
+        expires_at_ms: raw.expires_at_ms,
+        ratelimit_headers: raw.ratelimit_headers.unwrap_or(false),
+        cost,
+    })
+}
+
+fn check_span(ms: u64) -> Result<(), String> {
+    let (lo, hi) = PERIOD_RANGE_MS;
+    if ms % 1000 != 0 {
+        Err("must be whole seconds".into())
+    } else if !(lo..=hi).contains(&ms) {
+        Err("must be 1s to 24h".into())
+    } else {
+        Ok(())
+    }
+}
+
+fn key_parts(src: &[String]) -> Result<Vec<KeyPart>, String> {
+    if src.is_empty() || src.len() > MAX_KEY_PARTS {
+        return Err(format!("must have 1 to {MAX_KEY_PARTS} parts"));
+    }
+    let parts = src
+        .iter()
+        .map(|s| KeyPart::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    if parts.len() > 1 && parts.contains(&KeyPart::Constant) {
+        return Err("constant must be the only part".into());
+    }
+    for (i, p) in parts.iter().enumerate() {
+        if parts[..i].contains(p) {
+            return Err(format!("{p} appears twice"));
+        }
+    }
+    Ok(parts)
+}
+
+/// Validates what holds across rules: unique ids, at most 2 site-wide rules,
+/// and a partner for every attacker-controlled key.
+pub(crate) fn set(rules: &[Rule]) -> Result<(), RuleError> {
+    for (i, r) in rules.iter().enumerate() {
+        if rules[..i].iter().any(|o| o.id == r.id) {
+            return Err(RuleError::new(
+                Some(&r.id),
+                Some("id"),
+                "appears twice in the rule set",
+            ));
+        }
+    }
+    let site_wide: Vec<&Rule> = rules.iter().filter(|r| r.is_site_wide()).collect();
+    if site_wide.len() > MAX_SITE_WIDE {
+        let r = site_wide[MAX_SITE_WIDE];
+        return Err(RuleError::new(
+            Some(&r.id),
+            Some("expression"),
+            format!("at most {MAX_SITE_WIDE} site-wide rules (expression true) are allowed"),
+        ));
+    }
+    let ip_backstop = rules
+        .iter()
+        .any(|r| r.is_site_wide() && r.key == [KeyPart::Ip] && r.algorithm != Algorithm::Distinct);
+    for r in rules {
+        let exposed = r.key.iter().find(|p| p.attacker_controlled());
+        let partnered = r.key.iter().any(KeyPart::is_partner);
+        if let (Some(p), false, false) = (exposed, partnered, ip_backstop) {
+            return Err(RuleError::new(Some(&r.id), Some("key"), format!(
+                "{p} is chosen by the client: add ip or jwt_claim to the key, or a site-wide rule keyed on ip")));
+        }
+    }
+    Ok(())
+}
+
+/// Warnings: a rule set that loads but may not do what its author meant.
+pub(crate) fn warnings(rules: &[Rule], now_ms: u64) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let mut warn = |r: &Rule, field: &str, m: &str| {
+        out.push(Warning {
+            rule: r.id.clone(),
+            field: field.to_owned(),
+            message: m.to_owned(),
+        })
+    };
+    for r in rules {
+        if r.is_count_rule() && r.fail_mode != FailMode::Open {
+            warn(
+                r,
+                "fail_mode",
+                "has no effect on a count rule (it counts locally); only open makes sense",
+            );
+        }
+        if r.is_count_rule() && r.ratelimit_headers {
+            warn(
+                r,
+                "ratelimit_headers",
+                "count rules send no RateLimit headers",
+            );
+        }
+        if r.expired_at(now_ms) {
+            warn(r, "expires_at", "has passed: the rule will not run");
+        }
+        if r.on_missing_key == OnMissingKey::Skip {
+            warn(
+                r,
+                "on_missing_key",
+                "skip lets a client bypass the rule by leaving the value out",
+            );
+        }
+    }
+    out
+}
