@@ -93,6 +93,8 @@ mod tests {
         for i in 0..100 {
             assert!(check(&mut s, T0 + i, &q).allowed);
         }
-        assert_eq!(expires_at(&s, &q) >= T0, true);
+        // Each request is 0.0864 ms of drain: the last one leaves T0 + 99.0864.
+        assert_eq!(expires_at(&s, &q), T0 + 100);
+        assert_eq!(s.tat_frac, 86_400_000);
     }
 }
