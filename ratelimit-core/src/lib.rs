@@ -6,8 +6,10 @@
 #![warn(missing_docs)]
 
 pub mod algorithm;
+pub mod backend;
 pub mod clock;
 pub mod hash;
+pub mod keys;
 pub mod request;
 
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -17,3 +19,4 @@ pub use request::RequestAttrs;
 pub mod expr;
 pub mod nginx;
 pub mod rules;
+pub mod store;

@@ -246,3 +246,11 @@ mod tests {
         assert_eq!(percent_decode("%ff"), "\u{fffd}");
     }
 }
+
+/// Decodes `%XX` escapes of a path (`+` stays a plus).
+pub fn percent_decode_path(s: &str) -> Cow<'_, str> {
+    if !s.contains('%') {
+        return Cow::Borrowed(s);
+    }
+    percent_decode(&s.replace('+', "%2B")).into_owned().into()
+}

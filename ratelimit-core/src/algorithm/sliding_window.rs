@@ -71,7 +71,9 @@ fn retry_after(state: &State, elapsed: u64, period: u64, q: &Quota) -> u64 {
     let to_end = (period - elapsed) as u128;
     // ceil(w * (P - e) / P) <= k  <=>  e >= P - floor(k * P / w)
     let first_fit = |k: u128, w: u128| -> u128 {
-        (k * p).checked_div(w).map_or(0, |share| p.saturating_sub(share))
+        (k * p)
+            .checked_div(w)
+            .map_or(0, |share| p.saturating_sub(share))
     };
     let current = state.current as u128;
     if current + cost <= limit {

@@ -1,0 +1,143 @@
+//! The backend seam: one batch with all of a request's checks, answered at
+//! once. The in-memory store implements it in process; the Valkey backend
+//! implements it with one pipelined round trip.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::algorithm::{Decision, Quota};
+use crate::rules::Rule;
+use crate::KeyDigest;
+
+/// A boxed, sendable future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One rule's check of one subject.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Check {
+    /// The rule.
+    pub rule: Arc<Rule>,
+    /// Where the subject's state lives: the rule's id, algorithm, period and
+    /// `distinct_of`, so that changing any of them starts fresh.
+    pub namespace: Arc<str>,
+    /// The subject (the digest of its key).
+    pub subject: KeyDigest,
+    /// The numbers, with this request's cost.
+    pub quota: Quota,
+    /// The penalty to start when over the limit (`None` for log rules).
+    pub penalty_ms: Option<u64>,
+    /// The distinct value's bit (distinct rules only).
+    pub bit: Option<u16>,
+}
+
+impl Check {
+    /// The digest that names the subject's state in a store.
+    pub fn state_key(&self) -> KeyDigest {
+        state_key(&self.namespace, &self.subject)
+    }
+}
+
+/// The digest of (namespace, subject): one subject of one rule version.
+pub fn state_key(namespace: &str, subject: &KeyDigest) -> KeyDigest {
+    let mut buf = Vec::with_capacity(namespace.len() + 17);
+    buf.extend_from_slice(namespace.as_bytes());
+    buf.push(0);
+    buf.extend_from_slice(&subject.0);
+    crate::HashKey::DEFAULT.digest(&buf)
+}
+
+/// All of a request's checks.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Batch {
+    /// The limiter's time (Unix ms). Backends with a clock of their own
+    /// (Valkey `TIME`) may use theirs instead.
+    pub now_ms: u64,
+    /// The checks, in order.
+    pub checks: Vec<Check>,
+}
+
+impl Batch {
+    /// A batch at `now_ms`.
+    pub fn new(now_ms: u64, checks: Vec<Check>) -> Self {
+        Self { now_ms, checks }
+    }
+}
+
+/// Why a backend could not answer a check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendError {
+    kind: BackendErrorKind,
+    detail: String,
+}
+
+/// The kind of a [`BackendError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BackendErrorKind {
+    /// The call did not finish before its deadline.
+    Timeout,
+    /// The connection failed or was lost.
+    Connection,
+    /// The node's circuit breaker is open: it was not called.
+    BreakerOpen,
+    /// The reply made no sense.
+    Protocol,
+}
+
+impl BackendError {
+    /// An error of `kind`.
+    pub fn new(kind: BackendErrorKind, detail: impl Into<String>) -> Self {
+        Self {
+            kind,
+            detail: detail.into(),
+        }
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> BackendErrorKind {
+        self.kind
+    }
+
+    /// Whether the call timed out (it may still have counted).
+    pub fn is_timeout(&self) -> bool {
+        self.kind == BackendErrorKind::Timeout
+    }
+}
+
+impl fmt::Display for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            BackendErrorKind::Timeout => "timed out",
+            BackendErrorKind::Connection => "connection failed",
+            BackendErrorKind::BreakerOpen => "circuit breaker open",
+            BackendErrorKind::Protocol => "bad reply",
+        };
+        if self.detail.is_empty() {
+            f.write_str(kind)
+        } else {
+            write!(f, "{kind}: {}", self.detail)
+        }
+    }
+}
+
+impl std::error::Error for BackendError {}
+
+/// The answer to one check.
+pub type CheckResult = Result<Decision, BackendError>;
+
+/// Where rules keep their shared state.
+pub trait Backend: fmt::Debug + Send + Sync + 'static {
+    /// Answers every check of `batch`, in order, in one go. A check the
+    /// backend could not answer is an `Err`; the others still count.
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>>;
+}
+
+impl<B: Backend + ?Sized> Backend for Arc<B> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+        (**self).check(batch)
+    }
+}

@@ -1,0 +1,202 @@
+//! Request keys: a rule's key parts, read from the request and hashed to a
+//! fixed-size digest.
+//!
+//! Every part is written as a tag, a length and the value, so no two
+//! different keys share an encoding. IPv6 addresses are keyed per /64. A
+//! repeated header, argument or cookie is keyed on its first value. The
+//! fallback key of `on_missing_key: fallback_ip` has a namespace of its own,
+//! so no value a client chooses can land in an IP's bucket.
+//!
+//! # Examples
+//!
+//! ```
+//! use ratelimit_core::keys::{subject, KeyOutcome};
+//! use ratelimit_core::rules::RuleBuilder;
+//! use ratelimit_core::{HashKey, RequestAttrs};
+//! use std::time::Duration;
+//!
+//! let rule = RuleBuilder::new("api").fixed_window(5, Duration::from_secs(60))
+//!     .key(["ip", "header:x-tenant"]).build().unwrap();
+//! let a = RequestAttrs::new("2001:db8::1".parse().unwrap()).with_header("x-tenant", "acme");
+//! let b = RequestAttrs::new("2001:db8::2".parse().unwrap()).with_header("x-tenant", "acme");
+//! // Same /64, same tenant: the same subject.
+//! assert_eq!(subject(&rule, &a, &HashKey::DEFAULT, false), subject(&rule, &b, &HashKey::DEFAULT, false));
+//! ```
+
+use std::net::IpAddr;
+
+use crate::rules::{DistinctOf, KeyPart, OnMissingKey, Rule};
+use crate::{HashKey, KeyDigest, RequestAttrs};
+
+/// What a rule's key comes to for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyOutcome {
+    /// The subject to count.
+    Subject(KeyDigest),
+    /// A part is missing and the rule says `skip`.
+    Skip,
+    /// A part is missing and the rule says `reject` (400).
+    Reject,
+}
+
+const FALLBACK_TAG: u8 = 0xFF;
+
+/// The bytes that key an IP: 4 for IPv4 (and IPv4-mapped IPv6), the /64
+/// prefix (8 bytes) for IPv6.
+pub fn ip_bytes(ip: IpAddr) -> ([u8; 8], usize) {
+    let mut out = [0u8; 8];
+    match ip {
+        IpAddr::V4(v4) => {
+            out[..4].copy_from_slice(&v4.octets());
+            (out, 4)
+        }
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => ip_bytes(IpAddr::V4(v4)),
+            None => {
+                out.copy_from_slice(&v6.octets()[..8]);
+                (out, 8)
+            }
+        },
+    }
+}
+
+fn push(buf: &mut Vec<u8>, tag: u8, value: &[u8]) {
+    buf.push(tag);
+    buf.extend_from_slice(&(value.len() as u32).to_le_bytes());
+    buf.extend_from_slice(value);
+}
+
+/// Reads one part; `None` when the request does not carry it.
+fn part_value<'r>(part: &KeyPart, req: &'r RequestAttrs, jwt_off: bool) -> Option<PartValue<'r>> {
+    Some(match part {
+        KeyPart::Ip => {
+            let (b, n) = ip_bytes(req.client_ip);
+            PartValue::Inline(b, n)
+        }
+        KeyPart::JwtClaim(n) if !jwt_off => PartValue::Bytes(req.jwt_claim(n)?.as_bytes()),
+        KeyPart::JwtClaim(_) => return None,
+        KeyPart::Header(n) => PartValue::Bytes(req.header(n)?),
+        KeyPart::Cookie(n) => PartValue::Bytes(req.cookie(n)?),
+        KeyPart::Query(n) => PartValue::Owned(req.query_arg(n)?.into_owned().into_bytes()),
+        KeyPart::Host => PartValue::Bytes(req.host.as_bytes()),
+        KeyPart::Method => PartValue::Bytes(req.method.as_bytes()),
+        KeyPart::Country => PartValue::Bytes(req.country.as_deref()?.as_bytes()),
+        KeyPart::Asnum => PartValue::Bytes(req.asnum.as_deref()?.as_bytes()),
+        KeyPart::Ja4 => PartValue::Bytes(req.ja4.as_deref()?.as_bytes()),
+        KeyPart::Locale => PartValue::Bytes(req.locale.as_deref()?.as_bytes()),
+        KeyPart::App(n) => PartValue::Bytes(req.app_value(n)?.as_bytes()),
+        KeyPart::Constant => PartValue::Bytes(b""),
+    })
+}
+
+enum PartValue<'r> {
+    Bytes(&'r [u8]),
+    Owned(Vec<u8>),
+    Inline([u8; 8], usize),
+}
+
+impl PartValue<'_> {
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            PartValue::Bytes(b) => b,
+            PartValue::Owned(v) => v,
+            PartValue::Inline(b, n) => &b[..*n],
+        }
+    }
+}
+
+fn tag(part: &KeyPart) -> u8 {
+    match part {
+        KeyPart::Ip => 1,
+        KeyPart::JwtClaim(_) => 2,
+        KeyPart::Header(_) => 3,
+        KeyPart::Cookie(_) => 4,
+        KeyPart::Query(_) => 5,
+        KeyPart::Host => 6,
+        KeyPart::Method => 7,
+        KeyPart::Country => 8,
+        KeyPart::Asnum => 9,
+        KeyPart::Ja4 => 10,
+        KeyPart::Locale => 11,
+        KeyPart::App(_) => 12,
+        KeyPart::Constant => 13,
+        #[allow(unreachable_patterns)]
+        _ => 0,
+    }
+}
+
+/// The subject of `rule` for `req`. With `jwt_off` (the emergency switch)
+/// every claim counts as missing.
+pub fn subject(rule: &Rule, req: &RequestAttrs, key: &HashKey, jwt_off: bool) -> KeyOutcome {
+    let mut buf = Vec::with_capacity(64);
+    for part in &rule.key {
+        let Some(v) = part_value(part, req, jwt_off) else {
+            return match rule.on_missing_key {
+                OnMissingKey::Skip => KeyOutcome::Skip,
+                OnMissingKey::Reject => KeyOutcome::Reject,
+                _ => KeyOutcome::Subject(fallback(req, key)),
+            };
+        };
+        if let KeyPart::Header(n)
+        | KeyPart::Cookie(n)
+        | KeyPart::Query(n)
+        | KeyPart::JwtClaim(n)
+        | KeyPart::App(n) = part
+        {
+            push(&mut buf, 0, n.as_bytes());
+        }
+        push(&mut buf, tag(part), v.as_bytes());
+    }
+    KeyOutcome::Subject(key.digest(&buf))
+}
+
+/// The fallback subject: the client IP, in a namespace of its own.
+pub fn fallback(req: &RequestAttrs, key: &HashKey) -> KeyDigest {
+    let (b, n) = ip_bytes(req.client_ip);
+    let mut buf = Vec::with_capacity(16);
+    push(&mut buf, FALLBACK_TAG, &b[..n]);
+    key.digest(&buf)
+}
+
+/// The value a `distinct` rule counts, if the request has it.
+pub fn distinct_value(of: &DistinctOf, req: &RequestAttrs) -> Option<Vec<u8>> {
+    Some(match of {
+        DistinctOf::Path => normalize_path(&req.path).into_bytes(),
+        DistinctOf::Query(n) => req.query_arg(n)?.into_owned().into_bytes(),
+        DistinctOf::Ip => {
+            let (b, n) = ip_bytes(req.client_ip);
+            b[..n].to_vec()
+        }
+        DistinctOf::Asnum => req.asnum.clone()?.into_bytes(),
+        DistinctOf::Ja4 => req.ja4.clone()?.into_bytes(),
+        DistinctOf::App(n) => req.app_value(n)?.as_bytes().to_vec(),
+    })
+}
+
+/// The normalized path: percent-decoded, `.` and `..` segments resolved,
+/// repeated slashes collapsed, so `/a//b/../c` and `/a/c` are one value.
+pub fn normalize_path(path: &str) -> String {
+    let decoded = crate::request::percent_decode_path(path);
+    let mut segs: Vec<&str> = Vec::new();
+    for seg in decoded.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                segs.pop();
+            }
+            s => segs.push(s),
+        }
+    }
+    let mut out = String::with_capacity(decoded.len() + 1);
+    for s in &segs {
+        out.push('/');
+        out.push_str(s);
+    }
+    if out.is_empty() || (decoded.ends_with('/') && !segs.is_empty()) {
+        out.push('/');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,124 @@
+use super::*;
+use crate::rules::RuleBuilder;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+fn rule(key: &[&str], missing: OnMissingKey) -> Rule {
+    RuleBuilder::new("r")
+        .fixed_window(5, Duration::from_secs(60))
+        .key(key.iter().copied())
+        .on_missing_key(missing)
+        .build()
+        .unwrap()
+}
+
+fn req(ip: &str) -> RequestAttrs {
+    RequestAttrs::new(ip.parse().unwrap())
+}
+
+fn subj(r: &Rule, q: &RequestAttrs) -> KeyOutcome {
+    subject(r, q, &HashKey::DEFAULT, false)
+}
+
+#[test]
+fn ipv6_is_keyed_per_64_and_mapped_v4_as_v4() {
+    let r = rule(&["ip"], OnMissingKey::FallbackIp);
+    assert_eq!(
+        subj(&r, &req("2001:db8:1:2::1")),
+        subj(&r, &req("2001:db8:1:2:ffff::9"))
+    );
+    assert_ne!(
+        subj(&r, &req("2001:db8:1:2::1")),
+        subj(&r, &req("2001:db8:1:3::1"))
+    );
+    assert_eq!(
+        subj(&r, &req("::ffff:192.0.2.1")),
+        subj(&r, &req("192.0.2.1"))
+    );
+}
+
+#[test]
+fn repeated_values_key_on_the_first() {
+    let r = rule(&["ip", "header:x-t"], OnMissingKey::FallbackIp);
+    let a = req("192.0.2.1")
+        .with_header("x-t", "a")
+        .with_header("x-t", "b");
+    let b = req("192.0.2.1").with_header("x-t", "a");
+    let c = req("192.0.2.1")
+        .with_header("x-t", "b")
+        .with_header("x-t", "a");
+    assert_eq!(subj(&r, &a), subj(&r, &b));
+    assert_ne!(subj(&r, &a), subj(&r, &c));
+    let q = rule(&["ip", "query:u"], OnMissingKey::FallbackIp);
+    assert_eq!(
+        subj(&q, &req("192.0.2.1").with_query("u=1&u=2")),
+        subj(&q, &req("192.0.2.1").with_query("u=%31"))
+    );
+}
+
+#[test]
+fn fallback_key_cannot_be_reached_by_a_client_value() {
+    let by_claim = rule(&["jwt_claim:sub"], OnMissingKey::FallbackIp);
+    let by_ip = rule(&["ip"], OnMissingKey::FallbackIp);
+    let anon = req("192.0.2.1");
+    let mut claims = BTreeMap::new();
+    claims.insert("sub".to_owned(), "192.0.2.1".to_owned());
+    let spoof = req("198.51.100.1").with_jwt_claims(claims);
+    assert_eq!(
+        subj(&by_claim, &anon),
+        KeyOutcome::Subject(fallback(&anon, &HashKey::DEFAULT))
+    );
+    assert_ne!(subj(&by_claim, &anon), subj(&by_claim, &spoof));
+    assert_ne!(
+        subj(&by_claim, &anon),
+        subj(&by_ip, &anon),
+        "fallback is not the ip key"
+    );
+}
+
+#[test]
+fn missing_key_skip_reject_and_jwt_switch() {
+    let mut claims = BTreeMap::new();
+    claims.insert("sub".to_owned(), "user-42".to_owned());
+    let with = req("192.0.2.1").with_jwt_claims(claims);
+    let without = req("192.0.2.1");
+    let skip = rule(&["jwt_claim:sub"], OnMissingKey::Skip);
+    let reject = rule(&["jwt_claim:sub"], OnMissingKey::Reject);
+    assert!(matches!(subj(&skip, &with), KeyOutcome::Subject(_)));
+    assert_eq!(subj(&skip, &without), KeyOutcome::Skip);
+    assert_eq!(subj(&reject, &without), KeyOutcome::Reject);
+    assert_eq!(
+        subject(&reject, &with, &HashKey::DEFAULT, true),
+        KeyOutcome::Reject,
+        "claims off"
+    );
+}
+
+#[test]
+fn long_values_cost_a_fixed_digest() {
+    let r = rule(&["ip", "header:x-t"], OnMissingKey::FallbackIp);
+    let long = req("192.0.2.1").with_header("x-t", vec![b'a'; 65_536]);
+    assert!(matches!(subj(&r, &long), KeyOutcome::Subject(KeyDigest(_))));
+}
+
+#[test]
+fn parts_do_not_run_into_each_other() {
+    let r = rule(&["ip", "header:a", "header:b"], OnMissingKey::FallbackIp);
+    let x = req("192.0.2.1")
+        .with_header("a", "xy")
+        .with_header("b", "z");
+    let y = req("192.0.2.1")
+        .with_header("a", "x")
+        .with_header("b", "yz");
+    assert_ne!(subj(&r, &x), subj(&r, &y));
+}
+
+#[test]
+fn paths_are_normalized_for_distinct() {
+    assert_eq!(normalize_path("/a//b/../c"), "/a/c");
+    assert_eq!(normalize_path("/a/./%62"), "/a/b");
+    assert_eq!(normalize_path("/../.."), "/");
+    assert_eq!(normalize_path(""), "/");
+    assert_eq!(normalize_path("/a/"), "/a/");
+    assert_eq!(normalize_path("/%2e%2e/x"), "/x");
+}

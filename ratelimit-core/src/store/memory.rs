@@ -1,0 +1,87 @@
+//! The in-memory backend: the embedded default, the same algorithm
+//! functions in process.
+//!
+//! Bounded: it holds at most a configured number of subjects. When full, it
+//! evicts an idle subject (one whose state has run out) among the least
+//! recently used; when none of those is idle it evicts the least recently
+//! used one anyway and counts it in `ratelimit_memory_evicted_live_total`.
+
+use super::{Inserted, Sharded, WhenFull};
+use crate::algorithm::{Decision, SubjectState};
+use crate::backend::{Backend, Batch, BoxFuture, CheckResult};
+
+/// Subjects held by default.
+pub const DEFAULT_CAPACITY: usize = 1_000_000;
+
+/// The in-memory backend.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::store::MemoryBackend;
+///
+/// let backend = MemoryBackend::with_capacity(10_000);
+/// assert_eq!(backend.len(), 0);
+/// ```
+#[derive(Debug)]
+pub struct MemoryBackend {
+    map: Sharded<SubjectState>,
+}
+
+impl Default for MemoryBackend {
+    fn default() -> Self {
+        Self::with_capacity(DEFAULT_CAPACITY)
+    }
+}
+
+impl MemoryBackend {
+    /// A store of at most `capacity` subjects.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            map: Sharded::new(capacity, 64),
+        }
+    }
+
+    /// Subjects held.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether no subject is held.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Answers one batch synchronously.
+    pub fn check_now(&self, batch: &Batch) -> Vec<CheckResult> {
+        batch
+            .checks
+            .iter()
+            .map(|c| {
+                let key = c.state_key();
+                let now = batch.now_ms;
+                let mut shard = self.map.shard(&key);
+                let algorithm = c.rule.algorithm;
+                let Some((state, how)) = shard.entry(key, now, WhenFull::EvictLru, || {
+                    SubjectState::new(algorithm)
+                }) else {
+                    return Ok(Decision::allow(c.quota.limit, 0));
+                };
+                if how == Inserted::EvictedLive {
+                    metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
+                }
+                let d = state.check(algorithm, now, &c.quota, c.penalty_ms, c.bit);
+                let idle_at = state.expires_at(&c.quota);
+                shard.set_idle_at(&key, idle_at);
+                Ok(d)
+            })
+            .collect()
+    }
+}
+
+impl Backend for MemoryBackend {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+        let out = self.check_now(batch);
+        Box::pin(std::future::ready(out))
+    }
+}

@@ -1,0 +1,43 @@
+//! A [`Lru`] split into mutex-guarded shards, safe under concurrent use.
+
+use std::sync::{Mutex, MutexGuard};
+
+use super::Lru;
+use crate::KeyDigest;
+
+/// Shards of a bounded LRU map, chosen by the key's digest.
+#[derive(Debug)]
+pub struct Sharded<V> {
+    shards: Box<[Mutex<Lru<V>>]>,
+}
+
+impl<V> Sharded<V> {
+    /// At most `capacity` entries in all (at least 1 per shard), over up to
+    /// `shards` shards.
+    pub fn new(capacity: usize, shards: usize) -> Self {
+        let n = shards.clamp(1, capacity.max(1));
+        let per = capacity.div_ceil(n).max(1);
+        let shards = (0..n).map(|_| Mutex::new(Lru::new(per))).collect();
+        Self { shards }
+    }
+
+    /// The shard holding `key`, locked. A poisoned lock is recovered: the
+    /// map's invariants hold between operations.
+    pub fn shard(&self, key: &KeyDigest) -> MutexGuard<'_, Lru<V>> {
+        let i = (key.low64() % self.shards.len() as u64) as usize;
+        self.shards[i].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Entries held, over every shard.
+    pub fn len(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).len())
+            .sum()
+    }
+
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
