@@ -25,19 +25,15 @@ pub struct Check {
     pub namespace: Arc<str>,
     /// The subject (the digest of its key).
     pub subject: KeyDigest,
+    /// The digest of (namespace, subject): where this subject of this rule
+    /// version is stored, see [`state_key`].
+    pub state_key: KeyDigest,
     /// The numbers, with this request's cost.
     pub quota: Quota,
     /// The penalty to start when over the limit (`None` for log rules).
     pub penalty_ms: Option<u64>,
     /// The distinct value's bit (distinct rules only).
     pub bit: Option<u16>,
-}
-
-impl Check {
-    /// The digest that names the subject's state in a store.
-    pub fn state_key(&self) -> KeyDigest {
-        state_key(&self.namespace, &self.subject)
-    }
 }
 
 /// The digest of (namespace, subject): one subject of one rule version.

@@ -16,7 +16,17 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use expr::{ExprError, Expression};
 pub use hash::{HashKey, KeyDigest};
 pub use request::RequestAttrs;
+pub mod backstop;
 pub mod expr;
+pub mod limiter;
+pub mod local;
 pub mod nginx;
+pub mod penalty_cache;
 pub mod rules;
+pub mod stats;
 pub mod store;
+pub mod switches;
+pub mod verdict;
+
+pub use limiter::{Limiter, LimiterBuilder};
+pub use verdict::{Outcome, Verdict};

@@ -58,7 +58,7 @@ impl MemoryBackend {
             .checks
             .iter()
             .map(|c| {
-                let key = c.state_key();
+                let key = c.state_key;
                 let now = batch.now_ms;
                 let mut shard = self.map.shard(&key);
                 let algorithm = c.rule.algorithm;

@@ -1,0 +1,123 @@
+//! Configuring a [`Limiter`].
+
+use std::sync::{Arc, RwLock};
+
+use super::{Inner, Limiter, Published};
+use crate::backend::Backend;
+use crate::backstop::{Backstop, BackstopConfig};
+use crate::local::{LocalStore, DEFAULT_LOCAL_CAPACITY};
+use crate::penalty_cache::{PenaltyCache, DEFAULT_PENALTY_CAPACITY};
+use crate::rules::RuleSet;
+use crate::stats::LimiterStats;
+use crate::store::MemoryBackend;
+use crate::switches::{FleetSize, StaticFleet, Switches};
+use crate::{Clock, HashKey, SystemClock};
+
+/// Builds a [`Limiter`]; every setting has a default.
+#[derive(Debug)]
+#[must_use]
+pub struct LimiterBuilder {
+    rules: RuleSet,
+    backend: Option<Arc<dyn Backend>>,
+    clock: Arc<dyn Clock>,
+    hash_key: HashKey,
+    penalty_capacity: usize,
+    local_capacity: usize,
+    count_capacity: usize,
+    backstop: Option<BackstopConfig>,
+    fleet: Arc<dyn FleetSize>,
+}
+
+impl LimiterBuilder {
+    pub(crate) fn new(rules: RuleSet) -> Self {
+        Self {
+            rules,
+            backend: None,
+            clock: Arc::new(SystemClock),
+            hash_key: HashKey::DEFAULT,
+            penalty_capacity: DEFAULT_PENALTY_CAPACITY,
+            local_capacity: DEFAULT_LOCAL_CAPACITY,
+            count_capacity: DEFAULT_LOCAL_CAPACITY,
+            backstop: None,
+            fleet: Arc::new(StaticFleet(1)),
+        }
+    }
+
+    /// Where shared state lives (the in-memory backend by default).
+    pub fn backend(mut self, backend: impl Backend) -> Self {
+        self.backend = Some(Arc::new(backend));
+        self
+    }
+
+    /// A backend already shared.
+    pub fn backend_arc(mut self, backend: Arc<dyn Backend>) -> Self {
+        self.backend = Some(backend);
+        self
+    }
+
+    /// The clock (the system clock by default).
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// The secret key that hashes request keys and distinct values. Every
+    /// instance of a fleet must use the same one.
+    pub fn hash_key(mut self, key: HashKey) -> Self {
+        self.hash_key = key;
+        self
+    }
+
+    /// Blocks held by the local penalty cache (100,000 by default).
+    pub fn penalty_cache_capacity(mut self, n: usize) -> Self {
+        self.penalty_capacity = n;
+        self
+    }
+
+    /// Keys of the `fail_mode: local` store, split between rules (100,000).
+    pub fn local_capacity(mut self, n: usize) -> Self {
+        self.local_capacity = n;
+        self
+    }
+
+    /// Keys of the count rules' store, split between rules (100,000).
+    pub fn count_capacity(mut self, n: usize) -> Self {
+        self.count_capacity = n;
+        self
+    }
+
+    /// Turns on the per-IP backstop.
+    pub fn backstop(mut self, config: BackstopConfig) -> Self {
+        self.backstop = Some(config);
+        self
+    }
+
+    /// How many instances share the limits (a static 1 by default).
+    pub fn fleet_size(mut self, fleet: impl FleetSize) -> Self {
+        self.fleet = Arc::new(fleet);
+        self
+    }
+
+    /// Builds the limiter.
+    pub fn build(self) -> Limiter {
+        let backend = self
+            .backend
+            .unwrap_or_else(|| Arc::new(MemoryBackend::default()));
+        let published = Published::new(self.rules, None);
+        Limiter {
+            inner: Arc::new(Inner {
+                backend,
+                clock: self.clock,
+                hash_key: self.hash_key,
+                published: RwLock::new(Arc::new(published)),
+                penalties: PenaltyCache::new(self.penalty_capacity),
+                local: LocalStore::new(self.local_capacity),
+                counts: LocalStore::new(self.count_capacity),
+                backstop: self.backstop.map(Backstop::new),
+                switches: Switches::default(),
+                fleet: self.fleet,
+                stats: LimiterStats::default(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The limiter: decides whole requests, exactly as the seed's "How a request
+//! is checked".
+//!
+//! Backstop, then rule selection, keys, the penalty cache, one backend call
+//! for every remaining check, fail modes, and one combined answer. Count
+//! rules count the upstream's answer afterwards with
+//! [`Limiter::record_response`].
+//!
+//! # Examples
+//!
+//! ```
+//! use ratelimit_core::{Limiter, ManualClock, Outcome, RequestAttrs};
+//! use ratelimit_core::rules::RuleSet;
+//!
+//! let rules = RuleSet::from_json(r#"[{"id": "login",
+//!     "expression": "http.request.uri.path eq \"/login\"",
+//!     "algorithm": "fixed_window", "limit": 2, "period": "1m", "key": ["ip"]}]"#).unwrap();
+//! let clock = ManualClock::new(1_767_225_600_000);
+//! let limiter = Limiter::builder(rules).clock(clock.clone()).build();
+//! let req = RequestAttrs::new("203.0.113.7".parse().unwrap()).with_path("/login");
+//! # tokio_test_block_on(async {
+//! assert!(limiter.check(&req).await.is_forward());
+//! assert!(limiter.check(&req).await.is_forward());
+//! let third = limiter.check(&req).await;
+//! assert_eq!(third.outcome, Outcome::Limited);
+//! assert_eq!(third.retry_after_secs(), Some(60));
+//! # });
+//! # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+//! #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+//! # }
+//! ```
+
+mod builder;
+mod decide;
+mod publish;
+mod respond;
+mod select;
+
+use std::sync::{Arc, RwLock};
+
+pub use builder::LimiterBuilder;
+pub use publish::namespace;
+pub(crate) use publish::Published;
+pub use select::{MAX_COUNT_RULES, MAX_OTHER_RULES};
+
+use crate::backend::Backend;
+use crate::backstop::Backstop;
+use crate::local::LocalStore;
+use crate::penalty_cache::PenaltyCache;
+use crate::rules::RuleSet;
+use crate::stats::{LimiterStats, RuleStats};
+use crate::switches::{FleetSize, Switches};
+use crate::{Clock, HashKey};
+
+/// Decides requests against a rule set. Cheap to clone: clones share
+/// everything.
+#[derive(Debug, Clone)]
+pub struct Limiter {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    backend: Arc<dyn Backend>,
+    clock: Arc<dyn Clock>,
+    hash_key: HashKey,
+    published: RwLock<Arc<Published>>,
+    penalties: PenaltyCache,
+    local: LocalStore,
+    counts: LocalStore,
+    backstop: Option<Backstop>,
+    switches: Switches,
+    fleet: Arc<dyn FleetSize>,
+    stats: LimiterStats,
+}
+
+impl Limiter {
+    /// A limiter for `rules` on the in-memory backend and the system clock.
+    pub fn new(rules: RuleSet) -> Self {
+        Self::builder(rules).build()
+    }
+
+    /// Configures a limiter for `rules`.
+    pub fn builder(rules: RuleSet) -> LimiterBuilder {
+        LimiterBuilder::new(rules)
+    }
+
+    fn published(&self) -> Arc<Published> {
+        self.inner
+            .published
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The published rule set.
+    pub fn rules(&self) -> RuleSet {
+        self.published().set.clone()
+    }
+
+    /// The emergency switches.
+    pub fn switches(&self) -> &Switches {
+        &self.inner.switches
+    }
+
+    /// The local penalty cache.
+    pub fn penalty_cache(&self) -> &PenaltyCache {
+        &self.inner.penalties
+    }
+
+    /// Counters of the whole limiter.
+    pub fn stats(&self) -> &LimiterStats {
+        &self.inner.stats
+    }
+
+    /// Counters of rule `id` (kept across publishes).
+    pub fn rule_stats(&self, id: &str) -> Option<Arc<RuleStats>> {
+        self.published().stats_of(id)
+    }
+
+    /// Subjects that the local stores could not track (fail_mode local and
+    /// count rules), because they were full.
+    pub fn local_untracked(&self) -> u64 {
+        self.inner.local.untracked() + self.inner.counts.untracked()
+    }
+
+    /// The clock decisions read.
+    pub fn now_ms(&self) -> u64 {
+        self.inner.clock.now_ms()
+    }
+}

@@ -1,0 +1,129 @@
+//! Rule selection per request: every site-wide rule, then at most 5 other
+//! matching rules, blocking rules before log rules; count rules in their
+//! own cap of 5. A skipped rule (missing key with `skip`, no distinct value,
+//! or expired) takes no slot.
+
+use super::publish::{Entry, Published};
+use crate::algorithm::distinct;
+use crate::keys::{distinct_value, subject, KeyOutcome};
+use crate::stats::Event;
+use crate::switches::Switches;
+use crate::{HashKey, KeyDigest, RequestAttrs};
+
+/// Most non-site-wide rules a request runs.
+pub const MAX_OTHER_RULES: usize = 5;
+/// Most count rules a request runs.
+pub const MAX_COUNT_RULES: usize = 5;
+
+/// A rule picked for this request.
+#[derive(Debug)]
+pub(crate) struct Picked<'p> {
+    pub(crate) entry: &'p Entry,
+    pub(crate) subject: KeyDigest,
+    pub(crate) bit: Option<u16>,
+    pub(crate) blocks: bool,
+}
+
+/// What selection found.
+#[derive(Debug, Default)]
+pub(crate) struct Selection<'p> {
+    pub(crate) rules: Vec<Picked<'p>>,
+    pub(crate) counts: Vec<Picked<'p>>,
+    pub(crate) reject: bool,
+    pub(crate) capped: bool,
+}
+
+enum Pick<'p> {
+    Take(Picked<'p>),
+    Skip,
+    Reject,
+}
+
+pub(crate) struct Selector<'a> {
+    pub(crate) req: &'a RequestAttrs,
+    pub(crate) hash_key: &'a HashKey,
+    pub(crate) switches: &'a Switches,
+    pub(crate) now: u64,
+}
+
+impl Selector<'_> {
+    fn blocks(&self, e: &Entry) -> bool {
+        self.switches
+            .blocks(e.rule.is_blocking(), e.added_at_run_time)
+    }
+
+    /// Keys one matching rule; expired rules are counted and skipped.
+    fn pick<'p>(&self, e: &'p Entry) -> Pick<'p> {
+        if e.rule.expired_at(self.now) {
+            e.stats.record(&e.rule.id, Event::Expired);
+            return Pick::Skip;
+        }
+        let jwt_off = self.switches.jwt_disabled();
+        let subject = match subject(&e.rule, self.req, self.hash_key, jwt_off) {
+            KeyOutcome::Subject(s) => s,
+            KeyOutcome::Skip => return Pick::Skip,
+            KeyOutcome::Reject => return Pick::Reject,
+        };
+        let bit = match &e.rule.distinct_of {
+            Some(of) => match distinct_value(of, self.req) {
+                Some(v) => Some(distinct::bit_of(self.hash_key, &v)),
+                None => return Pick::Skip,
+            },
+            None => None,
+        };
+        Pick::Take(Picked {
+            entry: e,
+            subject,
+            bit,
+            blocks: self.blocks(e),
+        })
+    }
+
+    pub(crate) fn select<'p>(&self, p: &'p Published) -> Selection<'p> {
+        let mut sel = Selection::default();
+        for e in &p.site_wide {
+            match self.pick(e) {
+                Pick::Take(t) => sel.rules.push(t),
+                Pick::Skip => {}
+                Pick::Reject => sel.reject = true,
+            }
+        }
+        let mut taken = 0;
+        'passes: for blocking_pass in [true, false] {
+            for e in &p.others {
+                if self.blocks(e) != blocking_pass || !e.rule.expression.matches(self.req) {
+                    continue;
+                }
+                match self.pick(e) {
+                    Pick::Take(_) | Pick::Reject if taken == MAX_OTHER_RULES => {
+                        sel.capped = true;
+                        break 'passes;
+                    }
+                    Pick::Take(t) => {
+                        sel.rules.push(t);
+                        taken += 1;
+                    }
+                    Pick::Skip => {}
+                    Pick::Reject => {
+                        sel.reject = true;
+                        taken += 1;
+                    }
+                }
+            }
+        }
+        for e in &p.counts {
+            if sel.counts.len() == MAX_COUNT_RULES {
+                break;
+            }
+            if !e.rule.expression.matches(self.req) {
+                continue;
+            }
+            match self.pick(e) {
+                Pick::Take(t) => sel.counts.push(t),
+                Pick::Skip => {}
+                Pick::Reject => sel.reject = true,
+            }
+        }
+        sel
+    }
+}

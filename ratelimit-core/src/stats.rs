@@ -1,0 +1,82 @@
+//! Counters per rule, readable from Rust, mirrored to the `metrics` facade.
+//!
+//! Metric names follow the seed's (`edge_ratelimit_*` there, `ratelimit_*`
+//! here): `ratelimit_allowed_total`, `ratelimit_limited_total`,
+//! `ratelimit_would_limit_total`, `ratelimit_fail_open_total`,
+//! `ratelimit_fail_closed_total`, `ratelimit_expired_total` (label `rule`),
+//! and `ratelimit_rules_capped_total`,
+//! `ratelimit_penalty_cache_dropped_total`,
+//! `ratelimit_local_untracked_total`, `ratelimit_backstop_limited_total`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What happened to a request under one rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event {
+    /// Admitted.
+    Allowed,
+    /// Refused by a blocking rule.
+    Limited,
+    /// Over the limit of a log rule, let through.
+    WouldLimit,
+    /// The backend could not answer; the rule let it through.
+    FailOpen,
+    /// The backend could not answer; 503.
+    FailClosed,
+    /// The rule matched but has expired.
+    Expired,
+}
+
+impl Event {
+    const fn metric(self) -> &'static str {
+        match self {
+            Event::Allowed => "ratelimit_allowed_total",
+            Event::Limited => "ratelimit_limited_total",
+            Event::WouldLimit => "ratelimit_would_limit_total",
+            Event::FailOpen => "ratelimit_fail_open_total",
+            Event::FailClosed => "ratelimit_fail_closed_total",
+            Event::Expired => "ratelimit_expired_total",
+        }
+    }
+}
+
+/// Counters of one rule.
+#[derive(Debug, Default)]
+pub struct RuleStats {
+    counts: [AtomicU64; 6],
+}
+
+impl RuleStats {
+    /// Counts `event` for `rule` (also on the `metrics` facade).
+    pub fn record(&self, rule: &str, event: Event) {
+        self.counts[event as usize].fetch_add(1, Ordering::Relaxed);
+        metrics::counter!(event.metric(), "rule" => rule.to_owned()).increment(1);
+    }
+
+    /// How many times `event` happened.
+    pub fn get(&self, event: Event) -> u64 {
+        self.counts[event as usize].load(Ordering::Relaxed)
+    }
+}
+
+/// Counters of the whole limiter.
+#[derive(Debug, Default)]
+pub struct LimiterStats {
+    /// Requests that matched more rules than the cap.
+    pub capped: AtomicU64,
+    /// Requests refused by the backstop.
+    pub backstop_limited: AtomicU64,
+}
+
+impl LimiterStats {
+    pub(crate) fn capped(&self) {
+        self.capped.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!("ratelimit_rules_capped_total").increment(1);
+    }
+
+    pub(crate) fn backstop_limited(&self) {
+        self.backstop_limited.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!("ratelimit_backstop_limited_total").increment(1);
+    }
+}

@@ -1,0 +1,97 @@
+//! The emergency switches and the fleet size.
+
+use std::fmt::Debug;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The emergency switches, flipped at run time.
+///
+/// - `disable_rate_limiting`: every rule acts as `log`; the backstop still
+///   applies.
+/// - `disable_config_blocking`: rules of the published rule set act as
+///   `log`, while rules added at run time keep blocking.
+/// - `disable_jwt`: every claim counts as missing.
+#[derive(Debug, Default)]
+pub struct Switches {
+    disable_rate_limiting: AtomicBool,
+    disable_config_blocking: AtomicBool,
+    disable_jwt: AtomicBool,
+}
+
+impl Switches {
+    /// Turns every rule into `log` (or back).
+    pub fn set_disable_rate_limiting(&self, on: bool) {
+        self.disable_rate_limiting.store(on, Ordering::SeqCst);
+    }
+
+    /// Turns the published rules' block into log (or back).
+    pub fn set_disable_config_blocking(&self, on: bool) {
+        self.disable_config_blocking.store(on, Ordering::SeqCst);
+    }
+
+    /// Treats every JWT claim as missing (or back).
+    pub fn set_disable_jwt(&self, on: bool) {
+        self.disable_jwt.store(on, Ordering::SeqCst);
+    }
+
+    /// Whether rate limiting is disabled.
+    pub fn rate_limiting_disabled(&self) -> bool {
+        self.disable_rate_limiting.load(Ordering::Relaxed)
+    }
+
+    /// Whether the published rules' blocking is disabled.
+    pub fn config_blocking_disabled(&self) -> bool {
+        self.disable_config_blocking.load(Ordering::Relaxed)
+    }
+
+    /// Whether JWT claims are off.
+    pub fn jwt_disabled(&self) -> bool {
+        self.disable_jwt.load(Ordering::Relaxed)
+    }
+
+    /// Whether a rule that blocks by configuration blocks now.
+    pub fn blocks(&self, configured_block: bool, added_at_run_time: bool) -> bool {
+        configured_block
+            && !self.rate_limiting_disabled()
+            && (added_at_run_time || !self.config_blocking_disabled())
+    }
+}
+
+/// How many instances share the limits (for `fail_mode: local`).
+pub trait FleetSize: Debug + Send + Sync + 'static {
+    /// The current count, at least 1.
+    fn fleet_size(&self) -> u64;
+}
+
+/// A fixed expected count (`EXPECTED_REPLICAS`).
+#[derive(Debug, Clone, Copy)]
+pub struct StaticFleet(pub u64);
+
+impl FleetSize for StaticFleet {
+    fn fleet_size(&self) -> u64 {
+        self.0.max(1)
+    }
+}
+
+/// A count that can be updated at run time (for instance from a live
+/// count); it keeps the last value it was given.
+#[derive(Debug, Clone, Default)]
+pub struct SharedFleet(Arc<AtomicU64>);
+
+impl SharedFleet {
+    /// Starts at `n`.
+    pub fn new(n: u64) -> Self {
+        Self(Arc::new(AtomicU64::new(n)))
+    }
+
+    /// Sets the count.
+    pub fn set(&self, n: u64) {
+        self.0.store(n, Ordering::SeqCst);
+    }
+}
+
+impl FleetSize for SharedFleet {
+    fn fleet_size(&self) -> u64 {
+        self.0.load(Ordering::SeqCst).max(1)
+    }
+}

@@ -1,0 +1,198 @@
+//! The one answer a request gets, and what its response headers need.
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use crate::KeyDigest;
+
+/// What happens to the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// Continue to the upstream.
+    Forward,
+    /// 429: a blocking rule is over its limit (or the backstop).
+    Limited,
+    /// 503: a `fail_mode: closed` rule could not be answered.
+    Unavailable,
+    /// 400: a rule with `on_missing_key: reject` found no key.
+    BadRequest,
+}
+
+/// One item of the `RateLimit-Policy` / `RateLimit` headers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HeaderItem {
+    /// The rule's id.
+    pub id: String,
+    /// The limit (`q`).
+    pub quota: u64,
+    /// The window in seconds (`w`).
+    pub window_s: u64,
+    /// Requests left (`r`).
+    pub remaining: u64,
+    /// Seconds until the quota is whole again (`t`).
+    pub reset_s: u64,
+}
+
+/// What one rule said, for logs and traces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RuleReport {
+    /// The rule's id.
+    pub rule: String,
+    /// The subject's digest (never the raw key).
+    pub subject: KeyDigest,
+    /// Whether the rule let the request through.
+    pub allowed: bool,
+    /// Requests left.
+    pub remaining: u64,
+    /// A log rule that would have limited the request.
+    pub would_limit: bool,
+    /// The backend could not answer; the rule followed its `fail_mode`.
+    pub failed: bool,
+    /// Answered from the penalty cache, without the backend.
+    pub from_penalty_cache: bool,
+}
+
+/// A count rule that matched, to count the upstream's answer against.
+#[derive(Debug, Clone)]
+pub(crate) struct CountItem {
+    pub(crate) rule: Arc<crate::rules::Rule>,
+    pub(crate) namespace: Arc<str>,
+    pub(crate) subject: KeyDigest,
+    pub(crate) blocks: bool,
+}
+
+/// What is needed to count the upstream's answer (`count_statuses`).
+#[derive(Debug, Clone, Default)]
+pub struct ResponseTicket {
+    pub(crate) items: Vec<CountItem>,
+    pub(crate) rules_sharing: usize,
+}
+
+impl ResponseTicket {
+    /// Whether no count rule matched.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+/// The limiter's answer for one request.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Verdict {
+    /// Forward, 429, 503 or 400.
+    pub outcome: Outcome,
+    /// For 429: the longest wait among the blocking rules over their limit.
+    pub retry_after_ms: u64,
+    /// Header items, one per blocking rule with `ratelimit_headers`.
+    pub headers: Vec<HeaderItem>,
+    /// Ids of log rules that counted this request as over their limit.
+    pub would_limit: Vec<String>,
+    /// What each rule said.
+    pub reports: Vec<RuleReport>,
+    /// Count rules to count the upstream's answer against.
+    pub ticket: ResponseTicket,
+}
+
+impl Verdict {
+    pub(crate) fn forward() -> Self {
+        Self {
+            outcome: Outcome::Forward,
+            retry_after_ms: 0,
+            headers: Vec::new(),
+            would_limit: Vec::new(),
+            reports: Vec::new(),
+            ticket: ResponseTicket::default(),
+        }
+    }
+
+    /// Whether the request goes on to the upstream.
+    pub fn is_forward(&self) -> bool {
+        self.outcome == Outcome::Forward
+    }
+
+    /// `Retry-After` in whole seconds, rounded up, at least 1: on a 429, and
+    /// 1 on a 503.
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        match self.outcome {
+            Outcome::Limited => Some(self.retry_after_ms.div_ceil(1000).max(1)),
+            Outcome::Unavailable => Some(1),
+            _ => None,
+        }
+    }
+
+    /// The `RateLimit-Policy` header: `"login";q=5;w=60, ...`.
+    pub fn ratelimit_policy(&self) -> Option<String> {
+        join(&self.headers, |s, h| {
+            let _ = write!(s, "\"{}\";q={};w={}", h.id, h.quota, h.window_s);
+        })
+    }
+
+    /// The `RateLimit` header: `"login";r=2;t=41, ...`.
+    pub fn ratelimit(&self) -> Option<String> {
+        join(&self.headers, |s, h| {
+            let _ = write!(s, "\"{}\";r={};t={}", h.id, h.remaining, h.reset_s);
+        })
+    }
+}
+
+fn join(items: &[HeaderItem], f: impl Fn(&mut String, &HeaderItem)) -> Option<String> {
+    if items.is_empty() {
+        return None;
+    }
+    let mut s = String::new();
+    for (i, h) in items.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        f(&mut s, h);
+    }
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_follow_the_ietf_draft_syntax() {
+        let mut v = Verdict::forward();
+        v.headers.push(HeaderItem {
+            id: "login".into(),
+            quota: 5,
+            window_s: 60,
+            remaining: 2,
+            reset_s: 41,
+        });
+        v.headers.push(HeaderItem {
+            id: "per-ip".into(),
+            quota: 300,
+            window_s: 60,
+            remaining: 299,
+            reset_s: 60,
+        });
+        assert_eq!(
+            v.ratelimit_policy().unwrap(),
+            r#""login";q=5;w=60, "per-ip";q=300;w=60"#
+        );
+        assert_eq!(
+            v.ratelimit().unwrap(),
+            r#""login";r=2;t=41, "per-ip";r=299;t=60"#
+        );
+    }
+
+    #[test]
+    fn retry_after_rounds_up_to_whole_seconds() {
+        let mut v = Verdict::forward();
+        assert_eq!(v.retry_after_secs(), None);
+        v.outcome = Outcome::Limited;
+        v.retry_after_ms = 59_500;
+        assert_eq!(v.retry_after_secs(), Some(60));
+        v.retry_after_ms = 1;
+        assert_eq!(v.retry_after_secs(), Some(1));
+        v.outcome = Outcome::Unavailable;
+        assert_eq!(v.retry_after_secs(), Some(1));
+    }
+}
