@@ -10,6 +10,7 @@ pub mod hash;
 pub mod request;
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use expr::{ExprError, Expression};
 pub use hash::{HashKey, KeyDigest};
 pub use request::RequestAttrs;
 pub mod expr;
