@@ -210,6 +210,14 @@ fn hex(b: u8) -> Option<u8> {
     (b as char).to_digit(16).map(|d| d as u8)
 }
 
+/// Decodes `%XX` escapes of a path (`+` stays a plus).
+pub fn percent_decode_path(s: &str) -> Cow<'_, str> {
+    if !s.contains('%') {
+        return Cow::Borrowed(s);
+    }
+    percent_decode(&s.replace('+', "%2B")).into_owned().into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,12 +253,4 @@ mod tests {
         assert_eq!(percent_decode("%41%42"), "AB");
         assert_eq!(percent_decode("%ff"), "\u{fffd}");
     }
-}
-
-/// Decodes `%XX` escapes of a path (`+` stays a plus).
-pub fn percent_decode_path(s: &str) -> Cow<'_, str> {
-    if !s.contains('%') {
-        return Cow::Borrowed(s);
-    }
-    percent_decode(&s.replace('+', "%2B")).into_owned().into()
 }

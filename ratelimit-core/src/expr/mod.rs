@@ -1,83 +1,186 @@
 //! Match expressions: a documented subset of the Cloudflare rules language.
 //!
-//! Temporary stand-in (only `true`, `false` and `http.request.uri.path eq
-//! "x"`); the full parser lands with the expression work.
+//! The `expression` of a rate-limit rule selects the requests the rule
+//! counts. [`Expression::parse`] checks it once, when the rules load, and
+//! [`Expression::matches`] tests a [`RequestAttrs`]
+//! against it on every request.
+//!
+//! # Examples
+//!
+//! ```
+//! use ratelimit_core::{Expression, RequestAttrs};
+//!
+//! let expr = Expression::parse(
+//!     r#"http.request.method in { "POST" "PUT" }
+//!        and starts_with(http.request.uri.path, "/api/")
+//!        and not ip.src in { 10.0.0.0/8 2001:db8::/32 }"#,
+//! )?;
+//! let req = RequestAttrs::new("203.0.113.7".parse()?)
+//!     .with_method("POST")
+//!     .with_path("/api/login");
+//! assert!(expr.matches(&req));
+//! assert!(!expr.matches(&req.clone().with_path("/login")));
+//!
+//! assert!(Expression::parse(" ( true ) ")?.is_always_true());
+//!
+//! let err = Expression::parse(r#"http.host eq "a" or http.path eq "/""#).unwrap_err();
+//! assert_eq!(err.to_string(), "column 21: unknown field `http.path`");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Fields
+//!
+//! | Field | Value |
+//! |---|---|
+//! | `http.request.uri.path` | the path, without the query |
+//! | `http.request.uri.query` | the raw query, without the `?`, not decoded |
+//! | `http.request.method` | the method, such as `GET` (case-sensitive) |
+//! | `http.host` | the host, without the port |
+//! | `http.user_agent` | the first `User-Agent` header |
+//! | `http.cookie` | every `Cookie` header, joined with `"; "` |
+//! | `http.request.headers["name"]` | the first header called `name` (any case) |
+//! | `ip.src` | the client address (an address, not a string) |
+//!
+//! A missing header is the empty string, so `http.request.headers["x-k"] eq ""`
+//! holds when `x-k` is absent. Header bytes that are not UTF-8 are compared
+//! after lossy decoding (each bad sequence becomes `U+FFFD`).
+//!
+//! # Operators
+//!
+//! | Operator | Meaning | Right side |
+//! |---|---|---|
+//! | `eq`, `==` | equal | a string; for `ip.src`, an address |
+//! | `ne`, `!=` | not equal | a string; for `ip.src`, an address |
+//! | `in` | one of | `{ "a" "b" }`; for `ip.src`, `{ 10.0.0.0/8 192.0.2.1 ::1 }` |
+//! | `contains` | has as a substring | a string |
+//! | `matches` | regular expression search (unanchored) | a string |
+//! | `starts_with(f, "x")` | `f` begins with `x` | a condition on its own |
+//! | `ends_with(f, "x")` | `f` ends with `x` | a condition on its own |
+//! | `lower(f)` | `f` in lower case | usable wherever a string field is |
+//!
+//! | Logic | Meaning | Binds |
+//! |---|---|---|
+//! | `not`, `!` | negation | tightest |
+//! | `and`, `&&` | both | |
+//! | `or`, `\|\|` | either | loosest |
+//!
+//! `and` and `or` are left-associative and short-circuit; parentheses group.
+//! `true` and `false` are conditions; `true` alone makes a site-wide rule
+//! ([`Expression::is_always_true`]).
+//!
+//! # Values
+//!
+//! * Strings are in double quotes; `\"` and `\\` are the only escapes, and
+//!   comparisons are exact and case-sensitive (use `lower(…)` on the field).
+//! * In a set, values are separated by spaces, commas or both.
+//! * Addresses and networks (CIDR) may be bare or quoted. An IPv4-mapped
+//!   IPv6 address (`::ffff:192.0.2.1`) equals the IPv4 address; host bits
+//!   after the prefix of a network are ignored. `eq` takes one address; use
+//!   `in` for networks.
+//! * `matches` uses the [`regex`] crate's syntax, close to RE2. The pattern is
+//!   compiled at parse time; at most 1000 characters and 1 MiB compiled.
+//!
+//! # Limits
+//!
+//! An expression is at most 16 KiB, and `not`, parentheses and function calls
+//! nest at most 64 deep. Every error names the 1-based column, in characters,
+//! where the parser stopped.
+//!
+//! # Not supported
+//!
+//! Other fields and functions of the Cloudflare language, integer and boolean
+//! fields, `lt`/`gt`-style operators, `xor`, wildcard operators, lists
+//! (`$name`), and indexing such as `http.request.headers["x"][0]`.
+
+mod ast;
+mod error;
+mod eval;
+mod ipnet;
+mod lexer;
+mod operator;
+mod parser;
+mod subject;
+
+use std::fmt;
+use std::str::FromStr;
+
+pub use error::ExprError;
 
 use crate::RequestAttrs;
-use std::fmt;
 
-/// A parsed match expression.
+/// The longest expression accepted, in bytes.
+const MAX_SOURCE_BYTES: usize = 16 * 1024;
+
+/// A parsed match expression, ready to test requests.
+///
+/// Cloning copies the tree (compiled regular expressions share their program).
 #[derive(Debug, Clone)]
 pub struct Expression {
-    src: String,
-    path: Option<String>,
-    value: bool,
+    root: ast::Node,
+    source: String,
 }
-
-/// A parse error, with the column where it happened.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExprError {
-    column: usize,
-    message: String,
-}
-
-impl ExprError {
-    /// 1-based column.
-    pub fn column(&self) -> usize {
-        self.column
-    }
-    /// What is wrong.
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-}
-
-impl fmt::Display for ExprError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "column {}: {}", self.column, self.message)
-    }
-}
-
-impl std::error::Error for ExprError {}
 
 impl Expression {
     /// Parses `src`.
+    ///
+    /// # Errors
+    ///
+    /// An [`ExprError`] with the column of the first problem: input over
+    /// 16 KiB, a character outside the language, an unterminated string, an
+    /// unknown field or function, a missing operator, value, `)`, `]` or `}`,
+    /// an invalid address, network or regular expression, a pattern over 1000
+    /// characters or too large compiled, or nesting deeper than 64 levels.
     pub fn parse(src: &str) -> Result<Expression, ExprError> {
-        let t = src.trim();
-        let (path, value) = match t {
-            "true" => (None, true),
-            "false" => (None, false),
-            _ => match t.strip_prefix("http.request.uri.path eq \"") {
-                Some(rest) if rest.ends_with('"') => {
-                    (Some(rest[..rest.len() - 1].to_owned()), false)
-                }
-                _ => {
-                    return Err(ExprError {
-                        column: 1,
-                        message: "unsupported expression".into(),
-                    })
-                }
-            },
-        };
+        if src.len() > MAX_SOURCE_BYTES {
+            let column = src
+                .char_indices()
+                .take_while(|&(i, c)| i + c.len_utf8() <= MAX_SOURCE_BYTES)
+                .count()
+                + 1;
+            let msg = format!("expression longer than {MAX_SOURCE_BYTES} bytes");
+            return Err(ExprError::new(column, msg));
+        }
         Ok(Expression {
-            src: src.to_owned(),
-            path,
-            value,
+            root: parser::parse(src)?,
+            source: src.to_owned(),
         })
     }
-    /// Whether this is the literal `true`.
+
+    /// Whether the expression is the literal `true` (a site-wide rule),
+    /// ignoring surrounding whitespace and parentheses.
+    ///
+    /// Only the literal counts: `not false` or `true or …` are not it.
     pub fn is_always_true(&self) -> bool {
-        self.path.is_none() && self.value
+        matches!(self.root, ast::Node::Const(true))
     }
+
     /// Whether `req` matches.
     pub fn matches(&self, req: &RequestAttrs) -> bool {
-        match &self.path {
-            Some(p) => req.path == *p,
-            None => self.value,
-        }
+        eval::eval(&self.root, req)
     }
-    /// The source text.
+
+    /// The text the expression was parsed from, as given.
     pub fn source(&self) -> &str {
-        &self.src
+        &self.source
     }
 }
+
+impl fmt::Display for Expression {
+    /// Writes the source text.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)
+    }
+}
+
+impl FromStr for Expression {
+    type Err = ExprError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Expression::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,169 @@
+//! The syntax tree of a parsed expression and the table of fields.
+//!
+//! The tree is shallow by construction: `and` and `or` chains are flat lists,
+//! parentheses add no node, and the parser bounds the nesting of `not`,
+//! parentheses and function calls, so evaluating, cloning and dropping a tree
+//! never recurses deeply.
+
+use std::net::IpAddr;
+
+use regex::Regex;
+
+use super::ipnet::IpSet;
+
+/// A boolean node.
+#[derive(Debug, Clone)]
+pub(super) enum Node {
+    /// `true` or `false`.
+    Const(bool),
+    /// `not x`, `!x`.
+    Not(Box<Node>),
+    /// `a and b and …`, evaluated left to right, short-circuiting.
+    And(Vec<Node>),
+    /// `a or b or …`, evaluated left to right, short-circuiting.
+    Or(Vec<Node>),
+    /// A test on a string field.
+    Str(StrTest),
+    /// A test on `ip.src`.
+    Ip(IpTest),
+}
+
+/// A string field, optionally lower-cased, and the test applied to it.
+#[derive(Debug, Clone)]
+pub(super) struct StrTest {
+    pub(super) subject: Subject,
+    pub(super) op: StrOp,
+}
+
+/// The left side of a string test: a field, maybe inside `lower(…)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Subject {
+    pub(super) field: StrField,
+    pub(super) lower: bool,
+}
+
+/// A field whose value is a string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum StrField {
+    /// `http.request.uri.path`
+    Path,
+    /// `http.request.uri.query`
+    Query,
+    /// `http.request.method`
+    Method,
+    /// `http.host`
+    Host,
+    /// `http.user_agent`
+    UserAgent,
+    /// `http.cookie`
+    Cookie,
+    /// `http.request.headers["name"]`; the name is lower-cased.
+    Header(String),
+}
+
+/// A test on a string value.
+#[derive(Debug, Clone)]
+pub(super) enum StrOp {
+    /// `eq`, `==`
+    Eq(String),
+    /// `ne`, `!=`
+    Ne(String),
+    /// `in { … }`; sorted, without repeats, for binary search.
+    In(Vec<String>),
+    /// `contains`
+    Contains(String),
+    /// `matches`; an unanchored search.
+    Matches(Regex),
+    /// `starts_with(field, "x")`
+    StartsWith(String),
+    /// `ends_with(field, "x")`
+    EndsWith(String),
+}
+
+/// A test on the client address; addresses are in canonical form (an
+/// IPv4-mapped IPv6 address is stored as the IPv4 address).
+#[derive(Debug, Clone)]
+pub(super) enum IpTest {
+    /// `ip.src eq 192.0.2.1`
+    Eq(IpAddr),
+    /// `ip.src ne 192.0.2.1`
+    Ne(IpAddr),
+    /// `ip.src in { 10.0.0.0/8 … }`
+    In(IpSet),
+}
+
+/// What a field name refers to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum FieldKind {
+    /// A plain string field.
+    Str(StrField),
+    /// `ip.src`.
+    Ip,
+    /// `http.request.headers`, which must be followed by `["name"]`.
+    Headers,
+}
+
+/// The name of the header map field.
+pub(super) const HEADERS_FIELD: &str = "http.request.headers";
+
+/// Looks a field up by its exact name.
+pub(super) fn lookup_field(name: &str) -> Option<FieldKind> {
+    Some(match name {
+        "http.request.uri.path" => FieldKind::Str(StrField::Path),
+        "http.request.uri.query" => FieldKind::Str(StrField::Query),
+        "http.request.method" => FieldKind::Str(StrField::Method),
+        "http.host" => FieldKind::Str(StrField::Host),
+        "http.user_agent" => FieldKind::Str(StrField::UserAgent),
+        "http.cookie" => FieldKind::Str(StrField::Cookie),
+        "ip.src" => FieldKind::Ip,
+        HEADERS_FIELD => FieldKind::Headers,
+        _ => return None,
+    })
+}
+
+/// Whether `name` is usable as a header name: a non-empty HTTP token.
+pub(super) fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// Words with a meaning of their own, which cannot start a condition.
+pub(super) fn is_keyword(word: &str) -> bool {
+    matches!(
+        word,
+        "and" | "or" | "not" | "eq" | "ne" | "in" | "contains" | "matches"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_documented_field_is_known() {
+        for name in [
+            "http.request.uri.path",
+            "http.request.uri.query",
+            "http.request.method",
+            "http.host",
+            "http.user_agent",
+            "http.cookie",
+            "ip.src",
+            "http.request.headers",
+        ] {
+            assert!(lookup_field(name).is_some(), "{name}");
+        }
+        assert!(lookup_field("http.request.uri").is_none());
+        assert!(lookup_field("HTTP.HOST").is_none());
+    }
+
+    #[test]
+    fn header_names_must_be_http_tokens() {
+        assert!(is_header_name("x-api-key"));
+        assert!(!is_header_name(""));
+        assert!(!is_header_name("x api"));
+        assert!(!is_header_name("x:y"));
+    }
+}

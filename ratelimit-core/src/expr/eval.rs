@@ -1,0 +1,173 @@
+//! Evaluates a parsed tree against one request.
+//!
+//! Field values are borrowed from the request whenever possible: a path, host
+//! or valid UTF-8 header is compared in place. Only a header with invalid
+//! UTF-8 (compared lossily), several `Cookie` headers (joined with `"; "`) and
+//! `lower(…)` of a value that has upper-case letters build a new string.
+
+use std::borrow::Cow;
+
+use super::ast::{IpTest, Node, StrField, StrOp, StrTest};
+use crate::RequestAttrs;
+
+/// Whether `node` holds for `req`.
+pub(super) fn eval(node: &Node, req: &RequestAttrs) -> bool {
+    match node {
+        Node::Const(b) => *b,
+        Node::Not(inner) => !eval(inner, req),
+        Node::And(items) => items.iter().all(|n| eval(n, req)),
+        Node::Or(items) => items.iter().any(|n| eval(n, req)),
+        Node::Str(test) => eval_str(test, req),
+        Node::Ip(test) => eval_ip(test, req),
+    }
+}
+
+fn eval_ip(test: &IpTest, req: &RequestAttrs) -> bool {
+    let client = req.client_ip.to_canonical();
+    match test {
+        IpTest::Eq(addr) => client == *addr,
+        IpTest::Ne(addr) => client != *addr,
+        IpTest::In(set) => set.contains(client),
+    }
+}
+
+fn eval_str(test: &StrTest, req: &RequestAttrs) -> bool {
+    let value = field_value(&test.subject.field, req);
+    let value = if test.subject.lower {
+        lowered(value)
+    } else {
+        value
+    };
+    let v: &str = &value;
+    match &test.op {
+        StrOp::Eq(s) => v == s,
+        StrOp::Ne(s) => v != s,
+        StrOp::In(set) => set.binary_search_by(|item| item.as_str().cmp(v)).is_ok(),
+        StrOp::Contains(s) => v.contains(s.as_str()),
+        StrOp::Matches(re) => re.is_match(v),
+        StrOp::StartsWith(s) => v.starts_with(s.as_str()),
+        StrOp::EndsWith(s) => v.ends_with(s.as_str()),
+    }
+}
+
+/// The value of a string field; a missing header is the empty string.
+fn field_value<'r>(field: &StrField, req: &'r RequestAttrs) -> Cow<'r, str> {
+    match field {
+        StrField::Path => Cow::Borrowed(&req.path),
+        StrField::Query => Cow::Borrowed(&req.query),
+        StrField::Method => Cow::Borrowed(&req.method),
+        StrField::Host => Cow::Borrowed(&req.host),
+        StrField::UserAgent => header_text(req, "user-agent"),
+        StrField::Header(name) => header_text(req, name),
+        StrField::Cookie => cookie_text(req),
+    }
+}
+
+/// The first value of header `name`, lossily decoded.
+fn header_text<'r>(req: &'r RequestAttrs, name: &str) -> Cow<'r, str> {
+    req.header(name)
+        .map_or(Cow::Borrowed(""), String::from_utf8_lossy)
+}
+
+/// Every `Cookie` header, joined with `"; "`.
+fn cookie_text(req: &RequestAttrs) -> Cow<'_, str> {
+    let mut lines = req.header_values("cookie");
+    let Some(first) = lines.next() else {
+        return Cow::Borrowed("");
+    };
+    let Some(second) = lines.next() else {
+        return String::from_utf8_lossy(first);
+    };
+    let mut joined = String::from_utf8_lossy(first).into_owned();
+    for line in std::iter::once(second).chain(lines) {
+        joined.push_str("; ");
+        joined.push_str(&String::from_utf8_lossy(line));
+    }
+    Cow::Owned(joined)
+}
+
+/// `value` in lower case, borrowed when it already is.
+fn lowered(value: Cow<'_, str>) -> Cow<'_, str> {
+    let unchanged = |c: char| {
+        let mut lower = c.to_lowercase();
+        lower.next() == Some(c) && lower.next().is_none()
+    };
+    if value.chars().all(unchanged) {
+        value
+    } else {
+        Cow::Owned(value.to_lowercase())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::ast::Subject;
+
+    fn req() -> RequestAttrs {
+        RequestAttrs::new("192.0.2.1".parse().unwrap())
+    }
+
+    fn test(field: StrField, op: StrOp) -> Node {
+        Node::Str(StrTest {
+            subject: Subject {
+                field,
+                lower: false,
+            },
+            op,
+        })
+    }
+
+    #[test]
+    fn simple_fields_are_borrowed_not_copied() {
+        let r = req().with_path("/a").with_header("x-k", "v");
+        assert!(matches!(
+            field_value(&StrField::Path, &r),
+            Cow::Borrowed("/a")
+        ));
+        let header = StrField::Header("x-k".into());
+        assert!(matches!(field_value(&header, &r), Cow::Borrowed("v")));
+        assert!(matches!(
+            lowered(Cow::Borrowed("already lower")),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn lowered_handles_non_ascii_upper_case() {
+        assert_eq!(lowered(Cow::Borrowed("ÉCOLE.Example")), "école.example");
+    }
+
+    #[test]
+    fn missing_header_is_the_empty_string() {
+        let field = StrField::Header("x-missing".into());
+        assert!(eval(&test(field.clone(), StrOp::Eq(String::new())), &req()));
+        assert!(eval(&test(field, StrOp::Ne("x".into())), &req()));
+    }
+
+    #[test]
+    fn invalid_utf8_header_is_compared_lossily() {
+        let r = req().with_header("x-bin", b"a\xffb");
+        let op = StrOp::Eq("a\u{fffd}b".into());
+        assert!(eval(&test(StrField::Header("x-bin".into()), op), &r));
+    }
+
+    #[test]
+    fn several_cookie_headers_are_joined_with_semicolon_space() {
+        let r = req()
+            .with_header("Cookie", "a=1")
+            .with_header("Cookie", "b=2");
+        assert_eq!(cookie_text(&r), "a=1; b=2");
+        assert_eq!(cookie_text(&req()), "");
+        assert!(matches!(
+            cookie_text(&req().with_header("cookie", "a=1")),
+            Cow::Borrowed("a=1")
+        ));
+    }
+
+    #[test]
+    fn empty_and_or_follow_the_identities() {
+        assert!(eval(&Node::And(vec![]), &req()));
+        assert!(!eval(&Node::Or(vec![]), &req()));
+    }
+}
