@@ -1,0 +1,71 @@
+//! Plays the conformance timeline cases against a backend and reports each.
+//!
+//! The case format is `shared/conformance/README.md`'s: a rule set, then
+//! requests at given times with the answer the client must see. The runner
+//! drives an injected clock, never the wall clock, and fails a case with a
+//! field it does not know.
+//!
+//! ```text
+//! cargo run -p ratelimit-conformance -- --backend memory CASE.json...
+//! cargo run -p ratelimit-conformance -- --backend valkey CASE.json...
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod case;
+pub mod harness;
+pub mod run;
+
+pub use case::{Case, ORIGIN_MS};
+pub use harness::{Harness, LimiterHarness, Reply};
+pub use run::{check_invalid, load_case, play, rule_set};
+
+use ratelimit_core::switches::StaticFleet;
+use ratelimit_core::{Limiter, ManualClock};
+
+/// The result of one case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every expectation held.
+    Passed,
+    /// Something did not hold.
+    Failed(String),
+    /// The case does not apply to this backend.
+    Skipped(String),
+}
+
+/// Plays `case` on the in-memory backend, through core.
+pub async fn run_memory(case: &Case) -> Verdict {
+    if !case.applies_to("memory") {
+        return Verdict::Skipped(format!(
+            "backends {:?}",
+            case.backends.clone().unwrap_or_default()
+        ));
+    }
+    if case.expect_invalid == Some(true) {
+        return to_verdict(check_invalid(case));
+    }
+    let rules = match rule_set(case) {
+        Ok(r) => r,
+        Err(e) => return Verdict::Failed(format!("rules refused: {e}")),
+    };
+    let clock = ManualClock::new(ORIGIN_MS);
+    let limiter = Limiter::builder(rules)
+        .clock(clock.clone())
+        .fleet_size(StaticFleet(case.fleet_size.unwrap_or(1)))
+        .build();
+    let mut h = LimiterHarness {
+        limiter,
+        clock,
+        toggle: None,
+    };
+    to_verdict(play(case, &mut h).await)
+}
+
+/// Turns a play result into a verdict.
+pub fn to_verdict(r: Result<(), String>) -> Verdict {
+    match r {
+        Ok(()) => Verdict::Passed,
+        Err(e) => Verdict::Failed(e),
+    }
+}
