@@ -84,6 +84,9 @@ pub fn attrs(r: &Request) -> Result<RequestAttrs, String> {
     Ok(a)
 }
 
+/// Takes the shared backend down (`false`) or up.
+pub type Toggle = Box<dyn FnMut(bool) -> Result<(), String> + Send>;
+
 /// Plays requests through [`Limiter::check`] directly.
 pub struct LimiterHarness {
     /// The limiter.
@@ -91,7 +94,7 @@ pub struct LimiterHarness {
     /// Its clock.
     pub clock: ManualClock,
     /// Takes the backend down or up, when it can.
-    pub toggle: Option<Box<dyn FnMut(bool) -> Result<(), String> + Send>>,
+    pub toggle: Option<Toggle>,
 }
 
 impl std::fmt::Debug for LimiterHarness {

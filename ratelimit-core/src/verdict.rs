@@ -76,6 +76,11 @@ impl ResponseTicket {
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
+
+    /// How many count rules matched.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
 }
 
 /// The limiter's answer for one request.

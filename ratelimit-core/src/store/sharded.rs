@@ -12,12 +12,15 @@ pub struct Sharded<V> {
 }
 
 impl<V> Sharded<V> {
-    /// At most `capacity` entries in all (at least 1 per shard), over up to
-    /// `shards` shards.
+    /// At most `capacity` entries in all (at least 1), over up to `shards`
+    /// shards; the shards' capacities add up to exactly `capacity`.
     pub fn new(capacity: usize, shards: usize) -> Self {
-        let n = shards.clamp(1, capacity.max(1));
-        let per = capacity.div_ceil(n).max(1);
-        let shards = (0..n).map(|_| Mutex::new(Lru::new(per))).collect();
+        let capacity = capacity.max(1);
+        let n = shards.clamp(1, capacity);
+        let (per, extra) = (capacity / n, capacity % n);
+        let shards = (0..n)
+            .map(|i| Mutex::new(Lru::new(per + usize::from(i < extra))))
+            .collect();
         Self { shards }
     }
 
