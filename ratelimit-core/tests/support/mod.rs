@@ -1,5 +1,5 @@
 //! Shared helpers for the pipeline tests.
-#![allow(dead_code)]
+#![allow(dead_code, unreachable_pub)]
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
