@@ -82,6 +82,8 @@ pub enum BackendErrorKind {
     BreakerOpen,
     /// The reply made no sense.
     Protocol,
+    /// The backend does not offer this operation.
+    Unsupported,
 }
 
 impl BackendError {
@@ -111,6 +113,7 @@ impl fmt::Display for BackendError {
             BackendErrorKind::Connection => "connection failed",
             BackendErrorKind::BreakerOpen => "circuit breaker open",
             BackendErrorKind::Protocol => "bad reply",
+            BackendErrorKind::Unsupported => "not supported by this backend",
         };
         if self.detail.is_empty() {
             f.write_str(kind)
@@ -130,10 +133,35 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
     /// Answers every check of `batch`, in order, in one go. A check the
     /// backend could not answer is an `Err`; the others still count.
     fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>>;
+
+    /// Reads a subject's state at `now_ms` without counting: remaining,
+    /// reset time and the end of a penalty (`blocked_until_ms`).
+    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+        let _ = (check, now_ms);
+        Box::pin(std::future::ready(Err(unsupported())))
+    }
+
+    /// Forgets a subject's state, penalty included.
+    fn reset<'a>(&'a self, check: &'a Check) -> BoxFuture<'a, Result<(), BackendError>> {
+        let _ = check;
+        Box::pin(std::future::ready(Err(unsupported())))
+    }
+}
+
+fn unsupported() -> BackendError {
+    BackendError::new(BackendErrorKind::Unsupported, "")
 }
 
 impl<B: Backend + ?Sized> Backend for Arc<B> {
     fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
         (**self).check(batch)
+    }
+
+    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+        (**self).peek(check, now_ms)
+    }
+
+    fn reset<'a>(&'a self, check: &'a Check) -> BoxFuture<'a, Result<(), BackendError>> {
+        (**self).reset(check)
     }
 }

@@ -9,6 +9,7 @@ pub mod algorithm;
 pub mod backend;
 pub mod clock;
 pub mod hash;
+pub mod heavy;
 pub mod keys;
 pub mod request;
 

@@ -79,6 +79,40 @@ impl LocalStore {
         Some(d)
     }
 
+    /// Reads a subject's state without counting; `None` when not tracked.
+    pub fn peek(
+        &self,
+        rule: &Rule,
+        namespace: &Arc<str>,
+        subject: &KeyDigest,
+        now: u64,
+        quota: &Quota,
+    ) -> Option<Decision> {
+        let map = self
+            .rules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(namespace)?
+            .clone();
+        let shard = map.shard(subject);
+        shard
+            .peek(subject)
+            .map(|s| s.peek(rule.algorithm, now, quota))
+    }
+
+    /// Forgets a subject.
+    pub fn reset(&self, namespace: &Arc<str>, subject: &KeyDigest) {
+        let map = self
+            .rules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(namespace)
+            .cloned();
+        if let Some(map) = map {
+            map.shard(subject).remove(subject);
+        }
+    }
+
     /// Subjects that could not be tracked because the store was full.
     pub fn untracked(&self) -> u64 {
         self.untracked.load(Ordering::Relaxed)

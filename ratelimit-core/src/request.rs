@@ -49,6 +49,9 @@ pub struct RequestAttrs {
     pub locale: Option<String>,
     /// Values the application put on the request (`app:<name>` key parts).
     pub app_values: Vec<(String, String)>,
+    /// What the application charges this request (every rule but
+    /// `distinct`); `None` uses each rule's `cost` (1 unless set).
+    pub cost: Option<u64>,
 }
 
 impl RequestAttrs {
@@ -67,6 +70,7 @@ impl RequestAttrs {
             ja4: None,
             locale: None,
             app_values: Vec::new(),
+            cost: None,
         }
     }
 
@@ -117,6 +121,13 @@ impl RequestAttrs {
     #[must_use]
     pub fn with_app_value(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.app_values.push((name.into(), value.into()));
+        self
+    }
+
+    /// Charges this request `cost` under every rule but `distinct`.
+    #[must_use]
+    pub fn with_cost(mut self, cost: u64) -> Self {
+        self.cost = Some(cost);
         self
     }
 

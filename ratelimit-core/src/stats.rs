@@ -9,6 +9,10 @@
 //! `ratelimit_local_untracked_total`, `ratelimit_backstop_limited_total`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use crate::heavy::TopK;
+use crate::KeyDigest;
 
 /// What happened to a request under one rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +30,10 @@ pub enum Event {
     FailClosed,
     /// The rule matched but has expired.
     Expired,
+    /// The request bypassed the rule through its allow list.
+    Allowlisted,
+    /// The rule matched but the cap of rules per request left it out.
+    Capped,
 }
 
 impl Event {
@@ -37,14 +45,17 @@ impl Event {
             Event::FailOpen => "ratelimit_fail_open_total",
             Event::FailClosed => "ratelimit_fail_closed_total",
             Event::Expired => "ratelimit_expired_total",
+            Event::Allowlisted => "ratelimit_allowlisted_total",
+            Event::Capped => "ratelimit_rule_capped_total",
         }
     }
 }
 
-/// Counters of one rule.
+/// Counters of one rule, and the subjects it (would have) limited most.
 #[derive(Debug, Default)]
 pub struct RuleStats {
-    counts: [AtomicU64; 6],
+    counts: [AtomicU64; 8],
+    top_limited: Mutex<TopK>,
 }
 
 impl RuleStats {
@@ -52,6 +63,24 @@ impl RuleStats {
     pub fn record(&self, rule: &str, event: Event) {
         self.counts[event as usize].fetch_add(1, Ordering::Relaxed);
         metrics::counter!(event.metric(), "rule" => rule.to_owned()).increment(1);
+    }
+
+    /// Counts a refusal (or, for a log rule, a would-be refusal) of
+    /// `subject` in the heavy-hitters sketch.
+    pub fn record_subject(&self, subject: KeyDigest) {
+        self.top_limited
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(subject);
+    }
+
+    /// The subjects this rule limited (or, for a log rule, would have
+    /// limited) most, with upper-bound counts: a bounded sketch.
+    pub fn top_limited(&self) -> Vec<(KeyDigest, u64)> {
+        self.top_limited
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .top()
     }
 
     /// How many times `event` happened.

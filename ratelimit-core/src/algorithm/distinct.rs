@@ -90,6 +90,20 @@ pub fn check(state: &mut State, now: u64, q: &Quota, bit: u16) -> Decision {
     }
 }
 
+/// Reads the state at `now` without marking a value.
+pub fn peek(state: &State, now: u64, q: &Quota) -> Decision {
+    if state.period_start == 0 || now >= state.period_start + q.period_ms {
+        return Decision::allow(q.limit, 0);
+    }
+    let set: u32 = state.bits.iter().map(|w| w.count_ones()).sum();
+    let to_end = state.period_start + q.period_ms - now;
+    if set <= max_bits(q.limit) {
+        Decision::allow(q.limit.saturating_sub(estimate(set) as u64), to_end)
+    } else {
+        Decision::deny(to_end, 0, to_end)
+    }
+}
+
 /// When the period ends (Unix ms).
 pub fn expires_at(state: &State, q: &Quota) -> u64 {
     state.period_start + q.period_ms

@@ -127,6 +127,18 @@ impl SubjectState {
         d
     }
 
+    /// Reads the state at `now` without counting: what a request of cost 0
+    /// would see. A subject under a penalty is refused with its end.
+    pub fn peek(&self, algorithm: Algorithm, now: u64, q: &Quota) -> Decision {
+        let mut probe = self.clone();
+        if let Inner::Distinct(s) = &self.inner {
+            if self.blocked_until <= now && self.inner.algorithm() == algorithm {
+                return distinct::peek(s, now, q);
+            }
+        }
+        probe.check(algorithm, now, &q.with_cost(0), None, None)
+    }
+
     /// When the state stops mattering (Unix ms): it can then be dropped.
     pub fn expires_at(&self, q: &Quota) -> u64 {
         let algo = match &self.inner {

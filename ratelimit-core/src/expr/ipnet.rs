@@ -10,14 +10,14 @@ use std::net::IpAddr;
 
 /// A set of IPv4 and IPv6 networks.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct IpSet {
+pub(crate) struct IpSet {
     v4: Vec<(u128, u128)>,
     v6: Vec<(u128, u128)>,
 }
 
 impl IpSet {
     /// A set of the networks `nets`, as (canonical address, prefix length).
-    pub(super) fn new(nets: impl IntoIterator<Item = (IpAddr, u8)>) -> Self {
+    pub(crate) fn new(nets: impl IntoIterator<Item = (IpAddr, u8)>) -> Self {
         let mut set = Self::default();
         for (addr, prefix) in nets {
             match addr {
@@ -31,7 +31,7 @@ impl IpSet {
     }
 
     /// Whether `addr` (canonical or not) is in one of the networks.
-    pub(super) fn contains(&self, addr: IpAddr) -> bool {
+    pub(crate) fn contains(&self, addr: IpAddr) -> bool {
         let (ranges, x) = match addr.to_canonical() {
             IpAddr::V4(a) => (&self.v4, u128::from(u32::from(a))),
             IpAddr::V6(a) => (&self.v6, u128::from(a)),
@@ -64,13 +64,13 @@ fn merge(ranges: &mut Vec<(u128, u128)>) {
 }
 
 /// Parses an address, in canonical form.
-pub(super) fn parse_addr(text: &str) -> Option<IpAddr> {
+pub(crate) fn parse_addr(text: &str) -> Option<IpAddr> {
     text.parse::<IpAddr>().ok().map(|a| a.to_canonical())
 }
 
 /// Parses `addr` or `addr/prefix` into a canonical address and a prefix
 /// length; a bare address is a network of one.
-pub(super) fn parse_net(text: &str) -> Option<(IpAddr, u8)> {
+pub(crate) fn parse_net(text: &str) -> Option<(IpAddr, u8)> {
     let (addr_text, prefix_text) = match text.split_once('/') {
         Some((a, p)) => (a, Some(p)),
         None => (text, None),

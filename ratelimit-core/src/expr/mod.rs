@@ -95,7 +95,7 @@
 mod ast;
 mod error;
 mod eval;
-mod ipnet;
+pub(crate) mod ipnet;
 mod lexer;
 mod operator;
 mod parser;

@@ -103,7 +103,7 @@ impl LimiterBuilder {
         let backend = self
             .backend
             .unwrap_or_else(|| Arc::new(MemoryBackend::default()));
-        let published = Published::new(self.rules, None);
+        let published = Published::new(self.rules, Vec::new(), None);
         Limiter {
             inner: Arc::new(Inner {
                 backend,

@@ -83,7 +83,7 @@ impl Limiter {
                     namespace: picked.entry.namespace.clone(),
                     subject: picked.subject,
                     state_key: key,
-                    quota: rule.quota(rule.cost),
+                    quota: rule.quota(req.cost.unwrap_or(rule.cost).max(1)),
                     penalty_ms: rule.penalty_ms.filter(|_| picked.blocks),
                     bit: picked.bit,
                 };
@@ -139,9 +139,11 @@ impl Limiter {
                 verdict.outcome = Outcome::Limited;
                 verdict.retry_after_ms = verdict.retry_after_ms.max(d.retry_after_ms);
                 entry.stats.record(id, Event::Limited);
+                entry.stats.record_subject(p.picked.subject);
             } else if would_limit {
                 verdict.would_limit.push(id.clone());
                 entry.stats.record(id, Event::WouldLimit);
+                entry.stats.record_subject(p.picked.subject);
             } else {
                 entry.stats.record(id, Event::Allowed);
             }

@@ -30,6 +30,7 @@
 //! # }
 //! ```
 
+mod admin;
 mod builder;
 mod decide;
 mod publish;
@@ -38,9 +39,10 @@ mod select;
 
 use std::sync::{Arc, RwLock};
 
+pub use admin::AdminError;
 pub use builder::LimiterBuilder;
-pub use publish::namespace;
 pub(crate) use publish::Published;
+pub use publish::{namespace, MAX_TEMPORARY_MS};
 pub use select::{MAX_COUNT_RULES, MAX_OTHER_RULES};
 
 use crate::backend::Backend;

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::Limiter;
-use crate::rules::{FailMode, Rule, RuleSet};
+use crate::rules::{FailMode, Rule, RuleError, RuleSet};
 use crate::stats::RuleStats;
 
 /// One published rule.
@@ -30,6 +30,8 @@ pub(crate) struct Published {
     pub(crate) others: Vec<Entry>,
     pub(crate) counts: Vec<Entry>,
     pub(crate) local_rules: usize,
+    /// Rules added at run time (they must expire within 24 hours).
+    pub(crate) temporary: Vec<Arc<Rule>>,
 }
 
 /// The namespace of a rule's state.
@@ -48,12 +50,18 @@ pub fn namespace(rule: &Rule) -> String {
 }
 
 impl Published {
-    pub(crate) fn new(set: RuleSet, previous: Option<&Published>) -> Self {
+    pub(crate) fn new(
+        set: RuleSet,
+        temporary: Vec<Arc<Rule>>,
+        previous: Option<&Published>,
+    ) -> Self {
         let mut p = Published {
             set: set.clone(),
             ..Published::default()
         };
-        for rule in set.rules() {
+        let config = set.rules().iter().map(|r| (r, false));
+        let added = temporary.iter().map(|r| (r, true));
+        for (rule, added_at_run_time) in config.chain(added) {
             let stats = previous
                 .and_then(|old| old.stats_of(&rule.id))
                 .unwrap_or_default();
@@ -61,7 +69,7 @@ impl Published {
                 rule: rule.clone(),
                 namespace: namespace(rule).into(),
                 stats,
-                added_at_run_time: false,
+                added_at_run_time,
             };
             if rule.is_count_rule() {
                 p.counts.push(entry);
@@ -74,8 +82,10 @@ impl Published {
         p.local_rules = set
             .rules()
             .iter()
+            .chain(&temporary)
             .filter(|r| r.fail_mode == FailMode::Local && !r.is_count_rule())
             .count();
+        p.temporary = temporary;
         p
     }
 
@@ -92,13 +102,31 @@ impl Published {
 impl Limiter {
     /// Swaps the rule set. Counts of rules whose id, algorithm, period and
     /// `distinct_of` are unchanged carry over; the others start fresh.
+    /// Rules added at run time stay, unless one clashes with the new set
+    /// (same id, or the combination is invalid): those are dropped, with a
+    /// warning event.
     pub fn publish(&self, rules: RuleSet) {
         let mut slot = self
             .inner
             .published
             .write()
             .unwrap_or_else(|p| p.into_inner());
-        let next = Published::new(rules, Some(&slot));
+        let mut kept: Vec<Arc<Rule>> = Vec::new();
+        for t in &slot.temporary {
+            let mut trial: Vec<&Rule> = kept.iter().map(|r| &**r).collect();
+            trial.push(t);
+            match rules.check_with(&trial) {
+                Ok(()) => kept.push(t.clone()),
+                Err(e) => {
+                    tracing::warn!(rule = %t.id, error = %e, "temporary rule dropped by publish")
+                }
+            }
+        }
+        let next = Published::new(rules, kept, Some(&slot));
+        self.swap(&mut slot, next);
+    }
+
+    fn swap(&self, slot: &mut Arc<Published>, next: Published) {
         let keep: HashMap<Arc<str>, ()> = next
             .site_wide
             .iter()
@@ -109,4 +137,78 @@ impl Limiter {
         self.inner.counts.retain(|ns| keep.contains_key(ns));
         *slot = Arc::new(next);
     }
+
+    /// Adds a rule at run time, as an autopilot would: it must carry an
+    /// `expires_at` at most 24 hours ahead, and it keeps blocking when the
+    /// switch "disable blocking by config rules" is on.
+    ///
+    /// # Errors
+    ///
+    /// No `expires_at`, one in the past or more than 24 hours ahead, an id
+    /// already in use, or a combination the rule set refuses.
+    pub fn add_temporary(&self, rule: Rule) -> Result<(), RuleError> {
+        let now = self.now_ms();
+        let err = |m: &str| RuleError::new(Some(&rule.id), Some("expires_at"), m);
+        match rule.expires_at_ms {
+            None => return Err(err("is required for a rule added at run time")),
+            Some(t) if t <= now => return Err(err("has passed")),
+            Some(t) if t - now > MAX_TEMPORARY_MS => {
+                return Err(err("must be at most 24 hours ahead"))
+            }
+            Some(_) => {}
+        }
+        let mut slot = self
+            .inner
+            .published
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut temporary: Vec<Arc<Rule>> = slot
+            .temporary
+            .iter()
+            .filter(|r| !r.expired_at(now))
+            .cloned()
+            .collect();
+        let mut all: Vec<&Rule> = temporary.iter().map(|r| &**r).collect();
+        all.push(&rule);
+        slot.set.check_with(&all)?;
+        temporary.push(Arc::new(rule));
+        let next = Published::new(slot.set.clone(), temporary, Some(&slot));
+        self.swap(&mut slot, next);
+        Ok(())
+    }
+
+    /// The rules added at run time that have not expired.
+    pub fn temporary_rules(&self) -> Vec<Arc<Rule>> {
+        let now = self.now_ms();
+        self.published()
+            .temporary
+            .iter()
+            .filter(|r| !r.expired_at(now))
+            .cloned()
+            .collect()
+    }
+
+    /// Removes a rule added at run time; false when there is none by `id`.
+    pub fn remove_temporary(&self, id: &str) -> bool {
+        let mut slot = self
+            .inner
+            .published
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        if !slot.temporary.iter().any(|r| r.id == id) {
+            return false;
+        }
+        let temporary = slot
+            .temporary
+            .iter()
+            .filter(|r| r.id != id)
+            .cloned()
+            .collect();
+        let next = Published::new(slot.set.clone(), temporary, Some(&slot));
+        self.swap(&mut slot, next);
+        true
+    }
 }
+
+/// The furthest ahead a rule added at run time may expire: 24 hours.
+pub const MAX_TEMPORARY_MS: u64 = 86_400_000;

@@ -59,6 +59,14 @@ impl Selector<'_> {
             return Pick::Skip;
         }
         let jwt_off = self.switches.jwt_disabled();
+        if e.rule
+            .allow
+            .as_ref()
+            .is_some_and(|a| a.matches(self.req, jwt_off))
+        {
+            e.stats.record(&e.rule.id, Event::Allowlisted);
+            return Pick::Skip;
+        }
         let subject = match subject(&e.rule, self.req, self.hash_key, jwt_off) {
             KeyOutcome::Subject(s) => s,
             KeyOutcome::Skip => return Pick::Skip,
@@ -71,11 +79,12 @@ impl Selector<'_> {
             },
             None => None,
         };
+        let canary_in = e.rule.canary_bp.is_none_or(|bp| in_canary(&subject, bp));
         Pick::Take(Picked {
             entry: e,
             subject,
             bit,
-            blocks: self.blocks(e),
+            blocks: self.blocks(e) && canary_in,
         })
     }
 
@@ -97,6 +106,7 @@ impl Selector<'_> {
                 match self.pick(e) {
                     Pick::Take(_) | Pick::Reject if taken == MAX_OTHER_RULES => {
                         sel.capped = true;
+                        e.stats.record(&e.rule.id, Event::Capped);
                         break 'passes;
                     }
                     Pick::Take(t) => {
@@ -126,4 +136,12 @@ impl Selector<'_> {
         }
         sel
     }
+}
+
+/// Whether `subject` is among the `bp` basis points of subjects a canary
+/// rule blocks for: a stable hash, the same on every instance.
+pub(crate) fn in_canary(subject: &KeyDigest, bp: u32) -> bool {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&subject.0[8..]);
+    u64::from_le_bytes(b) % 10_000 < u64::from(bp)
 }

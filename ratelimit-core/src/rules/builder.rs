@@ -142,6 +142,26 @@ impl RuleBuilder {
         self
     }
 
+    /// IPs and key values that bypass the rule.
+    pub fn allow(mut self, list: super::AllowList) -> Self {
+        self.raw.allow = Some(list);
+        self
+    }
+
+    /// Blocks for `percent` of subjects (chosen by a stable hash of the
+    /// subject) and only logs for the others.
+    pub fn canary(mut self, percent: f64) -> Self {
+        if !(0.0..=100.0).contains(&percent) {
+            self.error = Some(RuleError::new(
+                Some(&self.raw.id),
+                Some("canary"),
+                "must be a percentage from 0 to 100",
+            ));
+        }
+        self.raw.canary_bp = Some((percent.clamp(0.0, 100.0) * 100.0).round() as u32);
+        self
+    }
+
     /// Validates and builds the rule.
     ///
     /// # Errors

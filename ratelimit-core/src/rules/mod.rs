@@ -30,6 +30,7 @@
 //! assert_eq!((err.rule(), err.field()), (Some("x"), Some("limit")));
 //! ```
 
+mod allow;
 mod builder;
 mod duration;
 mod error;
@@ -40,6 +41,7 @@ mod validate;
 
 use std::sync::Arc;
 
+pub use allow::AllowList;
 pub use builder::RuleBuilder;
 pub use duration::{parse_duration_ms, parse_rfc3339_ms};
 pub use error::{RuleError, Warning};
@@ -116,7 +118,7 @@ impl RuleSet {
     ///
     /// As [`RuleSet::from_rules`].
     pub fn from_rules_at(rules: Vec<Rule>, now_ms: u64) -> Result<RuleSet, RuleError> {
-        validate::set(&rules)?;
+        validate::set(&rules.iter().collect::<Vec<_>>())?;
         let warnings = validate::warnings(&rules, now_ms);
         Ok(RuleSet {
             rules: rules.into_iter().map(Arc::new).collect(),
@@ -132,6 +134,18 @@ impl RuleSet {
     /// What loading had to say.
     pub fn warnings(&self) -> &[Warning] {
         &self.warnings
+    }
+
+    /// Validates `extra` rules (added at run time) together with this set:
+    /// unique ids, the site-wide cap, partners for client-chosen keys.
+    ///
+    /// # Errors
+    ///
+    /// What [`RuleSet::from_rules`] refuses, for the combined set.
+    pub fn check_with(&self, extra: &[&Rule]) -> Result<(), RuleError> {
+        let mut all: Vec<&Rule> = self.rules.iter().map(|r| &**r).collect();
+        all.extend_from_slice(extra);
+        validate::set(&all)
     }
 
     /// The rule with this id.

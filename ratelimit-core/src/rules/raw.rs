@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::allow::AllowList;
 use super::duration::{parse_duration_ms, parse_rfc3339_ms};
 use super::error::RuleError;
 use super::rule::{Action, FailMode, OnMissingKey};
@@ -27,6 +28,8 @@ pub(crate) struct RawRule {
     pub(crate) expires_at_ms: Option<u64>,
     pub(crate) ratelimit_headers: Option<bool>,
     pub(crate) cost: Option<u64>,
+    pub(crate) allow: Option<AllowList>,
+    pub(crate) canary_bp: Option<u32>,
 }
 
 impl RawRule {
@@ -82,6 +85,14 @@ impl RawRule {
                 self.ratelimit_headers = Some(v.as_bool().ok_or("must be true or false")?)
             }
             "cost" => self.cost = Some(integer(v)?),
+            "allow" => self.allow = Some(AllowList::from_json(v)?),
+            "canary" => {
+                let pct = v.as_f64().ok_or("must be a percentage from 0 to 100")?;
+                if !(0.0..=100.0).contains(&pct) {
+                    return Err("must be a percentage from 0 to 100".into());
+                }
+                self.canary_bp = Some((pct * 100.0).round() as u32);
+            }
             _ => return Err("unknown field".to_owned()),
         }
         Ok(())

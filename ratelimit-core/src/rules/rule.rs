@@ -1,5 +1,6 @@
 //! A validated rule.
 
+use super::allow::AllowList;
 use super::key::{DistinctOf, KeyPart, StatusMatch};
 use crate::algorithm::{Algorithm, Quota};
 use crate::Expression;
@@ -77,6 +78,11 @@ pub struct Rule {
     pub ratelimit_headers: bool,
     /// What one request costs (1 unless set).
     pub cost: u64,
+    /// IPs and key values that bypass the rule.
+    pub allow: Option<AllowList>,
+    /// Canary: the share of subjects, in basis points (0 to 10,000), for
+    /// which a blocking rule blocks; it only logs for the others.
+    pub canary_bp: Option<u32>,
 }
 
 impl Rule {

@@ -119,6 +119,12 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
     if distinct && fail_mode == FailMode::Local {
         return Err(err("fail_mode", "local is refused for distinct (one map per subject per instance would outgrow the local store); use open or closed".into()));
     }
+    if raw.canary_bp.is_some() && raw.action == Some(Action::Log) {
+        return Err(err(
+            "canary",
+            "is for blocking rules: a log rule already only logs".into(),
+        ));
+    }
     let cost = raw.cost.unwrap_or(1);
     if cost != 1 && distinct {
         return Err(err("cost", "is not for distinct".into()));
@@ -147,6 +153,8 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
         expires_at_ms: raw.expires_at_ms,
         ratelimit_headers: raw.ratelimit_headers.unwrap_or(false),
         cost,
+        allow: raw.allow,
+        canary_bp: raw.canary_bp,
     })
 }
 
@@ -182,7 +190,7 @@ fn key_parts(src: &[String]) -> Result<Vec<KeyPart>, String> {
 
 /// Validates what holds across rules: unique ids, at most 2 site-wide rules,
 /// and a partner for every attacker-controlled key.
-pub(crate) fn set(rules: &[Rule]) -> Result<(), RuleError> {
+pub(crate) fn set(rules: &[&Rule]) -> Result<(), RuleError> {
     for (i, r) in rules.iter().enumerate() {
         if rules[..i].iter().any(|o| o.id == r.id) {
             return Err(RuleError::new(
@@ -192,7 +200,7 @@ pub(crate) fn set(rules: &[Rule]) -> Result<(), RuleError> {
             ));
         }
     }
-    let site_wide: Vec<&Rule> = rules.iter().filter(|r| r.is_site_wide()).collect();
+    let site_wide: Vec<&Rule> = rules.iter().copied().filter(|r| r.is_site_wide()).collect();
     if site_wide.len() > MAX_SITE_WIDE {
         let r = site_wide[MAX_SITE_WIDE];
         return Err(RuleError::new(
@@ -204,7 +212,7 @@ pub(crate) fn set(rules: &[Rule]) -> Result<(), RuleError> {
     let ip_backstop = rules
         .iter()
         .any(|r| r.is_site_wide() && r.key == [KeyPart::Ip] && r.algorithm != Algorithm::Distinct);
-    for r in rules {
+    for r in rules.iter().copied() {
         let exposed = r.key.iter().find(|p| p.attacker_controlled());
         let partnered = r.key.iter().any(KeyPart::is_partner);
         if let (Some(p), false, false) = (exposed, partnered, ip_backstop) {

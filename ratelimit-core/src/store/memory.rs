@@ -8,7 +8,7 @@
 
 use super::{Inserted, Sharded, WhenFull};
 use crate::algorithm::{Decision, SubjectState};
-use crate::backend::{Backend, Batch, BoxFuture, CheckResult};
+use crate::backend::{Backend, BackendError, Batch, BoxFuture, Check, CheckResult};
 
 /// Subjects held by default.
 pub const DEFAULT_CAPACITY: usize = 1_000_000;
@@ -83,5 +83,20 @@ impl Backend for MemoryBackend {
     fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
         let out = self.check_now(batch);
         Box::pin(std::future::ready(out))
+    }
+
+    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+        let shard = self.map.shard(&check.state_key);
+        let algorithm = check.rule.algorithm;
+        let d = match shard.peek(&check.state_key) {
+            Some(state) => state.peek(algorithm, now_ms, &check.quota),
+            None => SubjectState::new(algorithm).peek(algorithm, now_ms, &check.quota),
+        };
+        Box::pin(std::future::ready(Ok(d)))
+    }
+
+    fn reset<'a>(&'a self, check: &'a Check) -> BoxFuture<'a, Result<(), BackendError>> {
+        self.map.shard(&check.state_key).remove(&check.state_key);
+        Box::pin(std::future::ready(Ok(())))
     }
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use ratelimit_core::backend::{
-    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, CheckResult,
+    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckResult,
 };
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::store::MemoryBackend;
@@ -31,6 +31,14 @@ impl Backend for Probe {
             return Box::pin(std::future::ready(vec![Err(err); batch.checks.len()]));
         }
         self.inner.check(batch)
+    }
+
+    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+        self.inner.peek(check, now_ms)
+    }
+
+    fn reset<'a>(&'a self, check: &'a Check) -> BoxFuture<'a, Result<(), BackendError>> {
+        self.inner.reset(check)
     }
 }
 

@@ -1,0 +1,147 @@
+//! Peek and reset: read a subject's state for a rule without counting, and
+//! forget it (lift a penalty for a customer blocked by mistake), on any
+//! backend that offers them.
+
+use std::fmt;
+
+use super::publish::Entry;
+use super::Limiter;
+use crate::algorithm::Decision;
+use crate::backend::{state_key, BackendError, Check};
+use crate::keys::{subject, KeyOutcome};
+use crate::{KeyDigest, RequestAttrs};
+
+/// Why a peek or reset could not be done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AdminError {
+    /// No published rule has this id.
+    UnknownRule(String),
+    /// The request carries no key for the rule (`skip` or `reject`).
+    NoSubject,
+    /// The backend failed or does not offer the operation.
+    Backend(BackendError),
+}
+
+impl fmt::Display for AdminError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AdminError::UnknownRule(id) => write!(f, "no rule {id:?}"),
+            AdminError::NoSubject => f.write_str("the request has no key for this rule"),
+            AdminError::Backend(e) => write!(f, "backend: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for AdminError {}
+
+impl Limiter {
+    fn with_entry<T>(&self, id: &str, f: impl FnOnce(&Entry) -> T) -> Result<T, AdminError> {
+        let p = self.published();
+        let e = p
+            .site_wide
+            .iter()
+            .chain(&p.others)
+            .chain(&p.counts)
+            .find(|e| e.rule.id == id)
+            .ok_or_else(|| AdminError::UnknownRule(id.to_owned()))?;
+        Ok(f(e))
+    }
+
+    /// The subject of rule `id` for `req`.
+    ///
+    /// # Errors
+    ///
+    /// Unknown rule, or no key in the request.
+    pub fn subject_of(&self, id: &str, req: &RequestAttrs) -> Result<KeyDigest, AdminError> {
+        let jwt_off = self.switches().jwt_disabled();
+        match self.with_entry(id, |e| subject(&e.rule, req, &self.inner.hash_key, jwt_off))? {
+            KeyOutcome::Subject(s) => Ok(s),
+            _ => Err(AdminError::NoSubject),
+        }
+    }
+
+    fn check_of(&self, id: &str, subject: KeyDigest) -> Result<(Check, bool), AdminError> {
+        self.with_entry(id, |e| {
+            let check = Check {
+                rule: e.rule.clone(),
+                namespace: e.namespace.clone(),
+                subject,
+                state_key: state_key(&e.namespace, &subject),
+                quota: e.rule.quota(e.rule.cost),
+                penalty_ms: None,
+                bit: None,
+            };
+            (check, e.rule.is_count_rule())
+        })
+    }
+
+    /// Reads the state of `subject` under rule `id` without counting.
+    ///
+    /// # Errors
+    ///
+    /// Unknown rule, or the backend failed.
+    pub async fn peek_subject(&self, id: &str, subject: KeyDigest) -> Result<Decision, AdminError> {
+        let (check, count_rule) = self.check_of(id, subject)?;
+        let now = self.now_ms();
+        if let Some(until) = self.inner.penalties.blocked_until(&check.state_key, now) {
+            let mut d = Decision::deny(until - now, 0, until - now);
+            d.blocked_until_ms = Some(until);
+            return Ok(d);
+        }
+        if count_rule {
+            let d =
+                self.inner
+                    .counts
+                    .peek(&check.rule, &check.namespace, &subject, now, &check.quota);
+            return Ok(d.unwrap_or(Decision::allow(check.rule.limit, 0)));
+        }
+        self.inner
+            .backend
+            .peek(&check, now)
+            .await
+            .map_err(AdminError::Backend)
+    }
+
+    /// Reads the state of `req`'s subject under rule `id` without counting.
+    ///
+    /// # Errors
+    ///
+    /// Unknown rule, no key in the request, or the backend failed.
+    pub async fn peek(&self, id: &str, req: &RequestAttrs) -> Result<Decision, AdminError> {
+        let s = self.subject_of(id, req)?;
+        self.peek_subject(id, s).await
+    }
+
+    /// Forgets `subject` under rule `id`: its count and its penalty, here
+    /// and in the backend (other instances' penalty caches keep a block
+    /// they already hold until it ends).
+    ///
+    /// # Errors
+    ///
+    /// Unknown rule, or the backend failed.
+    pub async fn reset_subject(&self, id: &str, subject: KeyDigest) -> Result<(), AdminError> {
+        let (check, count_rule) = self.check_of(id, subject)?;
+        self.inner.penalties.lift(&check.state_key);
+        self.inner.local.reset(&check.namespace, &subject);
+        if count_rule {
+            self.inner.counts.reset(&check.namespace, &subject);
+            return Ok(());
+        }
+        self.inner
+            .backend
+            .reset(&check)
+            .await
+            .map_err(AdminError::Backend)
+    }
+
+    /// Forgets `req`'s subject under rule `id`.
+    ///
+    /// # Errors
+    ///
+    /// Unknown rule, no key in the request, or the backend failed.
+    pub async fn reset(&self, id: &str, req: &RequestAttrs) -> Result<(), AdminError> {
+        let s = self.subject_of(id, req)?;
+        self.reset_subject(id, s).await
+    }
+}

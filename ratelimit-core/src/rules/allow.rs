@@ -1,0 +1,154 @@
+//! Allow lists: IPs / CIDRs and key values that bypass a rule (health
+//! checks, internal networks).
+//!
+//! ```json
+//! "allow": {"ips": ["10.0.0.0/8", "2001:db8::/32"],
+//!           "values": {"header:x-health-probe": ["k8s"], "jwt_claim:sub": ["svc-monitor"]}}
+//! ```
+//!
+//! A request from a listed IP, or whose value of a listed key part is
+//! listed, bypasses the rule: the rule is not applied and takes no slot.
+//! Header, cookie and query values are chosen by the client: list them only
+//! for rules where a bypass is harmless, or pair them with an IP list in a
+//! separate rule.
+
+use serde_json::Value;
+
+use super::key::KeyPart;
+use crate::expr::ipnet::{parse_net, IpSet};
+use crate::RequestAttrs;
+
+/// IPs and key values that bypass one rule.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllowList {
+    ips: IpSet,
+    has_ips: bool,
+    values: Vec<(KeyPart, Vec<String>)>,
+}
+
+impl AllowList {
+    /// A list from IPs / CIDRs (`"10.0.0.0/8"`, `"192.0.2.1"`) and key values.
+    ///
+    /// # Errors
+    ///
+    /// An address or network that does not parse, an unknown key part.
+    pub fn new<'a>(
+        ips: impl IntoIterator<Item = &'a str>,
+        values: impl IntoIterator<Item = (&'a str, Vec<String>)>,
+    ) -> Result<Self, String> {
+        let nets = ips
+            .into_iter()
+            .map(|s| {
+                parse_net(s).ok_or_else(|| format!("{s:?} is not an IP address or CIDR network"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let has_ips = !nets.is_empty();
+        let values = values
+            .into_iter()
+            .map(|(part, list)| {
+                let part = KeyPart::parse(part)?;
+                if part == KeyPart::Constant || part == KeyPart::Ip {
+                    return Err(format!(
+                        "{part} cannot be listed by value (use ips for addresses)"
+                    ));
+                }
+                Ok((part, list))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Self {
+            ips: IpSet::new(nets),
+            has_ips,
+            values,
+        })
+    }
+
+    /// Reads the JSON form.
+    pub(crate) fn from_json(v: &Value) -> Result<Self, String> {
+        let obj = v
+            .as_object()
+            .ok_or("must be an object with ips and/or values")?;
+        let mut ips: Vec<&str> = Vec::new();
+        let mut values: Vec<(&str, Vec<String>)> = Vec::new();
+        for (k, v) in obj {
+            match k.as_str() {
+                "ips" => {
+                    let arr = v.as_array().ok_or("ips must be a list of strings")?;
+                    for ip in arr {
+                        ips.push(ip.as_str().ok_or("ips must be a list of strings")?);
+                    }
+                }
+                "values" => {
+                    let map = v
+                        .as_object()
+                        .ok_or("values must map key parts to lists of strings")?;
+                    for (part, list) in map {
+                        let list = list
+                            .as_array()
+                            .and_then(|a| {
+                                a.iter()
+                                    .map(|x| x.as_str().map(str::to_owned))
+                                    .collect::<Option<Vec<_>>>()
+                            })
+                            .ok_or_else(|| format!("values.{part} must be a list of strings"))?;
+                        values.push((part.as_str(), list));
+                    }
+                }
+                other => return Err(format!("unknown field {other:?} (ips, values)")),
+            }
+        }
+        Self::new(ips, values)
+    }
+
+    /// Whether `req` bypasses the rule. With `jwt_off`, claims are missing.
+    pub fn matches(&self, req: &RequestAttrs, jwt_off: bool) -> bool {
+        if self.has_ips && self.ips.contains(req.client_ip) {
+            return true;
+        }
+        self.values.iter().any(|(part, list)| {
+            let value: Option<std::borrow::Cow<'_, [u8]>> = match part {
+                KeyPart::JwtClaim(n) if !jwt_off => req.jwt_claim(n).map(|s| s.as_bytes().into()),
+                KeyPart::Header(n) => req.header(n).map(Into::into),
+                KeyPart::Cookie(n) => req.cookie(n).map(Into::into),
+                KeyPart::Query(n) => req.query_arg(n).map(|s| s.into_owned().into_bytes().into()),
+                KeyPart::Host => Some(req.host.as_bytes().into()),
+                KeyPart::Method => Some(req.method.as_bytes().into()),
+                KeyPart::Country => req.country.as_deref().map(|s| s.as_bytes().into()),
+                KeyPart::Asnum => req.asnum.as_deref().map(|s| s.as_bytes().into()),
+                KeyPart::Ja4 => req.ja4.as_deref().map(|s| s.as_bytes().into()),
+                KeyPart::Locale => req.locale.as_deref().map(|s| s.as_bytes().into()),
+                KeyPart::App(n) => req.app_value(n).map(|s| s.as_bytes().into()),
+                _ => None,
+            };
+            value.is_some_and(|v| list.iter().any(|l| l.as_bytes() == &*v))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ips_cidrs_and_values_bypass() {
+        let a = AllowList::new(
+            ["10.0.0.0/8", "2001:db8::/32"],
+            [("header:x-probe", vec!["k8s".to_owned()])],
+        )
+        .unwrap();
+        let r = |ip: &str| RequestAttrs::new(ip.parse().unwrap());
+        assert!(a.matches(&r("10.1.2.3"), false));
+        assert!(a.matches(&r("::ffff:10.1.2.3"), false));
+        assert!(a.matches(&r("2001:db8:5::1"), false));
+        assert!(!a.matches(&r("192.0.2.1"), false));
+        assert!(a.matches(&r("192.0.2.1").with_header("x-probe", "k8s"), false));
+        assert!(!a.matches(&r("192.0.2.1").with_header("x-probe", "K8S"), false));
+    }
+
+    #[test]
+    fn bad_entries_are_refused() {
+        assert!(AllowList::new(["10.0.0.0/33"], []).is_err());
+        assert!(AllowList::new(["nope"], []).is_err());
+        assert!(AllowList::new([], [("ip", vec![])]).is_err());
+        assert!(AllowList::from_json(&serde_json::json!({"cidrs": []})).is_err());
+    }
+}
