@@ -36,13 +36,44 @@ pub struct Check {
     pub bit: Option<u16>,
 }
 
+impl Check {
+    /// A check of `subject` under `rule`, its state stored under
+    /// `namespace` (see [`crate::limiter::namespace`]).
+    pub fn new(
+        rule: Arc<Rule>,
+        namespace: Arc<str>,
+        subject: KeyDigest,
+        quota: Quota,
+        penalty_ms: Option<u64>,
+        bit: Option<u16>,
+    ) -> Self {
+        let state_key = state_key(&namespace, &subject);
+        Self {
+            rule,
+            namespace,
+            subject,
+            state_key,
+            quota,
+            penalty_ms,
+            bit,
+        }
+    }
+}
+
 /// The digest of (namespace, subject): one subject of one rule version.
 pub fn state_key(namespace: &str, subject: &KeyDigest) -> KeyDigest {
-    let mut buf = Vec::with_capacity(namespace.len() + 17);
-    buf.extend_from_slice(namespace.as_bytes());
-    buf.push(0);
-    buf.extend_from_slice(&subject.0);
-    crate::HashKey::DEFAULT.digest(&buf)
+    state_key_with(&namespace_key(namespace), subject)
+}
+
+/// The key that hashes the subjects of one namespace (computed once per
+/// published rule).
+pub fn namespace_key(namespace: &str) -> crate::HashKey {
+    crate::HashKey::DEFAULT.derive(namespace.as_bytes())
+}
+
+/// [`state_key`] with the namespace's key already derived.
+pub fn state_key_with(ns_key: &crate::HashKey, subject: &KeyDigest) -> KeyDigest {
+    ns_key.digest(&subject.0)
 }
 
 /// All of a request's checks.

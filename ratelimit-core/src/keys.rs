@@ -25,6 +25,7 @@
 
 use std::net::IpAddr;
 
+use crate::hash::Sip128;
 use crate::rules::{DistinctOf, KeyPart, OnMissingKey, Rule};
 use crate::{HashKey, KeyDigest, RequestAttrs};
 
@@ -60,10 +61,10 @@ pub fn ip_bytes(ip: IpAddr) -> ([u8; 8], usize) {
     }
 }
 
-fn push(buf: &mut Vec<u8>, tag: u8, value: &[u8]) {
-    buf.push(tag);
-    buf.extend_from_slice(&(value.len() as u32).to_le_bytes());
-    buf.extend_from_slice(value);
+fn push(h: &mut Sip128, tag: u8, value: &[u8]) {
+    h.write_u8(tag);
+    h.write(&(value.len() as u32).to_le_bytes());
+    h.write(value);
 }
 
 /// Reads one part; `None` when the request does not carry it.
@@ -128,7 +129,7 @@ fn tag(part: &KeyPart) -> u8 {
 /// The subject of `rule` for `req`. With `jwt_off` (the emergency switch)
 /// every claim counts as missing.
 pub fn subject(rule: &Rule, req: &RequestAttrs, key: &HashKey, jwt_off: bool) -> KeyOutcome {
-    let mut buf = Vec::with_capacity(64);
+    let mut h = key.hasher();
     for part in &rule.key {
         let Some(v) = part_value(part, req, jwt_off) else {
             return match rule.on_missing_key {
@@ -143,19 +144,19 @@ pub fn subject(rule: &Rule, req: &RequestAttrs, key: &HashKey, jwt_off: bool) ->
         | KeyPart::JwtClaim(n)
         | KeyPart::App(n) = part
         {
-            push(&mut buf, 0, n.as_bytes());
+            push(&mut h, 0, n.as_bytes());
         }
-        push(&mut buf, tag(part), v.as_bytes());
+        push(&mut h, tag(part), v.as_bytes());
     }
-    KeyOutcome::Subject(key.digest(&buf))
+    KeyOutcome::Subject(h.finish128())
 }
 
 /// The fallback subject: the client IP, in a namespace of its own.
 pub fn fallback(req: &RequestAttrs, key: &HashKey) -> KeyDigest {
     let (b, n) = ip_bytes(req.client_ip);
-    let mut buf = Vec::with_capacity(16);
-    push(&mut buf, FALLBACK_TAG, &b[..n]);
-    key.digest(&buf)
+    let mut h = key.hasher();
+    push(&mut h, FALLBACK_TAG, &b[..n]);
+    h.finish128()
 }
 
 /// The value a `distinct` rule counts, if the request has it.

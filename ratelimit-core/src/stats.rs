@@ -51,18 +51,42 @@ impl Event {
     }
 }
 
+const EVENTS: [Event; 8] = [
+    Event::Allowed,
+    Event::Limited,
+    Event::WouldLimit,
+    Event::FailOpen,
+    Event::FailClosed,
+    Event::Expired,
+    Event::Allowlisted,
+    Event::Capped,
+];
+
 /// Counters of one rule, and the subjects it (would have) limited most.
-#[derive(Debug, Default)]
+///
+/// The `metrics` counters are registered when the rule is first published:
+/// install the application's recorder before building the limiter.
+#[derive(Debug)]
 pub struct RuleStats {
     counts: [AtomicU64; 8],
+    metrics: [metrics::Counter; 8],
     top_limited: Mutex<TopK>,
 }
 
 impl RuleStats {
-    /// Counts `event` for `rule` (also on the `metrics` facade).
-    pub fn record(&self, rule: &str, event: Event) {
+    /// Counters of rule `id`.
+    pub fn new(id: &str) -> Self {
+        Self {
+            counts: Default::default(),
+            metrics: EVENTS.map(|e| metrics::counter!(e.metric(), "rule" => id.to_owned())),
+            top_limited: Mutex::default(),
+        }
+    }
+
+    /// Counts `event` (also on the `metrics` facade).
+    pub fn record(&self, event: Event) {
         self.counts[event as usize].fetch_add(1, Ordering::Relaxed);
-        metrics::counter!(event.metric(), "rule" => rule.to_owned()).increment(1);
+        self.metrics[event as usize].increment(1);
     }
 
     /// Counts a refusal (or, for a log rule, a would-be refusal) of

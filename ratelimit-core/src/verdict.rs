@@ -40,7 +40,7 @@ pub struct HeaderItem {
 #[non_exhaustive]
 pub struct RuleReport {
     /// The rule's id.
-    pub rule: String,
+    pub rule: Arc<str>,
     /// The subject's digest (never the raw key).
     pub subject: KeyDigest,
     /// Whether the rule let the request through.

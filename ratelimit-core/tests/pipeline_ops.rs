@@ -95,7 +95,7 @@ async fn publish_keeps_counts_of_unchanged_rules_and_resets_changed_ones() {
         v.reports
             .iter()
             .filter(|x| !x.allowed)
-            .map(|x| x.rule.as_str())
+            .map(|x| &*x.rule)
             .collect::<Vec<_>>(),
         ["a"]
     );

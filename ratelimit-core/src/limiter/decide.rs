@@ -3,7 +3,7 @@
 use super::select::{Picked, Selector};
 use super::Limiter;
 use crate::algorithm::Decision;
-use crate::backend::{state_key, Batch, Check, CheckResult};
+use crate::backend::{state_key_with, Batch, Check, CheckResult};
 use crate::local::share_of;
 use crate::rules::FailMode;
 use crate::stats::Event;
@@ -13,7 +13,6 @@ use crate::RequestAttrs;
 /// One selected rule on its way to an answer.
 struct Pending<'p> {
     picked: Picked<'p>,
-    check: Check,
     /// Answered before the backend (penalty cache).
     cached: Option<Decision>,
 }
@@ -52,11 +51,11 @@ impl Limiter {
         }
         // Count rules at request time: only their blocks in the penalty cache.
         for c in sel.counts {
-            let key = state_key(&c.entry.namespace, &c.subject);
+            let key = state_key_with(&c.entry.ns_key, &c.subject);
             if let (true, Some(until)) = (c.blocks, inner.penalties.blocked_until(&key, now)) {
                 verdict.outcome = Outcome::Limited;
                 verdict.retry_after_ms = verdict.retry_after_ms.max(until - now);
-                c.entry.stats.record(&c.entry.rule.id, Event::Limited);
+                c.entry.stats.record(Event::Limited);
             }
             verdict.ticket.items.push(CountItem {
                 rule: c.entry.rule.clone(),
@@ -67,42 +66,31 @@ impl Limiter {
         }
         verdict.ticket.rules_sharing = published.counts.len();
 
-        let mut pending: Vec<Pending<'_>> = sel
-            .rules
-            .into_iter()
-            .map(|picked| {
-                let rule = &picked.entry.rule;
-                let key = state_key(&picked.entry.namespace, &picked.subject);
-                let cached = inner.penalties.blocked_until(&key, now).map(|until| {
-                    let mut d = Decision::deny(until - now, 0, until - now);
-                    d.blocked_until_ms = Some(until);
-                    d
-                });
-                let check = Check {
+        let mut checks = Vec::with_capacity(sel.rules.len());
+        let mut pending: Vec<Pending<'_>> = Vec::with_capacity(sel.rules.len());
+        for picked in sel.rules {
+            let entry = picked.entry;
+            let key = state_key_with(&entry.ns_key, &picked.subject);
+            let cached = inner.penalties.blocked_until(&key, now).map(|until| {
+                let mut d = Decision::deny(until - now, 0, until - now);
+                d.blocked_until_ms = Some(until);
+                d
+            });
+            if cached.is_none() {
+                let rule = &entry.rule;
+                checks.push(Check {
                     rule: rule.clone(),
-                    namespace: picked.entry.namespace.clone(),
+                    namespace: entry.namespace.clone(),
                     subject: picked.subject,
                     state_key: key,
                     quota: rule.quota(req.cost.unwrap_or(rule.cost).max(1)),
                     penalty_ms: rule.penalty_ms.filter(|_| picked.blocks),
                     bit: picked.bit,
-                };
-                Pending {
-                    picked,
-                    check,
-                    cached,
-                }
-            })
-            .collect();
-
-        let batch = Batch::new(
-            now,
-            pending
-                .iter()
-                .filter(|p| p.cached.is_none())
-                .map(|p| p.check.clone())
-                .collect(),
-        );
+                });
+            }
+            pending.push(Pending { picked, cached });
+        }
+        let batch = Batch::new(now, checks);
         let mut answers = if batch.checks.is_empty() {
             Vec::new()
         } else {
@@ -111,45 +99,50 @@ impl Limiter {
         .into_iter();
 
         let mut unavailable = false;
-        for p in &mut pending {
+        let mut next_check = batch.checks.iter();
+        for p in &pending {
             let (decision, failed, cached) = match p.cached {
                 Some(d) => (Some(d), false, true),
                 None => {
                     let answer = answers.next();
-                    self.resolve(p, answer, now, published.local_rules)
+                    match next_check.next() {
+                        Some(check) => self.resolve(check, answer, now, published.local_rules),
+                        None => (None, true, false),
+                    }
                 }
             };
             let entry = p.picked.entry;
-            let id = &entry.rule.id;
+            let blocks = p.picked.blocks;
             let Some(d) = decision else {
                 // Failed open or closed, or untracked locally.
-                if failed && entry.rule.fail_mode == FailMode::Closed && p.picked.blocks {
+                if failed && entry.rule.fail_mode == FailMode::Closed && blocks {
                     unavailable = true;
-                    entry.stats.record(id, Event::FailClosed);
+                    entry.stats.record(Event::FailClosed);
                 } else if failed {
-                    entry.stats.record(id, Event::FailOpen);
+                    entry.stats.record(Event::FailOpen);
                 }
                 continue;
             };
-            if let (Some(until), true) = (d.blocked_until_ms, p.picked.blocks && !cached) {
-                inner.penalties.block(p.check.state_key, until, now);
+            if let (Some(until), true) = (d.blocked_until_ms, blocks && !cached) {
+                let key = state_key_with(&entry.ns_key, &p.picked.subject);
+                inner.penalties.block(key, until, now);
             }
-            let would_limit = !d.allowed && !p.picked.blocks;
-            if !d.allowed && p.picked.blocks {
+            let would_limit = !d.allowed && !blocks;
+            if !d.allowed && blocks {
                 verdict.outcome = Outcome::Limited;
                 verdict.retry_after_ms = verdict.retry_after_ms.max(d.retry_after_ms);
-                entry.stats.record(id, Event::Limited);
+                entry.stats.record(Event::Limited);
                 entry.stats.record_subject(p.picked.subject);
             } else if would_limit {
-                verdict.would_limit.push(id.clone());
-                entry.stats.record(id, Event::WouldLimit);
+                verdict.would_limit.push(entry.rule.id.clone());
+                entry.stats.record(Event::WouldLimit);
                 entry.stats.record_subject(p.picked.subject);
             } else {
-                entry.stats.record(id, Event::Allowed);
+                entry.stats.record(Event::Allowed);
             }
-            if p.picked.blocks && entry.rule.ratelimit_headers {
+            if blocks && entry.rule.ratelimit_headers {
                 verdict.headers.push(HeaderItem {
-                    id: id.clone(),
+                    id: entry.rule.id.clone(),
                     quota: entry.rule.limit,
                     window_s: entry.rule.period_ms / 1000,
                     remaining: d.remaining,
@@ -157,7 +150,7 @@ impl Limiter {
                 });
             }
             verdict.reports.push(RuleReport {
-                rule: id.clone(),
+                rule: entry.id.clone(),
                 subject: p.picked.subject,
                 allowed: d.allowed,
                 remaining: d.remaining,
@@ -178,7 +171,7 @@ impl Limiter {
     /// failed, from cache).
     fn resolve(
         &self,
-        p: &Pending<'_>,
+        check: &Check,
         answer: Option<CheckResult>,
         now: u64,
         local_rules: usize,
@@ -186,21 +179,21 @@ impl Limiter {
         match answer {
             Some(Ok(d)) => (Some(d), false, false),
             _ => {
-                let rule = &p.check.rule;
+                let rule = &check.rule;
                 if rule.fail_mode != FailMode::Local {
                     return (None, true, false);
                 }
                 let fleet = self.inner.fleet.fleet_size();
-                let quota = share_of(p.check.quota, fleet);
+                let quota = share_of(check.quota, fleet);
                 let d = self.inner.local.check(
                     rule,
-                    &p.check.namespace,
+                    &check.namespace,
                     local_rules,
-                    &p.check.subject,
+                    &check.subject,
                     now,
                     &quota,
-                    p.check.penalty_ms,
-                    p.check.bit,
+                    check.penalty_ms,
+                    check.bit,
                 );
                 (d, d.is_none(), false)
             }

@@ -17,7 +17,9 @@ use crate::stats::RuleStats;
 #[derive(Debug)]
 pub(crate) struct Entry {
     pub(crate) rule: Arc<Rule>,
+    pub(crate) id: Arc<str>,
     pub(crate) namespace: Arc<str>,
+    pub(crate) ns_key: crate::HashKey,
     pub(crate) stats: Arc<RuleStats>,
     pub(crate) added_at_run_time: bool,
 }
@@ -64,10 +66,13 @@ impl Published {
         for (rule, added_at_run_time) in config.chain(added) {
             let stats = previous
                 .and_then(|old| old.stats_of(&rule.id))
-                .unwrap_or_default();
+                .unwrap_or_else(|| Arc::new(RuleStats::new(&rule.id)));
+            let ns = namespace(rule);
             let entry = Entry {
                 rule: rule.clone(),
-                namespace: namespace(rule).into(),
+                id: rule.id.as_str().into(),
+                ns_key: crate::backend::namespace_key(&ns),
+                namespace: ns.into(),
                 stats,
                 added_at_run_time,
             };

@@ -41,7 +41,7 @@ impl Limiter {
             }
             if !item.blocks {
                 if let Some(stats) = self.rule_stats(&rule.id) {
-                    stats.record(&rule.id, Event::WouldLimit);
+                    stats.record(Event::WouldLimit);
                 }
                 continue;
             }

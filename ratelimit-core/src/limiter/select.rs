@@ -55,7 +55,7 @@ impl Selector<'_> {
     /// Keys one matching rule; expired rules are counted and skipped.
     fn pick<'p>(&self, e: &'p Entry) -> Pick<'p> {
         if e.rule.expired_at(self.now) {
-            e.stats.record(&e.rule.id, Event::Expired);
+            e.stats.record(Event::Expired);
             return Pick::Skip;
         }
         let jwt_off = self.switches.jwt_disabled();
@@ -64,7 +64,7 @@ impl Selector<'_> {
             .as_ref()
             .is_some_and(|a| a.matches(self.req, jwt_off))
         {
-            e.stats.record(&e.rule.id, Event::Allowlisted);
+            e.stats.record(Event::Allowlisted);
             return Pick::Skip;
         }
         let subject = match subject(&e.rule, self.req, self.hash_key, jwt_off) {
@@ -106,7 +106,7 @@ impl Selector<'_> {
                 match self.pick(e) {
                     Pick::Take(_) | Pick::Reject if taken == MAX_OTHER_RULES => {
                         sel.capped = true;
-                        e.stats.record(&e.rule.id, Event::Capped);
+                        e.stats.record(Event::Capped);
                         break 'passes;
                     }
                     Pick::Take(t) => {

@@ -57,25 +57,27 @@ impl MemoryBackend {
         batch
             .checks
             .iter()
-            .map(|c| {
-                let key = c.state_key;
-                let now = batch.now_ms;
-                let mut shard = self.map.shard(&key);
-                let algorithm = c.rule.algorithm;
-                let Some((state, how)) = shard.entry(key, now, WhenFull::EvictLru, || {
-                    SubjectState::new(algorithm)
-                }) else {
-                    return Ok(Decision::allow(c.quota.limit, 0));
-                };
-                if how == Inserted::EvictedLive {
-                    metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
-                }
-                let d = state.check(algorithm, now, &c.quota, c.penalty_ms, c.bit);
-                let idle_at = state.expires_at(&c.quota);
-                shard.set_idle_at(&key, idle_at);
-                Ok(d)
-            })
+            .map(|c| Ok(self.check_one(c, batch.now_ms)))
             .collect()
+    }
+
+    /// Answers one check at `now` (Unix ms).
+    pub fn check_one(&self, c: &Check, now: u64) -> Decision {
+        let key = c.state_key;
+        let mut shard = self.map.shard(&key);
+        let algorithm = c.rule.algorithm;
+        let Some((state, how)) = shard.entry(key, now, WhenFull::EvictLru, || {
+            SubjectState::new(algorithm)
+        }) else {
+            return Decision::allow(c.quota.limit, 0);
+        };
+        if how == Inserted::EvictedLive {
+            metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
+        }
+        let d = state.check(algorithm, now, &c.quota, c.penalty_ms, c.bit);
+        let idle_at = state.expires_at(&c.quota);
+        shard.set_idle_at(&key, idle_at);
+        d
     }
 }
 

@@ -1,0 +1,129 @@
+//! Core decision speed against `governor`'s keyed limiter, in the same run.
+//!
+//! - `single/*`: one keyed rule on the in-memory store (leaky bucket,
+//!   sliding window) against `governor::RateLimiter::check_key` (GCRA on a
+//!   `DashMap`), with 1 key and with 100,000 keys.
+//! - `request/*`: a whole request through `Limiter::check` (selection,
+//!   expression, keys, 2 rules, verdict).
+//!
+//! `cargo bench -p ratelimit-core --bench decide`
+
+use std::hint::black_box;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use governor::{Quota as GovQuota, RateLimiter};
+use ratelimit_core::backend::Check;
+use ratelimit_core::limiter::namespace;
+use ratelimit_core::rules::{Rule, RuleBuilder, RuleSet};
+use ratelimit_core::store::MemoryBackend;
+use ratelimit_core::{HashKey, KeyDigest, Limiter, ManualClock, RequestAttrs};
+
+const T0: u64 = 1_767_225_600_000;
+/// Generous limits so that every call admits, as governor's does.
+const LIMIT: u64 = 1_000_000_000;
+
+fn rule(algorithm: &str) -> Rule {
+    let b = RuleBuilder::new("api").key(["ip"]);
+    match algorithm {
+        "leaky_bucket" => b.leaky_bucket(LIMIT, Duration::from_secs(1), LIMIT),
+        _ => b.sliding_window(LIMIT, Duration::from_secs(1)),
+    }
+    .build()
+    .expect("valid")
+}
+
+fn checks(rule: &Rule, keys: u32) -> Vec<Check> {
+    let rule = Arc::new(rule.clone());
+    let ns: Arc<str> = namespace(&rule).into();
+    (0..keys)
+        .map(|i| {
+            let subject = HashKey::DEFAULT.digest(&i.to_le_bytes());
+            Check::new(rule.clone(), ns.clone(), subject, rule.quota(1), None, None)
+        })
+        .collect()
+}
+
+fn single(c: &mut Criterion) {
+    let mut g = c.benchmark_group("single");
+    for keys in [1u32, 100_000] {
+        for algorithm in ["leaky_bucket", "sliding_window"] {
+            let store = MemoryBackend::with_capacity(200_000);
+            let checks = checks(&rule(algorithm), keys);
+            let mut i = 0usize;
+            let mut now = T0;
+            g.bench_with_input(BenchmarkId::new(algorithm, keys), &keys, |b, _| {
+                b.iter(|| {
+                    i = (i + 1) % checks.len();
+                    now += 1;
+                    black_box(store.check_one(&checks[i], now))
+                })
+            });
+        }
+        let gov = RateLimiter::<KeyDigest, _, _>::dashmap(GovQuota::per_second(NonZeroU32::MAX));
+        let subjects: Vec<KeyDigest> = (0..keys)
+            .map(|i| HashKey::DEFAULT.digest(&i.to_le_bytes()))
+            .collect();
+        let mut i = 0usize;
+        g.bench_with_input(
+            BenchmarkId::new("governor_check_key", keys),
+            &keys,
+            |b, _| {
+                b.iter(|| {
+                    i = (i + 1) % subjects.len();
+                    black_box(gov.check_key(&subjects[i]).is_ok())
+                })
+            },
+        );
+    }
+    g.finish();
+}
+
+/// Polls a future that never waits (the in-memory backend answers at once).
+fn ready<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+fn request(c: &mut Criterion) {
+    let rules = RuleSet::from_json(&format!(
+        r#"[{{"id": "per-ip", "expression": "true", "algorithm": "sliding_window",
+              "limit": {LIMIT}, "period": "1m", "key": ["ip"], "ratelimit_headers": true}},
+            {{"id": "login", "expression": "http.request.uri.path eq \"/login\"",
+              "algorithm": "leaky_bucket", "limit": {LIMIT}, "burst": {LIMIT}, "period": "1s",
+              "key": ["ip", "header:x-user"]}}]"#
+    ))
+    .expect("valid");
+    let clock = ManualClock::new(T0);
+    let limiter = Limiter::builder(rules).clock(clock.clone()).build();
+    let reqs: Vec<RequestAttrs> = (0..1000u32)
+        .map(|i| {
+            RequestAttrs::new(
+                format!("198.51.{}.{}", i / 250, i % 250)
+                    .parse()
+                    .expect("ip"),
+            )
+            .with_method("POST")
+            .with_path("/login")
+            .with_header("x-user", format!("user{i}"))
+        })
+        .collect();
+    let mut i = 0usize;
+    c.bench_function("request/2_rules", |b| {
+        b.iter(|| {
+            i = (i + 1) % reqs.len();
+            black_box(ready(limiter.check(&reqs[i])).is_forward())
+        })
+    });
+}
+
+criterion_group!(benches, single, request);
+criterion_main!(benches);
