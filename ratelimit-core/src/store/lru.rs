@@ -1,10 +1,12 @@
-//! A bounded map with least-recently-used order, as a slab of nodes linked
-//! by index: one allocation up front, no per-entry allocation, O(1) get,
-//! touch and evict.
+//! A bounded map with approximate least-recently-used eviction: a dense
+//! slab of entries and a hash index into it. No per-entry allocation, O(1)
+//! get, touch and evict.
 //!
+//! Recency is a stamp per entry; eviction samples a few entries (as Redis
+//! does) and takes an idle one, else the least recently used of the sample.
 //! Each entry carries the time (Unix ms) after which it is idle: an idle
 //! entry holds nothing worth keeping and is the first to go when the map is
-//! full. What happens when no idle entry is found is the caller's
+//! full. What happens when no sampled entry is idle is the caller's
 //! [`WhenFull`] policy.
 
 use std::collections::HashMap;
@@ -12,14 +14,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::KeyDigest;
 
-const NIL: u32 = u32::MAX;
-/// How many entries from the cold end are looked at for an idle one.
-const IDLE_PROBE: usize = 8;
-
-/// What to do with a new key when the map is full and nothing is idle.
+/// What to do with a new key when the map is full and nothing sampled is
+/// idle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WhenFull {
-    /// Evict the least recently used entry anyway.
+    /// Evict the least recently used entry of the sample anyway.
     EvictLru,
     /// Do not store the new key.
     Refuse,
@@ -36,12 +35,14 @@ pub enum Inserted {
     EvictedLive,
 }
 
+/// How many entries are sampled for an idle (or the oldest) one.
+const SAMPLE: usize = 8;
+
 #[derive(Debug)]
 struct Node<V> {
     key: KeyDigest,
     idle_at: u64,
-    prev: u32,
-    next: u32,
+    used: u32,
     value: V,
 }
 
@@ -64,63 +65,70 @@ impl Hasher for DigestHasher {
 
 type Index = HashMap<KeyDigest, u32, BuildHasherDefault<DigestHasher>>;
 
-/// A bounded LRU map from [`KeyDigest`] to `V`.
+/// A bounded map from [`KeyDigest`] to `V` with approximate LRU eviction.
 #[derive(Debug)]
 pub struct Lru<V> {
     index: Index,
     nodes: Vec<Node<V>>,
-    head: u32,
-    tail: u32,
     capacity: usize,
+    tick: u32,
+    rng: u64,
 }
 
 impl<V> Lru<V> {
     /// A map that holds at most `capacity` entries.
     pub fn new(capacity: usize) -> Self {
         Self {
-            index: Index::with_capacity_and_hasher(capacity.min(1 << 16), Default::default()),
-            nodes: Vec::with_capacity(capacity.min(1 << 16)),
-            head: NIL,
-            tail: NIL,
-            capacity,
+            index: Index::default(),
+            nodes: Vec::new(),
+            capacity: capacity.max(1),
+            tick: 0,
+            rng: 0x9e37_79b9_7f4a_7c15,
         }
     }
 
     /// Entries held.
     pub fn len(&self) -> usize {
-        self.index.len()
+        self.nodes.len()
     }
 
     /// Whether nothing is held.
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.nodes.is_empty()
+    }
+
+    fn stamp(&mut self) -> u32 {
+        self.tick = self.tick.wrapping_add(1);
+        self.tick
     }
 
     /// The value of `key`, marked as just used.
     pub fn get_mut(&mut self, key: &KeyDigest) -> Option<&mut V> {
-        let i = *self.index.get(key)?;
-        self.touch(i);
-        Some(&mut self.nodes[i as usize].value)
+        let i = *self.index.get(key)? as usize;
+        let t = self.stamp();
+        let node = &mut self.nodes[i];
+        node.used = t;
+        Some(&mut node.value)
     }
 
-    /// The value of `key` without touching the order.
+    /// The value of `key` without touching its recency.
     pub fn peek(&self, key: &KeyDigest) -> Option<&V> {
         self.index.get(key).map(|&i| &self.nodes[i as usize].value)
     }
 
     /// Removes `key`.
     pub fn remove(&mut self, key: &KeyDigest) -> Option<V> {
-        let i = self.index.remove(key)?;
-        self.unlink(i);
-        let last = self.nodes.len() as u32 - 1;
-        if i != last {
-            self.move_node(last, i);
+        let i = self.index.remove(key)? as usize;
+        let node = self.nodes.swap_remove(i);
+        if let Some(moved) = self.nodes.get(i) {
+            self.index.insert(moved.key, i as u32);
         }
-        self.nodes.pop().map(|n| n.value)
+        Some(node.value)
     }
 
     /// The entry for `key`: found, or created with `make()`. `None` when
-    /// the map is full, nothing is idle at `now`, and the policy refuses.
+    /// the map is full, no sampled entry is idle at `now`, and the policy
+    /// refuses.
     pub fn entry(
         &mut self,
         key: KeyDigest,
@@ -128,31 +136,37 @@ impl<V> Lru<V> {
         policy: WhenFull,
         make: impl FnOnce() -> V,
     ) -> Option<(&mut V, Inserted)> {
+        let t = self.stamp();
         if let Some(&i) = self.index.get(&key) {
-            self.touch(i);
-            return Some((&mut self.nodes[i as usize].value, Inserted::Found));
+            let node = &mut self.nodes[i as usize];
+            node.used = t;
+            return Some((&mut node.value, Inserted::Found));
         }
-        let mut how = Inserted::New;
-        let slot = if self.nodes.len() < self.capacity {
-            self.nodes.push(Node {
-                key,
-                idle_at: 0,
-                prev: NIL,
-                next: NIL,
-                value: make(),
-            });
-            self.nodes.len() as u32 - 1
-        } else if let Some(i) = self.find_idle(now) {
-            self.reuse(i, key, make())
-        } else if policy == WhenFull::EvictLru && self.tail != NIL {
-            how = Inserted::EvictedLive;
-            self.reuse(self.tail, key, make())
-        } else {
-            return None;
+        let node = Node {
+            key,
+            idle_at: 0,
+            used: t,
+            value: make(),
         };
-        self.index.insert(key, slot);
-        self.link_front(slot);
-        Some((&mut self.nodes[slot as usize].value, how))
+        if self.nodes.len() < self.capacity {
+            self.nodes.push(node);
+            let i = self.nodes.len() - 1;
+            self.index.insert(key, i as u32);
+            return Some((&mut self.nodes[i].value, Inserted::New));
+        }
+        let (victim, idle) = self.sample(now)?;
+        if !idle && policy == WhenFull::Refuse {
+            return None;
+        }
+        let old = std::mem::replace(&mut self.nodes[victim], node);
+        self.index.remove(&old.key);
+        self.index.insert(key, victim as u32);
+        let how = if idle {
+            Inserted::New
+        } else {
+            Inserted::EvictedLive
+        };
+        Some((&mut self.nodes[victim].value, how))
     }
 
     /// Records when the entry of `key` becomes idle.
@@ -162,88 +176,30 @@ impl<V> Lru<V> {
         }
     }
 
-    fn find_idle(&self, now: u64) -> Option<u32> {
-        let mut i = self.tail;
-        for _ in 0..IDLE_PROBE {
-            if i == NIL {
-                return None;
+    /// A sampled victim: the first idle entry, else the least recently used
+    /// of the sample (and whether it is idle).
+    fn sample(&mut self, now: u64) -> Option<(usize, bool)> {
+        let n = self.nodes.len();
+        if n == 0 {
+            return None;
+        }
+        let mut oldest: Option<(usize, u32)> = None;
+        for _ in 0..SAMPLE.min(n) {
+            // xorshift64: cheap, good enough to spread the samples.
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            let i = (self.rng % n as u64) as usize;
+            let node = &self.nodes[i];
+            if node.idle_at <= now {
+                return Some((i, true));
             }
-            if self.nodes[i as usize].idle_at <= now {
-                return Some(i);
+            let age = self.tick.wrapping_sub(node.used);
+            if oldest.is_none_or(|(_, a)| age > a) {
+                oldest = Some((i, age));
             }
-            i = self.nodes[i as usize].prev;
         }
-        None
-    }
-
-    fn reuse(&mut self, i: u32, key: KeyDigest, value: V) -> u32 {
-        self.unlink(i);
-        let node = &mut self.nodes[i as usize];
-        self.index.remove(&node.key);
-        *node = Node {
-            key,
-            idle_at: 0,
-            prev: NIL,
-            next: NIL,
-            value,
-        };
-        i
-    }
-
-    fn touch(&mut self, i: u32) {
-        if self.head != i {
-            self.unlink(i);
-            self.link_front(i);
-        }
-    }
-
-    fn unlink(&mut self, i: u32) {
-        let (prev, next) = {
-            let n = &self.nodes[i as usize];
-            (n.prev, n.next)
-        };
-        match prev {
-            NIL => self.head = next,
-            p => self.nodes[p as usize].next = next,
-        }
-        match next {
-            NIL => self.tail = prev,
-            n => self.nodes[n as usize].prev = prev,
-        }
-    }
-
-    fn link_front(&mut self, i: u32) {
-        let old = self.head;
-        {
-            let n = &mut self.nodes[i as usize];
-            n.prev = NIL;
-            n.next = old;
-        }
-        if old != NIL {
-            self.nodes[old as usize].prev = i;
-        }
-        self.head = i;
-        if self.tail == NIL {
-            self.tail = i;
-        }
-    }
-
-    /// Moves node `from` into slot `to` (which is unlinked and free).
-    fn move_node(&mut self, from: u32, to: u32) {
-        self.nodes.swap(from as usize, to as usize);
-        let (prev, next, key) = {
-            let n = &self.nodes[to as usize];
-            (n.prev, n.next, n.key)
-        };
-        match prev {
-            NIL => self.head = to,
-            p => self.nodes[p as usize].next = to,
-        }
-        match next {
-            NIL => self.tail = to,
-            n => self.nodes[n as usize].prev = to,
-        }
-        self.index.insert(key, to);
+        oldest.map(|(i, _)| (i, false))
     }
 }
 
@@ -258,6 +214,7 @@ mod tests {
     #[test]
     fn evicts_idle_before_refusing() {
         let mut m: Lru<u32> = Lru::new(2);
+        // With 2 entries the 8 samples see both: the outcome is certain.
         m.entry(k(1), 0, WhenFull::Refuse, || 1);
         m.set_idle_at(&k(1), 50);
         m.entry(k(2), 0, WhenFull::Refuse, || 2);
