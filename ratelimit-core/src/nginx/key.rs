@@ -55,6 +55,8 @@ pub trait KeySource {
     fn header(&self, name: &str) -> Option<&[u8]>;
 }
 
+/// `$remote_addr` is the client address (there is no separate peer), and
+/// `$site` the application value `site` (see [`RequestAttrs::with_app_value`]).
 impl KeySource for RequestAttrs {
     fn client_ip(&self) -> Option<IpAddr> {
         Some(self.client_ip)

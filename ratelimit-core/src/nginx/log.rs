@@ -1,5 +1,17 @@
 //! Error-log events of the limits, at the configured level, with
 //! `limit_error = "excess"` or `limit_error = "zone_exhausted"`.
+//!
+//! Refusals are written at `limit_req_log_level` / `limit_conn_log_level`
+//! (`error` by default), delays one level lower, and `notice` at INFO.
+//! Every event has the target [`LOG_TARGET`] and the field `zone`.
+//!
+//! # Examples
+//!
+//! ```
+//! // Filter the limit events with a target directive such as
+//! // `RUST_LOG=ratelimit::nginx=warn`.
+//! assert_eq!(ratelimit_core::nginx::LOG_TARGET, "ratelimit::nginx");
+//! ```
 
 use std::fmt;
 

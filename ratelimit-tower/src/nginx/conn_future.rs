@@ -1,5 +1,18 @@
 //! The response future of [`LimitConn`](super::LimitConn): hands the counts
 //! over to the response body.
+//!
+//! # Examples
+//!
+//! ```
+//! use ratelimit_tower::nginx::{ConnBody, ConnFuture};
+//! use std::convert::Infallible;
+//! use std::future::Ready;
+//!
+//! // Over a `Send` service the future and the body are `Send`.
+//! fn spawnable<T: Send + 'static>() {}
+//! spawnable::<ConnFuture<Ready<Result<http::Response<String>, Infallible>>, String>>();
+//! spawnable::<ConnBody<String>>();
+//! ```
 
 use std::fmt;
 use std::future::Future;

@@ -17,6 +17,12 @@
 //! * limit_conn's count lives in the [`ConnBody`] of the response and is
 //!   given back once: at the end of the body, or when it is dropped.
 //!
+//! nginx applies only the merged list of the location a request ends in;
+//! stacked layers each apply their own. Merge the levels with
+//! [`Level::inherit`](ratelimit_core::nginx::Level::inherit) (what
+//! [`Zones::limit_req`](ratelimit_core::nginx::Zones::limit_req) does with
+//! the top level) and put one layer of each kind on a route.
+//!
 //! # Examples
 //!
 //! ```

@@ -1,4 +1,21 @@
 //! The response future of [`LimitReq`](super::LimitReq): wait, then call.
+//!
+//! The wait is part of this future: dropping it (a client that goes away, a
+//! timeout around the service) abandons the request before the inner
+//! service sees it.
+//!
+//! # Examples
+//!
+//! ```
+//! use ratelimit_tower::nginx::ResponseFuture;
+//! use std::convert::Infallible;
+//! use tower::util::BoxCloneService;
+//!
+//! // Over a `Send` service the future is `Send`: a server can spawn it.
+//! type Inner = BoxCloneService<http::Request<()>, http::Response<()>, Infallible>;
+//! fn spawnable<T: Send + 'static>() {}
+//! spawnable::<ResponseFuture<Inner, ()>>();
+//! ```
 
 use std::fmt;
 use std::future::Future;

@@ -7,6 +7,10 @@
 //! timeouts, then goes on to the inner service. `$limit_req_status` is put
 //! on the request (for the inner service) and on the response.
 //!
+//! The wait uses `tokio::time::sleep`, so it needs a Tokio runtime with its
+//! timer, as axum and hyper servers have; called outside a runtime, a
+//! delayed request goes on at once (and a warning is logged).
+//!
 //! # Examples
 //!
 //! ```
