@@ -1,33 +1,84 @@
 //! Pure rate-limit algorithms, the JSON rule model and the in-process request pipeline.
 //!
 //! `ratelimit-core` decides whether a request may pass. It holds no I/O and
-//! no runtime: time comes from a [`Clock`], shared state from a backend.
+//! no runtime: time comes from a [`Clock`], shared state from a
+//! [`Backend`](backend::Backend) (the bounded in-memory store by default,
+//! Valkey with `ratelimit-valkey`), and the HTTP side lives in
+//! `ratelimit-tower`.
+//!
+//! # Quick example
+//!
+//! ```
+//! use ratelimit_core::rules::RuleSet;
+//! use ratelimit_core::{Limiter, ManualClock, Outcome, RequestAttrs};
+//!
+//! let rules = RuleSet::from_json(r#"[{
+//!     "id": "login",
+//!     "expression": "http.request.uri.path eq \"/login\"",
+//!     "algorithm": "sliding_window", "limit": 5, "period": "1m",
+//!     "key": ["ip"], "on_missing_key": "fallback_ip",
+//!     "action": "block", "penalty": "5m", "fail_mode": "open",
+//!     "ratelimit_headers": true
+//! }]"#)?;
+//! let clock = ManualClock::new(1_767_225_600_000);
+//! let limiter = Limiter::builder(rules).clock(clock.clone()).build();
+//! let login = RequestAttrs::new("203.0.113.7".parse().unwrap()).with_path("/login");
+//!
+//! # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+//! # rt.block_on(async {
+//! for _ in 0..5 {
+//!     assert!(limiter.check(&login).await.is_forward());
+//! }
+//! let sixth = limiter.check(&login).await;
+//! assert_eq!(sixth.outcome, Outcome::Limited);
+//! assert_eq!(sixth.retry_after_secs(), Some(300)); // the penalty
+//! assert_eq!(sixth.ratelimit_policy().as_deref(), Some(r#""login";q=5;w=60"#));
+//! # });
+//! # Ok::<(), ratelimit_core::rules::RuleError>(())
+//! ```
+//!
+//! # What is here
+//!
+//! | module | what it holds |
+//! | --- | --- |
+//! | [`algorithm`] | the five algorithms and the penalty, pure integer functions |
+//! | [`rules`] | the JSON rule model, validation, [`rules::RuleBuilder`] |
+//! | [`expr`] | match expressions (a subset of the Cloudflare rules language) |
+//! | [`keys`] | request keys hashed to fixed-size digests |
+//! | [`limiter`] | the request pipeline: selection, penalties, fail modes, verdicts, publishing, peek/reset, temporary rules |
+//! | [`store`] | the bounded in-memory backend |
+//! | [`penalty_cache`], [`local`], [`backstop`] | the bounded local stores |
+//! | [`switches`] | the emergency switches and the fleet size |
+//! | [`nginx`] | nginx-compatible `limit_req` / `limit_conn` |
+//!
+//! # Minimum supported Rust version
+//!
+//! Rust 1.85; raising it is a minor-version change.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod algorithm;
 pub mod backend;
+pub mod backstop;
 pub mod clock;
+pub mod expr;
 pub mod hash;
 pub mod heavy;
 pub mod keys;
-pub mod request;
-
-pub use clock::{Clock, ManualClock, SystemClock};
-pub use expr::{ExprError, Expression};
-pub use hash::{HashKey, KeyDigest};
-pub use request::RequestAttrs;
-pub mod backstop;
-pub mod expr;
 pub mod limiter;
 pub mod local;
 pub mod nginx;
 pub mod penalty_cache;
+pub mod request;
 pub mod rules;
 pub mod stats;
 pub mod store;
 pub mod switches;
 pub mod verdict;
 
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use expr::{ExprError, Expression};
+pub use hash::{HashKey, KeyDigest};
 pub use limiter::{Limiter, LimiterBuilder};
+pub use request::RequestAttrs;
 pub use verdict::{Outcome, Verdict};
