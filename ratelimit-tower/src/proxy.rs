@@ -251,9 +251,11 @@ pub(crate) fn parse_node(node: &str) -> Option<IpAddr> {
 
 /// A port: digits, or an obfuscated `_port` (RFC 7239).
 fn is_port(p: &str) -> bool {
-    !p.is_empty()
-        && (p.bytes().all(|b| b.is_ascii_digit())
-            || (p.starts_with('_') && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')))
+    let digits = (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit());
+    let obfuscated = p.len() > 1
+        && p.starts_with('_')
+        && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    digits || obfuscated
 }
 
 #[cfg(test)]

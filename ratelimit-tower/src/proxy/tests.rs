@@ -31,6 +31,8 @@ fn odd_nodes_parse_or_are_refused_without_panics() {
         ("[203.0.113.7]", None),
         ("203.0.113.7:", None),
         ("203.0.113.7:80:80", None),
+        ("203.0.113.7:123456", None),
+        ("203.0.113.7:_", None),
         ("999.1.1.1", None),
         ("::ffff:1.2.3.4:80", None),
         ("\u{fffd}\u{0}", None),
