@@ -150,7 +150,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for w in rules.warnings() {
         println!("warning: {w}");
     }
-    let limiter = Limiter::builder(rules).backend_arc(backend_from_env()).build();
+    let limiter = Limiter::builder(rules)
+        .backend_arc(backend_from_env())
+        .build();
     let layer = RateLimitLayer::new(limiter.clone());
 
     let app = Router::new()

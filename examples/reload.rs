@@ -81,7 +81,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let app = Router::new()
         .route("/", get(|| async { "ok\n" }))
-        .route("/login", get(|| async { "welcome\n" }).post(|| async { "welcome\n" }))
+        .route(
+            "/login",
+            get(|| async { "welcome\n" }).post(|| async { "welcome\n" }),
+        )
         .layer(layer);
     let port = std::env::var("PORT").unwrap_or_else(|_| "3001".into());
     let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await?;

@@ -36,9 +36,16 @@ async fn allowed_answers_carry_ratelimit_headers() {
         assert_eq!(r.body, "ok");
         assert_eq!(r.header("ratelimit-policy"), Some(r#""login";q=5;w=60"#));
         let current = r.header("ratelimit").unwrap();
-        assert!(current.starts_with(&format!(r#""login";r={left};t="#)), "{current}");
+        assert!(
+            current.starts_with(&format!(r#""login";r={left};t="#)),
+            "{current}"
+        );
         assert_eq!(r.header("retry-after"), None);
-        assert_eq!(r.header("x-ratelimit-limit"), None, "legacy headers are off");
+        assert_eq!(
+            r.header("x-ratelimit-limit"),
+            None,
+            "legacy headers are off"
+        );
     }
     // A path no rule matches gets no headers.
     let r = hit(addr, "/other").await;
@@ -57,7 +64,10 @@ async fn over_the_limit_is_429_with_retry_after_and_a_json_body() {
     assert_eq!(r.header("content-type"), Some("application/json"));
     assert_eq!(r.body, r#"{"error":"rate_limited","retry_after":300}"#);
     assert_eq!(r.header("ratelimit-policy"), Some(r#""login";q=5;w=60"#));
-    assert!(r.header("ratelimit").unwrap().starts_with(r#""login";r=0;"#));
+    assert!(r
+        .header("ratelimit")
+        .unwrap()
+        .starts_with(r#""login";r=0;"#));
 }
 
 #[tokio::test]
@@ -68,11 +78,19 @@ async fn a_penalty_counts_down_as_in_the_seed() {
     assert_eq!(hit(addr, "/login").await.header("retry-after"), Some("300"));
     advance(&clock, 65);
     let r = hit(addr, "/login").await;
-    assert_eq!((r.status.as_u16(), r.header("retry-after")), (429, Some("235")));
+    assert_eq!(
+        (r.status.as_u16(), r.header("retry-after")),
+        (429, Some("235"))
+    );
     advance(&clock, 234);
     assert_eq!(hit(addr, "/login").await.header("retry-after"), Some("1"));
     advance(&clock, 1);
-    assert_eq!(hit(addr, "/login").await.status, 200, "now = {}", clock_now(&clock));
+    assert_eq!(
+        hit(addr, "/login").await.status,
+        200,
+        "now = {}",
+        clock_now(&clock)
+    );
 }
 
 fn clock_now(clock: &ratelimit_core::ManualClock) -> u64 {

@@ -95,7 +95,10 @@ async fn without_verification_skip_does_not_apply_the_rule() {
 async fn without_verification_reject_answers_400() {
     let (addr, _) = server().await;
     let r = hit(addr, "/reject").await;
-    assert_eq!((r.status.as_u16(), r.body.as_str()), (400, r#"{"error":"bad_request"}"#));
+    assert_eq!(
+        (r.status.as_u16(), r.body.as_str()),
+        (400, r#"{"error":"bad_request"}"#)
+    );
     assert_eq!(as_user(addr, "/reject", "Bearer forged-alice").await, 400);
     assert_eq!(as_user(addr, "/reject", "Bearer valid-alice").await, 200);
 }

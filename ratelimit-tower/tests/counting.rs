@@ -35,7 +35,10 @@ async fn a_404_count_rule_blocks_from_the_penalty_cache() {
     let hits = Hits::default();
     let h = hits.clone();
     let app = Router::new()
-        .route("/files/{name}", get(move || async move { h.answer(StatusCode::NOT_FOUND) }))
+        .route(
+            "/files/{name}",
+            get(move || async move { h.answer(StatusCode::NOT_FOUND) }),
+        )
         .route("/ok", get(ok))
         .layer(layer(json, &clock));
     let addr = serve_axum(app).await;
@@ -64,7 +67,12 @@ async fn only_counted_statuses_count() {
     let json = r#"[{"id": "404s", "expression": "true", "algorithm": "fixed_window",
         "limit": 1, "period": "1m", "key": ["ip"], "count_statuses": ["404"]}]"#;
     let clock = clock();
-    let addr = serve_axum(Router::new().route("/ok", get(ok)).layer(layer(json, &clock))).await;
+    let addr = serve_axum(
+        Router::new()
+            .route("/ok", get(ok))
+            .layer(layer(json, &clock)),
+    )
+    .await;
     // 200s are not counted, whatever their number.
     assert_eq!(statuses(addr, "/ok", 5).await, [200; 5]);
     // The router's own 404 (no route) is the upstream's answer: counted.
@@ -84,7 +92,10 @@ async fn the_limiters_own_429s_are_not_counted() {
     let h = hits.clone();
     let app = Router::new()
         .route("/busy", get(ok))
-        .route("/upstream429", get(move || async move { h.answer(StatusCode::TOO_MANY_REQUESTS) }))
+        .route(
+            "/upstream429",
+            get(move || async move { h.answer(StatusCode::TOO_MANY_REQUESTS) }),
+        )
         .layer(layer(json, &clock));
     let addr = serve_axum(app).await;
     // One admitted, then four 429s from the limiter itself.

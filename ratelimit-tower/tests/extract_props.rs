@@ -11,7 +11,13 @@ use ratelimit_tower::{
 fn header_bytes() -> impl Strategy<Value = Vec<u8>> {
     // Visible bytes, space, tab and obs-text: what a HeaderValue accepts.
     prop::collection::vec(
-        prop_oneof![0x20u8..0x7f, Just(b'\t'), 0x80u8..=0xff, Just(b','), Just(b'"')],
+        prop_oneof![
+            0x20u8..0x7f,
+            Just(b'\t'),
+            0x80u8..=0xff,
+            Just(b','),
+            Just(b'"')
+        ],
         0..200,
     )
 }
@@ -33,7 +39,7 @@ proptest! {
     #[test]
     fn extraction_never_panics_and_is_bounded(
         xff in prop::collection::vec(header_bytes(), 0..4),
-        others in prop::collection::vec(("[a-z][a-z0-9-]{0,20}", header_bytes()), 0..40),
+        others in prop::collection::vec(("[a-z][a-z0-9-]{0,20}", header_bytes()), 0..16),
         path in "/[a-zA-Z0-9%._~/-]{0,100}",
         query in "[a-zA-Z0-9%=&+]{0,100}",
         host in header_bytes(),

@@ -85,10 +85,16 @@ async fn thousands_of_repeated_headers_cookies_and_arguments() {
         let mut req = from_client(uri).body(Full::default()).unwrap();
         let h = req.headers_mut();
         h.append("x-tenant", HeaderValue::from_str(first).unwrap());
-        h.append("cookie", HeaderValue::from_str(&format!("sid={first}")).unwrap());
+        h.append(
+            "cookie",
+            HeaderValue::from_str(&format!("sid={first}")).unwrap(),
+        );
         for i in 0..5_000 {
             h.append("x-tenant", HeaderValue::from_str(&format!("t{i}")).unwrap());
-            h.append("cookie", HeaderValue::from_str(&format!("sid=s{i}; c{i}=v")).unwrap());
+            h.append(
+                "cookie",
+                HeaderValue::from_str(&format!("sid=s{i}; c{i}=v")).unwrap(),
+            );
         }
         req
     };
@@ -108,9 +114,30 @@ async fn thousands_of_repeated_headers_cookies_and_arguments() {
         }
         q
     };
-    assert_eq!(oneshot(&layer, from_client(&query("x")).body(Full::default()).unwrap()).await, 200);
-    assert_eq!(oneshot(&layer, from_client(&query("x")).body(Full::default()).unwrap()).await, 429);
-    assert_eq!(oneshot(&layer, from_client(&query("y")).body(Full::default()).unwrap()).await, 200);
+    assert_eq!(
+        oneshot(
+            &layer,
+            from_client(&query("x")).body(Full::default()).unwrap()
+        )
+        .await,
+        200
+    );
+    assert_eq!(
+        oneshot(
+            &layer,
+            from_client(&query("x")).body(Full::default()).unwrap()
+        )
+        .await,
+        429
+    );
+    assert_eq!(
+        oneshot(
+            &layer,
+            from_client(&query("y")).body(Full::default()).unwrap()
+        )
+        .await,
+        200
+    );
 }
 
 #[tokio::test]
@@ -124,7 +151,9 @@ async fn many_repeats_and_a_long_query_over_tcp() {
     let mut b = request("GET", &q);
     // hyper answers 431 past 100 header lines.
     for i in 0..45 {
-        b = b.header("cookie", format!("k{i}=v")).header("x-tenant", format!("t{i}"));
+        b = b
+            .header("cookie", format!("k{i}=v"))
+            .header("x-tenant", format!("t{i}"));
     }
     let r = send(addr, b.body(Full::default()).unwrap()).await;
     assert_eq!(r.status, 200);

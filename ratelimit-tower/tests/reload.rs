@@ -36,7 +36,10 @@ async fn a_new_limit_keeps_the_counts_of_the_same_rule() {
     assert_eq!(hit(addr, "/").await.status, 429, "4 counted of 4");
     // Rule stats carry over too.
     let stats = limiter.rule_stats("api").unwrap();
-    assert_eq!((stats.get(Event::Allowed), stats.get(Event::Limited)), (4, 1));
+    assert_eq!(
+        (stats.get(Event::Allowed), stats.get(Event::Limited)),
+        (4, 1)
+    );
 }
 
 #[tokio::test]
@@ -45,9 +48,13 @@ async fn a_changed_period_or_algorithm_starts_fresh() {
     let layer = layer(&api(2, "fixed_window", "1m"), &clock);
     let addr = server(&layer).await;
     assert_eq!(statuses(addr, "/", 3).await, [200, 200, 429]);
-    layer.limiter().publish(rules(&api(2, "fixed_window", "2m")));
+    layer
+        .limiter()
+        .publish(rules(&api(2, "fixed_window", "2m")));
     assert_eq!(statuses(addr, "/", 3).await, [200, 200, 429]);
-    layer.limiter().publish(rules(&api(2, "sliding_window", "2m")));
+    layer
+        .limiter()
+        .publish(rules(&api(2, "sliding_window", "2m")));
     assert_eq!(statuses(addr, "/", 3).await, [200, 200, 429]);
 }
 
@@ -86,6 +93,10 @@ async fn disabling_config_blocking_turns_rules_into_log() {
     let addr = server(&layer).await;
     layer.limiter().switches().set_disable_config_blocking(true);
     let r = hit(addr, "/").await;
-    assert_eq!((r.status.as_u16(), r.header("ratelimit")), (200, None), "log rules send no headers");
+    assert_eq!(
+        (r.status.as_u16(), r.header("ratelimit")),
+        (200, None),
+        "log rules send no headers"
+    );
     assert_eq!(statuses(addr, "/", 3).await, [200; 3]);
 }

@@ -3,8 +3,6 @@
 
 mod support;
 
-use std::convert::Infallible;
-
 use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
@@ -76,12 +74,19 @@ async fn a_bare_hyper_server_is_limited_over_tcp() {
         .layer(layer.clone())
         .service(service_fn(hello::<hyper::body::Incoming>));
     let addr = serve_hyper(svc).await;
-    let replies = [hit(addr, "/").await, hit(addr, "/").await, hit(addr, "/").await];
+    let replies = [
+        hit(addr, "/").await,
+        hit(addr, "/").await,
+        hit(addr, "/").await,
+    ];
     assert_eq!(replies[0].body, "hello");
     assert_eq!(replies[1].status, 200);
     assert_eq!(replies[2].status, 429);
     assert_eq!(replies[2].header("retry-after"), Some("60"));
-    assert_eq!(replies[2].body, r#"{"error":"rate_limited","retry_after":60}"#);
+    assert_eq!(
+        replies[2].body,
+        r#"{"error":"rate_limited","retry_after":60}"#
+    );
 }
 
 #[tokio::test]
@@ -110,6 +115,6 @@ fn hyper_service_fn_compiles() {
         .service(service_fn(hello::<hyper::body::Incoming>));
     let _ = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
         let svc = svc.clone();
-        async move { Ok::<_, Infallible>(svc.oneshot(req).await?) }
+        async move { svc.oneshot(req).await }
     });
 }

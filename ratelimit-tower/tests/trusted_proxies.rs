@@ -52,7 +52,10 @@ async fn with_one_trusted_hop_the_rightmost_entry_is_the_client() {
     let r = hit_with(
         addr,
         "/",
-        &[("x-forwarded-for", "203.0.113.3"), ("x-forwarded-for", "203.0.113.2")],
+        &[
+            ("x-forwarded-for", "203.0.113.3"),
+            ("x-forwarded-for", "203.0.113.2"),
+        ],
     )
     .await;
     assert_eq!(r.status, 429);
@@ -88,7 +91,12 @@ async fn rfc7239_forwarded_is_read_the_same_way() {
     let proxies = TrustedProxies::hops(1).header(ForwardedHeader::Forwarded);
     let addr = server(proxies).await;
     let fwd = |v: &'static str| [("forwarded", v)];
-    let r = hit_with(addr, "/", &fwd(r#"for=6.6.6.6, for="[2001:db8::1]:4711";proto=https"#)).await;
+    let r = hit_with(
+        addr,
+        "/",
+        &fwd(r#"for=6.6.6.6, for="[2001:db8::1]:4711";proto=https"#),
+    )
+    .await;
     assert_eq!(r.status, 200);
     // The same /64, from the right.
     let r = hit_with(addr, "/", &fwd(r#"for=7.7.7.7;by=x, For="[2001:db8::2]""#)).await;

@@ -11,7 +11,9 @@ use bytes::Bytes;
 use http::{HeaderMap, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use ratelimit_core::backend::{Backend, BackendError, BackendErrorKind, Batch, BoxFuture, CheckResult};
+use ratelimit_core::backend::{
+    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, CheckResult,
+};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{Limiter, ManualClock};
 use ratelimit_tower::{RateLimitLayer, ResponseBody, SetClientIp};
