@@ -80,7 +80,7 @@ impl FromStr for Cidr {
         let addr: IpAddr = addr.parse().map_err(|_| CidrError(()))?;
         let prefix = match prefix {
             Some(p) => p.parse::<u8>().map_err(|_| CidrError(()))?,
-            None if addr.to_canonical().is_ipv4() => 32,
+            None if addr.is_ipv4() => 32,
             None => 128,
         };
         Cidr::new(addr, prefix)
@@ -124,6 +124,9 @@ mod tests {
         assert!(net("127.0.0.1").contains("127.0.0.1".parse().unwrap()));
         assert!(!net("127.0.0.1").contains("127.0.0.2".parse().unwrap()));
         assert!(net("::/0").contains("2001:db8::1".parse().unwrap()));
+        assert!(net("::ffff:10.0.0.0/104").contains("10.9.9.9".parse().unwrap()));
+        assert!(net("::ffff:10.0.0.1").contains("10.0.0.1".parse().unwrap()));
+        assert!(!net("::ffff:10.0.0.1").contains("10.0.0.2".parse().unwrap()));
     }
 
     #[test]
