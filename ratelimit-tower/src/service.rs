@@ -37,11 +37,6 @@ impl<S, M> RateLimit<S, M> {
         Self { inner, shared }
     }
 
-    /// A [`RateLimitLayer`] over `limiter`.
-    pub fn layer(limiter: Limiter) -> RateLimitLayer {
-        RateLimitLayer::new(limiter)
-    }
-
     /// The limiter.
     pub fn limiter(&self) -> &Limiter {
         &self.shared.limiter
