@@ -1,0 +1,185 @@
+//! [`ResponseFuture`]: check, then call the inner service or answer.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+
+use http::{Request, Response};
+use pin_project_lite::pin_project;
+use ratelimit_core::{Outcome, Verdict};
+use tower_service::Service;
+use tracing::Span;
+
+use crate::layer::Shared;
+use crate::response::{outcome_label, status_class};
+use crate::service::own_answer;
+use crate::{headers, MakeResponse, ResponseBody};
+
+/// The limiter's check of one request.
+pub(crate) type CheckFuture = Pin<Box<dyn Future<Output = Verdict> + Send>>;
+
+pin_project! {
+    /// The response future of [`RateLimit`](crate::RateLimit).
+    ///
+    /// Polling it after it completed returns `Pending` forever.
+    pub struct ResponseFuture<S, ReqB, M>
+    where
+        S: Service<Request<ReqB>>,
+    {
+        #[pin]
+        state: State<S, ReqB>,
+        shared: Arc<Shared<M>>,
+        span: Span,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<S, ReqB>
+    where
+        S: Service<Request<ReqB>>,
+    {
+        Checking {
+            check: CheckFuture,
+            request: Option<Request<ReqB>>,
+            inner: Option<S>,
+        },
+        Calling {
+            #[pin]
+            future: S::Future,
+            verdict: Verdict,
+        },
+        Done,
+    }
+}
+
+impl<S, ReqB, M> ResponseFuture<S, ReqB, M>
+where
+    S: Service<Request<ReqB>>,
+{
+    pub(crate) fn new(
+        check: CheckFuture,
+        request: Request<ReqB>,
+        inner: S,
+        shared: Arc<Shared<M>>,
+        span: Span,
+    ) -> Self {
+        Self {
+            state: State::Checking {
+                check,
+                request: Some(request),
+                inner: Some(inner),
+            },
+            shared,
+            span,
+        }
+    }
+}
+
+impl<S, ReqB, M, ResB> Future for ResponseFuture<S, ReqB, M>
+where
+    S: Service<Request<ReqB>, Response = Response<ResB>>,
+    M: MakeResponse,
+{
+    type Output = Result<Response<ResponseBody<ResB>>, S::Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let _entered = this.span.enter();
+        loop {
+            match this.state.as_mut().project() {
+                StateProj::Checking {
+                    check,
+                    request,
+                    inner,
+                } => {
+                    let verdict = ready!(check.as_mut().poll(cx));
+                    observe(this.span, &verdict);
+                    if verdict.outcome != Outcome::Forward {
+                        this.state.set(State::Done);
+                        return Poll::Ready(Ok(answer(this.shared, &verdict)));
+                    }
+                    let (Some(request), Some(mut inner)) = (request.take(), inner.take()) else {
+                        this.state.set(State::Done);
+                        return Poll::Pending;
+                    };
+                    let future = inner.call(request);
+                    this.state.set(State::Calling { future, verdict });
+                }
+                StateProj::Calling { future, verdict } => {
+                    let result = ready!(future.poll(cx));
+                    let result = result.map(|res| forwarded(this.shared, verdict, res));
+                    this.state.set(State::Done);
+                    return Poll::Ready(result);
+                }
+                StateProj::Done => return Poll::Pending,
+            }
+        }
+    }
+}
+
+/// Records the verdict on the span, the metrics and one event per rule.
+fn observe(span: &Span, verdict: &Verdict) {
+    let label = outcome_label(verdict.outcome);
+    span.record("outcome", label);
+    metrics::counter!("ratelimit_decisions_total", "outcome" => label).increment(1);
+    for r in &verdict.reports {
+        let decision = match (r.allowed, r.would_limit) {
+            (true, _) => "allowed",
+            (false, true) => "would_limit",
+            (false, false) => "limited",
+        };
+        tracing::debug!(
+            rule = %r.rule,
+            subject = %r.subject.to_hex(),
+            decision,
+            remaining = r.remaining,
+            failed = r.failed,
+            from_penalty_cache = r.from_penalty_cache,
+            "rate limit rule",
+        );
+    }
+}
+
+/// The limiter's own answer (never counted by count rules).
+fn answer<B, M: MakeResponse>(shared: &Shared<M>, verdict: &Verdict) -> Response<ResponseBody<B>> {
+    let mut res = own_answer(shared.make_response.make_response(verdict));
+    finish(shared, verdict, &mut res);
+    res
+}
+
+/// The inner service's answer: counted, then given the headers.
+fn forwarded<B, M>(
+    shared: &Shared<M>,
+    verdict: &Verdict,
+    res: Response<B>,
+) -> Response<ResponseBody<B>> {
+    shared
+        .limiter
+        .record_response(&verdict.ticket, res.status().as_u16());
+    let mut res = res.map(ResponseBody::inner);
+    finish(shared, verdict, &mut res);
+    res
+}
+
+fn finish<B, M>(shared: &Shared<M>, verdict: &Verdict, res: &mut Response<B>) {
+    let now = if shared.legacy_headers {
+        shared.limiter.now_ms()
+    } else {
+        0
+    };
+    headers::apply(verdict, res.headers_mut(), shared.legacy_headers, now);
+    let class = status_class(res.status());
+    metrics::counter!("ratelimit_responses_total", "status_class" => class).increment(1);
+}
+
+impl<S, ReqB, M> fmt::Debug for ResponseFuture<S, ReqB, M>
+where
+    S: Service<Request<ReqB>>,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResponseFuture").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,153 @@
+//! [`RateLimitLayer`]: the rules, the limiter and how requests are read.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use ratelimit_core::rules::{RuleError, RuleSet};
+use ratelimit_core::Limiter;
+use tower_layer::Layer;
+
+use crate::{JsonResponse, LoadError, RateLimit, RequestExtractor, TrustedProxies, ViewerHeaders};
+
+/// What every clone of the service shares.
+pub(crate) struct Shared<M> {
+    pub(crate) limiter: Limiter,
+    pub(crate) extractor: RequestExtractor,
+    pub(crate) make_response: M,
+    pub(crate) legacy_headers: bool,
+}
+
+/// A [`Layer`] that rate-limits requests with a [`Limiter`].
+///
+/// Clones share the limiter: counts, the penalty cache, the published rule
+/// set and the emergency switches. Publish a new rule set at run time with
+/// `layer.limiter().publish(set)`.
+///
+/// `M` builds the limiter's own answers ([`JsonResponse`] by default; see
+/// [`RateLimitLayer::make_response`]).
+#[must_use]
+pub struct RateLimitLayer<M = JsonResponse> {
+    limiter: Limiter,
+    extractor: RequestExtractor,
+    make_response: M,
+    legacy_headers: bool,
+}
+
+impl RateLimitLayer {
+    /// A layer deciding with `limiter` (any backend, any clock).
+    pub fn new(limiter: Limiter) -> Self {
+        Self {
+            limiter,
+            extractor: RequestExtractor::new(),
+            make_response: JsonResponse,
+            legacy_headers: false,
+        }
+    }
+
+    /// A layer for `rules` on the in-memory backend and the system clock.
+    pub fn from_rules(rules: RuleSet) -> Self {
+        Self::new(Limiter::new(rules))
+    }
+
+    /// A layer for a JSON rule set, on the in-memory backend.
+    ///
+    /// # Errors
+    ///
+    /// The rules do not validate; the error names the rule and the field.
+    pub fn from_json_str(json: &str) -> Result<Self, RuleError> {
+        Ok(Self::from_rules(RuleSet::from_json(json)?))
+    }
+
+    /// A layer for the JSON rule file at `path`, on the in-memory backend.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read, or its rules do not validate.
+    pub fn from_json_file(path: impl AsRef<Path>) -> Result<Self, LoadError> {
+        let path = path.as_ref();
+        let json = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(Self::from_json_str(&json)?)
+    }
+}
+
+impl<M> RateLimitLayer<M> {
+    /// The limiter: publish rules, flip the emergency switches
+    /// (`limiter().switches()`), read rule stats.
+    pub fn limiter(&self) -> &Limiter {
+        &self.limiter
+    }
+
+    /// Trusts these proxies to say who the client is (none by default).
+    pub fn trusted_proxies(mut self, proxies: TrustedProxies) -> Self {
+        self.extractor = self.extractor.trusted_proxies(proxies);
+        self
+    }
+
+    /// Reads viewer facts (country, ASN, JA4, locale) from these headers
+    /// (none by default).
+    pub fn viewer_headers(mut self, viewer: ViewerHeaders) -> Self {
+        self.extractor = self.extractor.viewer_headers(viewer);
+        self
+    }
+
+    /// Replaces how requests are read.
+    pub fn extractor(mut self, extractor: RequestExtractor) -> Self {
+        self.extractor = extractor;
+        self
+    }
+
+    /// Also sends `X-RateLimit-Limit`, `-Remaining` and `-Reset` (off by
+    /// default); see [`headers`](crate::headers).
+    pub fn legacy_headers(mut self, on: bool) -> Self {
+        self.legacy_headers = on;
+        self
+    }
+
+    /// Builds the limiter's own answers with `make_response` instead.
+    pub fn make_response<M2>(self, make_response: M2) -> RateLimitLayer<M2> {
+        RateLimitLayer {
+            limiter: self.limiter,
+            extractor: self.extractor,
+            make_response,
+            legacy_headers: self.legacy_headers,
+        }
+    }
+}
+
+impl<M: Clone> Clone for RateLimitLayer<M> {
+    fn clone(&self) -> Self {
+        Self {
+            limiter: self.limiter.clone(),
+            extractor: self.extractor.clone(),
+            make_response: self.make_response.clone(),
+            legacy_headers: self.legacy_headers,
+        }
+    }
+}
+
+impl<M> fmt::Debug for RateLimitLayer<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateLimitLayer")
+            .field("extractor", &self.extractor)
+            .field("legacy_headers", &self.legacy_headers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S, M: Clone> Layer<S> for RateLimitLayer<M> {
+    type Service = RateLimit<S, M>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        let shared = Shared {
+            limiter: self.limiter.clone(),
+            extractor: self.extractor.clone(),
+            make_response: self.make_response.clone(),
+            legacy_headers: self.legacy_headers,
+        };
+        RateLimit::from_shared(inner, Arc::new(shared))
+    }
+}

@@ -1,0 +1,262 @@
+//! Trusted proxies: which address is the client's when requests come through
+//! load balancers or CDNs.
+//!
+//! A forwarding header is only read when the connection comes from a trusted
+//! proxy, and then **from the right**: each trusted proxy appends the address
+//! it received the request from, so the entries on the right were written by
+//! proxies you run and the leftmost one by whoever sent the request. The
+//! leftmost value is never taken blindly.
+//!
+//! - [`TrustedProxies::none`] (the default): forwarding headers are ignored,
+//!   the client is the connection's peer.
+//! - [`TrustedProxies::hops`]`(n)`: `n` proxies in front of the service; the
+//!   client is the `n`th entry from the right (with one hop, the rightmost).
+//! - [`TrustedProxies::cidrs`]: the peer must be in one of the ranges; then
+//!   entries inside the ranges are skipped from the right and the first one
+//!   outside is the client.
+//!
+//! An entry that cannot be read (`unknown`, an obfuscated `_id`, garbage)
+//! stops the walk: the client is then the nearest address known, the last
+//! trusted hop. A chain shorter than expected gives its leftmost entry. At
+//! most [`MAX_CHAIN`] entries are looked at.
+//!
+//! # Examples
+//!
+//! ```
+//! use ratelimit_tower::{Cidr, TrustedProxies};
+//!
+//! let peer = "10.0.0.2".parse().unwrap();
+//! let proxies = TrustedProxies::cidrs(["10.0.0.0/8".parse::<Cidr>().unwrap()]);
+//! // A client-written first entry is skipped over: the proxy saw 203.0.113.9.
+//! let ip = proxies.client_ip(peer, ["198.51.100.1, 203.0.113.9"]);
+//! assert_eq!(ip, "203.0.113.9".parse::<std::net::IpAddr>().unwrap());
+//! ```
+
+use std::collections::VecDeque;
+use std::net::IpAddr;
+
+pub use crate::cidr::Cidr;
+
+/// Most forwarding entries looked at, from the right.
+pub const MAX_CHAIN: usize = 64;
+
+/// Which forwarding header carries the chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ForwardedHeader {
+    /// `X-Forwarded-For: client, proxy1, proxy2`.
+    #[default]
+    XForwardedFor,
+    /// RFC 7239 `Forwarded: for=client, for="[2001:db8::1]:4711"`.
+    Forwarded,
+}
+
+impl ForwardedHeader {
+    /// The header's (lower-case) name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ForwardedHeader::XForwardedFor => "x-forwarded-for",
+            ForwardedHeader::Forwarded => "forwarded",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+enum Trust {
+    #[default]
+    None,
+    Hops(usize),
+    Cidrs(Vec<Cidr>),
+}
+
+/// Which proxies in front of the service are trusted to say who the client is.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TrustedProxies {
+    trust: Trust,
+    header: ForwardedHeader,
+}
+
+impl TrustedProxies {
+    /// No trusted proxy: the client is the connection's peer.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// `n` proxies in front of the service, each appending the address it
+    /// saw; `0` is the same as [`TrustedProxies::none`].
+    pub fn hops(n: usize) -> Self {
+        let trust = match n {
+            0 => Trust::None,
+            n => Trust::Hops(n.min(MAX_CHAIN)),
+        };
+        Self {
+            trust,
+            header: ForwardedHeader::default(),
+        }
+    }
+
+    /// Proxies whose addresses are in `ranges`.
+    pub fn cidrs(ranges: impl IntoIterator<Item = Cidr>) -> Self {
+        Self {
+            trust: Trust::Cidrs(ranges.into_iter().collect()),
+            header: ForwardedHeader::default(),
+        }
+    }
+
+    /// Reads `header` instead of `X-Forwarded-For`.
+    #[must_use]
+    pub fn header(mut self, header: ForwardedHeader) -> Self {
+        self.header = header;
+        self
+    }
+
+    /// The forwarding header read.
+    pub fn forwarded_header(&self) -> ForwardedHeader {
+        self.header
+    }
+
+    /// Whether forwarding headers are read at all.
+    pub fn is_none(&self) -> bool {
+        self.trust == Trust::None
+    }
+
+    /// Whether the connection's `peer` is a trusted proxy (always with
+    /// `hops`, never with `none`, inside a range with `cidrs`).
+    pub fn trusts_peer(&self, peer: IpAddr) -> bool {
+        let peer = peer.to_canonical();
+        match &self.trust {
+            Trust::None => false,
+            Trust::Hops(_) => true,
+            Trust::Cidrs(nets) => nets.iter().any(|n| n.contains(peer)),
+        }
+    }
+
+    /// The client's address, from the connection's `peer` and the values of
+    /// every line of the forwarding header, in arrival order.
+    pub fn client_ip<'a>(&self, peer: IpAddr, lines: impl IntoIterator<Item = &'a str>) -> IpAddr {
+        let peer = peer.to_canonical();
+        if !self.trusts_peer(peer) {
+            return peer;
+        }
+        let chain = rightmost(lines, self.header);
+        let mut nearest = peer;
+        for (i, entry) in chain.iter().rev().enumerate() {
+            let Some(ip) = entry.map(|ip| ip.to_canonical()) else {
+                return nearest;
+            };
+            let trusted = match &self.trust {
+                Trust::None => false,
+                Trust::Hops(n) => i + 1 < *n,
+                Trust::Cidrs(nets) => nets.iter().any(|n| n.contains(ip)),
+            };
+            if !trusted {
+                return ip;
+            }
+            nearest = ip;
+        }
+        nearest
+    }
+}
+
+/// The rightmost [`MAX_CHAIN`] entries of every line, parsed (`None` when an
+/// entry is not an address).
+fn rightmost<'a>(
+    lines: impl IntoIterator<Item = &'a str>,
+    header: ForwardedHeader,
+) -> VecDeque<Option<IpAddr>> {
+    let mut chain = VecDeque::with_capacity(8);
+    let mut push = |entry: Option<IpAddr>| {
+        if chain.len() == MAX_CHAIN {
+            chain.pop_front();
+        }
+        chain.push_back(entry);
+    };
+    for line in lines {
+        for element in split_outside_quotes(line, b',') {
+            let element = element.trim();
+            if element.is_empty() {
+                continue;
+            }
+            push(match header {
+                ForwardedHeader::XForwardedFor => parse_node(element),
+                ForwardedHeader::Forwarded => forwarded_for(element).and_then(parse_node),
+            });
+        }
+    }
+    chain
+}
+
+/// Splits at `sep` outside double-quoted strings (a `\` escapes in quotes).
+fn split_outside_quotes(s: &str, sep: u8) -> impl Iterator<Item = &str> {
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    let mut quoted = false;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' if quoted => i += 1,
+                b'"' => quoted = !quoted,
+                b if b == sep && !quoted => {
+                    let part = s.get(start..i).unwrap_or("");
+                    i += 1;
+                    start = i;
+                    return Some(part);
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        done = true;
+        Some(s.get(start..).unwrap_or(""))
+    })
+}
+
+/// The `for=` value of one `Forwarded` element.
+fn forwarded_for(element: &str) -> Option<&str> {
+    split_outside_quotes(element, b';').find_map(|pair| {
+        let (k, v) = pair.split_once('=')?;
+        k.trim().eq_ignore_ascii_case("for").then(|| v.trim())
+    })
+}
+
+/// One node: `1.2.3.4`, `1.2.3.4:80`, `[2001:db8::1]`, `[2001:db8::1]:80`,
+/// `2001:db8::1`, any of them in quotes. `unknown` and `_obfuscated` are not
+/// addresses.
+pub(crate) fn parse_node(node: &str) -> Option<IpAddr> {
+    let mut s = node.trim();
+    if let Some(inner) = s.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        s = inner.trim();
+    }
+    if let Ok(ip) = s.parse::<IpAddr>() {
+        return Some(ip);
+    }
+    if let Some(rest) = s.strip_prefix('[') {
+        let (addr, tail) = rest.split_once(']')?;
+        if !(tail.is_empty() || is_port(tail.strip_prefix(':')?)) {
+            return None;
+        }
+        return addr.parse::<std::net::Ipv6Addr>().ok().map(IpAddr::V6);
+    }
+    let (addr, port) = s.rsplit_once(':')?;
+    if !is_port(port) {
+        return None;
+    }
+    addr.parse::<std::net::Ipv4Addr>().ok().map(IpAddr::V4)
+}
+
+/// A port: digits, or an obfuscated `_port` (RFC 7239).
+fn is_port(p: &str) -> bool {
+    let digits = (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit());
+    let obfuscated = p.len() > 1
+        && p.starts_with('_')
+        && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    digits || obfuscated
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,130 @@
+//! The limiter's own answers: 429, 503 and 400.
+//!
+//! [`JsonResponse`], the default, answers
+//!
+//! | outcome | status | `Retry-After` | body |
+//! | --- | --- | --- | --- |
+//! | limited | 429 | whole seconds, rounded up | `{"error":"rate_limited","retry_after":N}` |
+//! | backend unavailable (`fail_mode: closed`) | 503 | `1` | `{"error":"unavailable"}` |
+//! | missing key with `on_missing_key: reject` | 400 | | `{"error":"bad_request"}` |
+//!
+//! with `Content-Type: application/json`. The message stays generic on
+//! purpose: it never says how many attempts are left.
+//!
+//! Replace it with anything implementing [`MakeResponse`], such as a closure
+//! `Fn(&Verdict) -> http::Response<Bytes>`. Whatever it answers, the layer
+//! then adds `Retry-After` when missing and the `RateLimit-Policy` /
+//! `RateLimit` headers (see [`headers`](crate::headers)).
+//!
+//! # Examples
+//!
+//! ```
+//! use bytes::Bytes;
+//! use ratelimit_core::{Outcome, Verdict};
+//! use ratelimit_tower::RateLimitLayer;
+//!
+//! let layer = RateLimitLayer::from_json_str(r#"[{"id": "all", "expression": "true",
+//!     "algorithm": "fixed_window", "limit": 100, "period": "1m", "key": ["ip"]}]"#)
+//!     .unwrap()
+//!     .make_response(|v: &Verdict| {
+//!         let status = match v.outcome {
+//!             Outcome::Limited => 429,
+//!             Outcome::BadRequest => 400,
+//!             _ => 503,
+//!         };
+//!         http::Response::builder()
+//!             .status(status)
+//!             .body(Bytes::from_static(b"slow down"))
+//!             .unwrap_or_default()
+//!     });
+//! # let _ = layer;
+//! ```
+
+use bytes::Bytes;
+use http::header::{CONTENT_TYPE, RETRY_AFTER};
+use http::{HeaderValue, Response, StatusCode};
+use ratelimit_core::{Outcome, Verdict};
+
+/// Builds the answer to a request the limiter stops (any outcome but
+/// forward).
+pub trait MakeResponse {
+    /// The response for `verdict`.
+    fn make_response(&self, verdict: &Verdict) -> Response<Bytes>;
+}
+
+impl<F> MakeResponse for F
+where
+    F: Fn(&Verdict) -> Response<Bytes>,
+{
+    fn make_response(&self, verdict: &Verdict) -> Response<Bytes> {
+        self(verdict)
+    }
+}
+
+/// The default answers, with small JSON bodies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JsonResponse;
+
+impl MakeResponse for JsonResponse {
+    fn make_response(&self, verdict: &Verdict) -> Response<Bytes> {
+        let (status, body) = match verdict.outcome {
+            Outcome::Limited => {
+                let secs = verdict.retry_after_secs().unwrap_or(1);
+                let body = format!(r#"{{"error":"rate_limited","retry_after":{secs}}}"#);
+                (StatusCode::TOO_MANY_REQUESTS, Bytes::from(body))
+            }
+            Outcome::BadRequest => (
+                StatusCode::BAD_REQUEST,
+                Bytes::from_static(br#"{"error":"bad_request"}"#),
+            ),
+            _ => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Bytes::from_static(br#"{"error":"unavailable"}"#),
+            ),
+        };
+        let mut res = Response::new(body);
+        *res.status_mut() = status;
+        let headers = res.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if status != StatusCode::BAD_REQUEST {
+            let secs = verdict.retry_after_secs().unwrap_or(1);
+            headers.insert(RETRY_AFTER, HeaderValue::from(secs));
+        }
+        res
+    }
+}
+
+/// The status class label of `status`: `"2xx"`, `"4xx"`, ...
+pub(crate) fn status_class(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        100..=199 => "1xx",
+        200..=299 => "2xx",
+        300..=399 => "3xx",
+        400..=499 => "4xx",
+        _ => "5xx",
+    }
+}
+
+/// The label of an outcome.
+pub(crate) fn outcome_label(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Forward => "forward",
+        Outcome::Limited => "limited",
+        Outcome::Unavailable => "unavailable",
+        Outcome::BadRequest => "bad_request",
+        _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_classes() {
+        assert_eq!(status_class(StatusCode::OK), "2xx");
+        assert_eq!(status_class(StatusCode::TOO_MANY_REQUESTS), "4xx");
+        assert_eq!(status_class(StatusCode::BAD_GATEWAY), "5xx");
+        assert_eq!(status_class(StatusCode::CONTINUE), "1xx");
+    }
+}

@@ -1,0 +1,113 @@
+//! [`RateLimit`]: the service that asks the limiter, then calls the inner one.
+
+use std::fmt;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::{Request, Response};
+use ratelimit_core::Limiter;
+use tower_service::Service;
+
+use crate::future::{CheckFuture, ResponseFuture};
+use crate::layer::Shared;
+use crate::{JsonResponse, MakeResponse, RateLimitLayer, ResponseBody};
+
+/// Rate-limits the requests of the inner service `S`.
+///
+/// For each request: read its attributes, decide with the limiter, then
+/// either call `S` (adding the `RateLimit` headers to its answer and
+/// counting its status for `count_statuses` rules) or answer 429, 503 or
+/// 400 with `M`. `poll_ready` is the inner service's; errors are the inner
+/// service's.
+pub struct RateLimit<S, M = JsonResponse> {
+    inner: S,
+    shared: Arc<Shared<M>>,
+}
+
+impl<S> RateLimit<S> {
+    /// Wraps `inner` with a default [`RateLimitLayer`] over `limiter`.
+    pub fn new(inner: S, limiter: Limiter) -> Self {
+        tower_layer::Layer::layer(&RateLimitLayer::new(limiter), inner)
+    }
+}
+
+impl<S, M> RateLimit<S, M> {
+    pub(crate) fn from_shared(inner: S, shared: Arc<Shared<M>>) -> Self {
+        Self { inner, shared }
+    }
+
+    /// The limiter.
+    pub fn limiter(&self) -> &Limiter {
+        &self.shared.limiter
+    }
+
+    /// The inner service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The inner service, mutably.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// Unwraps the inner service.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S: Clone, M> Clone for RateLimit<S, M> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<S: fmt::Debug, M> fmt::Debug for RateLimit<S, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateLimit")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S, M, ReqB, ResB> Service<Request<ReqB>> for RateLimit<S, M>
+where
+    S: Service<Request<ReqB>, Response = Response<ResB>> + Clone,
+    M: MakeResponse,
+{
+    type Response = Response<ResponseBody<ResB>>;
+    type Error = S::Error;
+    type Future = ResponseFuture<S, ReqB, M>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<ReqB>) -> Self::Future {
+        let attrs = self.shared.extractor.extract(&req);
+        let span = tracing::debug_span!(
+            "ratelimit",
+            method = %attrs.method,
+            path = %attrs.path,
+            outcome = tracing::field::Empty,
+        );
+        let limiter = self.shared.limiter.clone();
+        // `Limiter::check` is an `async fn`: its future has no name, so it
+        // is boxed (one allocation per request).
+        let check: CheckFuture = Box::pin(async move { limiter.check(&attrs).await });
+        // The instance that was driven to readiness serves this request.
+        let clone = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, clone);
+        ResponseFuture::new(check, req, inner, self.shared.clone(), span)
+    }
+}
+
+/// Turns the limiter's own answer into a response.
+pub(crate) fn own_answer<B>(res: Response<Bytes>) -> Response<ResponseBody<B>> {
+    res.map(ResponseBody::full)
+}
