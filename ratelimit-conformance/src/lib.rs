@@ -15,10 +15,12 @@
 pub mod case;
 pub mod harness;
 pub mod run;
+pub mod tower_harness;
 
 pub use case::{Case, ORIGIN_MS};
 pub use harness::{Harness, LimiterHarness, Reply};
 pub use run::{check_invalid, load_case, play, rule_set};
+pub use tower_harness::TowerHarness;
 
 use ratelimit_core::switches::StaticFleet;
 use ratelimit_core::{Limiter, ManualClock};
@@ -34,8 +36,22 @@ pub enum Verdict {
     Skipped(String),
 }
 
+/// Which code path plays the requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// `Limiter::check` directly.
+    Core,
+    /// The tower layer, with `http::Request`s.
+    Tower,
+}
+
 /// Plays `case` on the in-memory backend, through core.
 pub async fn run_memory(case: &Case) -> Verdict {
+    run_memory_via(case, Via::Core).await
+}
+
+/// Plays `case` on the in-memory backend, through `via`.
+pub async fn run_memory_via(case: &Case, via: Via) -> Verdict {
     if !case.applies_to("memory") {
         return Verdict::Skipped(format!(
             "backends {:?}",
@@ -54,12 +70,20 @@ pub async fn run_memory(case: &Case) -> Verdict {
         .clock(clock.clone())
         .fleet_size(StaticFleet(case.fleet_size.unwrap_or(1)))
         .build();
-    let mut h = LimiterHarness {
-        limiter,
-        clock,
-        toggle: None,
-    };
-    to_verdict(play(case, &mut h).await)
+    match via {
+        Via::Core => {
+            let mut h = LimiterHarness {
+                limiter,
+                clock,
+                toggle: None,
+            };
+            to_verdict(play(case, &mut h).await)
+        }
+        Via::Tower => {
+            let mut h = TowerHarness::new(limiter, clock, None);
+            to_verdict(play(case, &mut h).await)
+        }
+    }
 }
 
 /// Turns a play result into a verdict.

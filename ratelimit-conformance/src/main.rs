@@ -1,28 +1,40 @@
 //! Plays the conformance timeline cases against a backend and reports each.
 //!
-//! `ratelimit-conformance --backend memory|valkey CASE.json...` prints one
-//! line per case, then `N passed, M failed` (and `K skipped` when a case does
-//! not apply to the backend), and exits non-zero when anything failed.
+//! `ratelimit-conformance --backend memory|valkey [--via core|tower] CASE.json...`
+//! prints one line per case, then `N passed, M failed` (and `K skipped` when
+//! a case does not apply to the backend), and exits non-zero when anything
+//! failed. `--via tower` plays the requests through the tower layer as
+//! `http::Request`s instead of calling the limiter directly.
 #![forbid(unsafe_code)]
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ratelimit_conformance::{load_case, run_memory, Verdict};
+use ratelimit_conformance::{load_case, run_memory_via, Verdict, Via};
 
 fn usage() -> ExitCode {
-    eprintln!("usage: ratelimit-conformance --backend memory|valkey CASE.json...");
+    eprintln!(
+        "usage: ratelimit-conformance --backend memory|valkey [--via core|tower] CASE.json..."
+    );
     ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let mut backend = None;
+    let mut via = Via::Core;
     let mut files: Vec<PathBuf> = Vec::new();
     while let Some(a) = args.next() {
         match a.as_str() {
             "--backend" => backend = args.next(),
+            "--via" => {
+                via = match args.next().as_deref() {
+                    Some("core") => Via::Core,
+                    Some("tower") => Via::Tower,
+                    _ => return usage(),
+                }
+            }
             "-h" | "--help" => return usage(),
             _ => files.push(a.into()),
         }
@@ -48,7 +60,7 @@ fn main() -> ExitCode {
         let verdict = match load_case(f) {
             Err(e) => Verdict::Failed(e),
             Ok(case) => match backend.as_str() {
-                "memory" => rt.block_on(run_memory(&case)),
+                "memory" => rt.block_on(run_memory_via(&case, via)),
                 other => Verdict::Failed(format!("unknown backend {other:?}")),
             },
         };

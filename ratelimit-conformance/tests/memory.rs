@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use ratelimit_conformance::{load_case, run_memory, Verdict};
+use ratelimit_conformance::{load_case, run_memory, run_memory_via, Verdict, Via};
 
 fn cases() -> Vec<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases");
@@ -18,11 +18,20 @@ fn cases() -> Vec<PathBuf> {
 
 #[tokio::test]
 async fn every_case_passes_on_memory_or_is_valkey_only() {
+    every_case(Via::Core).await;
+}
+
+#[tokio::test]
+async fn every_case_passes_through_the_tower_layer() {
+    every_case(Via::Tower).await;
+}
+
+async fn every_case(via: Via) {
     let mut failures = Vec::new();
     let mut skipped = Vec::new();
     for f in cases() {
         let case = load_case(&f).expect("case parses");
-        match run_memory(&case).await {
+        match run_memory_via(&case, via).await {
             Verdict::Passed => {}
             Verdict::Failed(why) => failures.push(format!("{}: {why}", f.display())),
             Verdict::Skipped(_) => {

@@ -85,3 +85,8 @@ impl AppValues {
         )
     }
 }
+
+/// A response extension: the ids of `log` rules that counted the request as
+/// over their limit (shadow mode). Present only when there is at least one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WouldLimit(pub Vec<String>);

@@ -15,7 +15,7 @@ use tracing::Span;
 use crate::layer::Shared;
 use crate::response::{outcome_label, status_class};
 use crate::service::own_answer;
-use crate::{headers, MakeResponse, ResponseBody};
+use crate::{headers, MakeResponse, ResponseBody, WouldLimit};
 
 /// The limiter's check of one request.
 pub(crate) type CheckFuture = Pin<Box<dyn Future<Output = Verdict> + Send>>;
@@ -171,6 +171,10 @@ fn finish<B, M>(shared: &Shared<M>, verdict: &Verdict, res: &mut Response<B>) {
         0
     };
     headers::apply(verdict, res.headers_mut(), shared.legacy_headers, now);
+    if !verdict.would_limit.is_empty() {
+        res.extensions_mut()
+            .insert(WouldLimit(verdict.would_limit.clone()));
+    }
     let class = status_class(res.status());
     metrics::counter!("ratelimit_responses_total", "status_class" => class).increment(1);
 }

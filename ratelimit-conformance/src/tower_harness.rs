@@ -1,0 +1,133 @@
+//! Plays requests through the tower layer: an `http::Request` into
+//! `RateLimit<S>` in front of an upstream that answers the case's
+//! `upstream_status`.
+
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use http::{HeaderName, Request, Response};
+use ratelimit_core::{Limiter, ManualClock, RequestAttrs};
+use ratelimit_tower::{ClientIp, RateLimitLayer, VerifiedClaims, ViewerHeaders, WouldLimit};
+use tower::{Layer, ServiceExt};
+
+use crate::harness::{Harness, Reply, Toggle};
+
+/// What the upstream answers, carried on the request.
+#[derive(Debug, Clone, Copy)]
+struct UpstreamStatus(u16);
+
+const COUNTRY: &str = "x-viewer-country";
+const ASNUM: &str = "x-viewer-asnum";
+const JA4: &str = "x-viewer-ja4";
+const LOCALE: &str = "x-viewer-locale";
+
+/// Plays requests through [`RateLimitLayer`].
+pub struct TowerHarness {
+    layer: RateLimitLayer,
+    clock: ManualClock,
+    toggle: Option<Toggle>,
+}
+
+impl std::fmt::Debug for TowerHarness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TowerHarness").finish_non_exhaustive()
+    }
+}
+
+impl TowerHarness {
+    /// A harness around `limiter`, whose clock is `clock`.
+    pub fn new(limiter: Limiter, clock: ManualClock, toggle: Option<Toggle>) -> Self {
+        let viewer = ViewerHeaders::new()
+            .country(HeaderName::from_static(COUNTRY))
+            .asnum(HeaderName::from_static(ASNUM))
+            .ja4(HeaderName::from_static(JA4))
+            .locale(HeaderName::from_static(LOCALE));
+        Self {
+            layer: RateLimitLayer::new(limiter).viewer_headers(viewer),
+            clock,
+            toggle,
+        }
+    }
+}
+
+fn to_http(req: &RequestAttrs, upstream: u16) -> Result<Request<Bytes>, http::Error> {
+    let uri = if req.query.is_empty() {
+        req.path.clone()
+    } else {
+        format!("{}?{}", req.path, req.query)
+    };
+    let mut b = Request::builder()
+        .method(req.method.as_str())
+        .uri(uri)
+        .header(http::header::HOST, req.host.as_str());
+    for (n, v) in &req.headers {
+        b = b.header(n.as_str(), v.as_slice());
+    }
+    for (name, v) in [
+        (COUNTRY, &req.country),
+        (ASNUM, &req.asnum),
+        (JA4, &req.ja4),
+        (LOCALE, &req.locale),
+    ] {
+        if let Some(v) = v {
+            b = b.header(name, v.as_str());
+        }
+    }
+    let mut r = b.body(Bytes::new())?;
+    r.extensions_mut().insert(ClientIp(req.client_ip));
+    r.extensions_mut().insert(UpstreamStatus(upstream));
+    if let Some(claims) = &req.jwt_claims {
+        r.extensions_mut().insert(VerifiedClaims(claims.clone()));
+    }
+    Ok(r)
+}
+
+impl Harness for TowerHarness {
+    async fn request(&mut self, at_ms: u64, req: RequestAttrs, upstream_status: u16) -> Reply {
+        self.clock.set_ms(at_ms);
+        let upstream = tower::service_fn(|r: Request<Bytes>| async move {
+            let status = r.extensions().get::<UpstreamStatus>().map_or(200, |s| s.0);
+            let res = Response::builder()
+                .status(status)
+                .body(Bytes::from_static(b"upstream"));
+            Ok::<_, Infallible>(res.unwrap_or_default())
+        });
+        let svc = self.layer.layer(upstream);
+        let http_req = match to_http(&req, upstream_status) {
+            Ok(r) => r,
+            Err(e) => {
+                return Reply {
+                    status: 0,
+                    headers: vec![("x-harness-error".into(), e.to_string())],
+                    ..Reply::default()
+                }
+            }
+        };
+        let Ok(res) = svc.oneshot(http_req).await;
+        Reply {
+            status: res.status().as_u16(),
+            headers: res
+                .headers()
+                .iter()
+                .map(|(n, v)| {
+                    (
+                        n.to_string(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect(),
+            would_limit: res
+                .extensions()
+                .get::<WouldLimit>()
+                .map(|w| w.0.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    fn set_backend_up(&mut self, up: bool) -> Result<(), String> {
+        match &mut self.toggle {
+            Some(t) => t(up),
+            None => Err("this backend cannot be taken down".into()),
+        }
+    }
+}
