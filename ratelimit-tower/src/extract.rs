@@ -120,8 +120,15 @@ impl RequestExtractor {
         self
     }
 
-    /// The attributes of `req`.
+    /// The attributes of `req`, with every header copied (within the
+    /// bounds).
     pub fn extract<B>(&self, req: &Request<B>) -> RequestAttrs {
+        self.extract_only(req, None)
+    }
+
+    /// The attributes of `req`, copying only the headers named in `only`
+    /// (lower-case; see `Limiter::headers_used`), or all of them for `None`.
+    pub fn extract_only<B>(&self, req: &Request<B>, only: Option<&[String]>) -> RequestAttrs {
         let headers = req.headers();
         let peer = self.peer(req);
         let lines = headers
@@ -134,7 +141,10 @@ impl RequestExtractor {
         attrs.host = host(req);
         attrs.path = cut(req.uri().path(), MAX_URI_PART).to_owned();
         attrs.query = cut(req.uri().query().unwrap_or(""), MAX_URI_PART).to_owned();
-        attrs.headers = copy_headers(headers);
+        attrs.headers = match only {
+            Some(names) => copy_named(headers, names),
+            None => copy_headers(headers),
+        };
         let ext = req.extensions();
         attrs.jwt_claims = ext.get::<VerifiedClaims>().map(|c| c.0.clone());
         if let Some(values) = ext.get::<AppValues>() {
@@ -200,26 +210,45 @@ fn host<B>(req: &Request<B>) -> String {
 }
 
 fn copy_headers(map: &HeaderMap) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::with_capacity(map.keys_len().min(MAX_HEADERS));
+    copy(map, map.keys().map(HeaderName::as_str))
+}
+
+/// Copies the headers named in `names` only, within the same bounds.
+fn copy_named(map: &HeaderMap, names: &[String]) -> Vec<(String, Vec<u8>)> {
+    copy(map, names.iter().map(String::as_str))
+}
+
+/// Copies the first value of each named header, then the `Cookie` lines,
+/// within the bounds: cookies come last so that a flood of them cannot
+/// crowd out the other headers.
+fn copy<'a>(map: &HeaderMap, names: impl Iterator<Item = &'a str>) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
     let mut budget = MAX_HEADER_BYTES;
-    for name in map.keys() {
-        let values = map.get_all(name).iter();
-        let take = if name == COOKIE { MAX_HEADERS } else { 1 };
-        for value in values.take(take) {
-            let bytes = value.as_bytes();
-            let bytes = bytes.get(..MAX_VALUE_BYTES).unwrap_or(bytes);
-            let cost = name.as_str().len() + bytes.len();
-            if out.len() == MAX_HEADERS {
-                return out;
-            }
-            if cost > budget {
-                continue;
-            }
-            budget -= cost;
-            out.push((name.as_str().to_owned(), bytes.to_vec()));
+    let mut cookies = false;
+    for name in names {
+        if name == COOKIE.as_str() {
+            cookies = true;
+            continue;
+        }
+        if let Some(v) = map.get(name) {
+            push(&mut out, &mut budget, name, v.as_bytes());
+        }
+    }
+    if cookies {
+        for v in map.get_all(COOKIE) {
+            push(&mut out, &mut budget, COOKIE.as_str(), v.as_bytes());
         }
     }
     out
+}
+
+fn push(out: &mut Vec<(String, Vec<u8>)>, budget: &mut usize, name: &str, value: &[u8]) {
+    let value = value.get(..MAX_VALUE_BYTES).unwrap_or(value);
+    let cost = name.len() + value.len();
+    if out.len() < MAX_HEADERS && cost <= *budget {
+        *budget -= cost;
+        out.push((name.to_owned(), value.to_vec()));
+    }
 }
 
 fn viewer(headers: &HeaderMap, name: Option<&HeaderName>) -> Option<String> {

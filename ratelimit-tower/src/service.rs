@@ -89,7 +89,8 @@ where
     }
 
     fn call(&mut self, req: Request<ReqB>) -> Self::Future {
-        let attrs = self.shared.extractor.extract(&req);
+        let needed = self.shared.limiter.headers_used();
+        let attrs = self.shared.extractor.extract_only(&req, Some(&needed));
         let span = tracing::debug_span!(
             "ratelimit",
             method = %attrs.method,

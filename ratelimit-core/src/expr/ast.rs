@@ -29,6 +29,23 @@ pub(super) enum Node {
 }
 
 /// A string field, optionally lower-cased, and the test applied to it.
+impl Node {
+    /// Adds the names of the headers this node reads to `out`.
+    pub(super) fn headers_used(&self, out: &mut Vec<String>) {
+        match self {
+            Node::Const(_) | Node::Ip(_) => {}
+            Node::Not(n) => n.headers_used(out),
+            Node::And(v) | Node::Or(v) => v.iter().for_each(|n| n.headers_used(out)),
+            Node::Str(t) => match &t.subject.field {
+                StrField::UserAgent => out.push("user-agent".to_owned()),
+                StrField::Cookie => out.push("cookie".to_owned()),
+                StrField::Header(n) => out.push(n.clone()),
+                StrField::Path | StrField::Query | StrField::Method | StrField::Host => {}
+            },
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(super) struct StrTest {
     pub(super) subject: Subject,

@@ -159,6 +159,12 @@ impl Expression {
         eval::eval(&self.root, req)
     }
 
+    /// Adds to `out` the (lower-case) names of the request headers this
+    /// expression reads, so that callers can copy only those.
+    pub fn headers_used(&self, out: &mut Vec<String>) {
+        self.root.headers_used(out);
+    }
+
     /// The text the expression was parsed from, as given.
     pub fn source(&self) -> &str {
         &self.source

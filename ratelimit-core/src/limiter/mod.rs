@@ -100,6 +100,13 @@ impl Limiter {
         self.published().set.clone()
     }
 
+    /// The (lower-case) names of the request headers the published rules
+    /// read, in expressions, keys and allow lists: a caller building
+    /// [`RequestAttrs`](crate::RequestAttrs) needs to copy only these.
+    pub fn headers_used(&self) -> Arc<[String]> {
+        self.published().headers_used.clone()
+    }
+
     /// The emergency switches.
     pub fn switches(&self) -> &Switches {
         &self.inner.switches

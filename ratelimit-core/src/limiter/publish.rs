@@ -34,6 +34,8 @@ pub(crate) struct Published {
     pub(crate) local_rules: usize,
     /// Rules added at run time (they must expire within 24 hours).
     pub(crate) temporary: Vec<Arc<Rule>>,
+    /// The request headers any rule reads, sorted, lower-case.
+    pub(crate) headers_used: Arc<[String]>,
 }
 
 /// The namespace of a rule's state.
@@ -90,6 +92,13 @@ impl Published {
             .chain(&temporary)
             .filter(|r| r.fail_mode == FailMode::Local && !r.is_count_rule())
             .count();
+        let mut headers = Vec::new();
+        for r in set.rules().iter().chain(&temporary) {
+            r.headers_used(&mut headers);
+        }
+        headers.sort();
+        headers.dedup();
+        p.headers_used = headers.into();
         p.temporary = temporary;
         p
     }

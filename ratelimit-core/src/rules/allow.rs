@@ -99,6 +99,11 @@ impl AllowList {
         Self::new(ips, values)
     }
 
+    /// The key parts listed by value.
+    pub fn parts(&self) -> impl Iterator<Item = &KeyPart> {
+        self.values.iter().map(|(p, _)| p)
+    }
+
     /// Whether `req` bypasses the rule. With `jwt_off`, claims are missing.
     pub fn matches(&self, req: &RequestAttrs, jwt_off: bool) -> bool {
         if self.has_ips && self.ips.contains(req.client_ip) {

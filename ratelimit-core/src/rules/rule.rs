@@ -118,6 +118,23 @@ impl Rule {
         self.count_statuses.iter().any(|s| s.matches(status))
     }
 
+    /// Adds to `out` the (lower-case) names of the request headers this
+    /// rule reads: its expression, key parts and allow list.
+    pub fn headers_used(&self, out: &mut Vec<String>) {
+        self.expression.headers_used(out);
+        let parts = self
+            .key
+            .iter()
+            .chain(self.allow.iter().flat_map(|a| a.parts()));
+        for p in parts {
+            match p {
+                KeyPart::Header(n) => out.push(n.clone()),
+                KeyPart::Cookie(_) => out.push("cookie".to_owned()),
+                _ => {}
+            }
+        }
+    }
+
     /// Whether this rule, published again, can keep its subjects' state:
     /// same algorithm, period and `distinct_of`.
     pub fn same_state_as(&self, other: &Rule) -> bool {
