@@ -1,0 +1,336 @@
+//! Building a [`ValkeyBackend`] from a URL.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use crate::backend::{ClusterState, Inner, Topology, ValkeyBackend};
+use crate::breaker::{Breaker, BreakerConfig, Monotonic, SystemMonotonic};
+use crate::cluster::SlotMap;
+use crate::node::Node;
+use crate::scripts::TimeSource;
+use crate::Error;
+
+/// The default deadline of one call.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(50);
+/// The default key prefix.
+pub const DEFAULT_PREFIX: &str = "rl:";
+/// How often the cluster's slot map is read again.
+const REFRESH_EVERY: Duration = Duration::from_secs(5);
+
+/// Builds a [`ValkeyBackend`]: see [`ValkeyBackend::builder`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct ValkeyBuilder {
+    urls: Vec<String>,
+    prefix: String,
+    deadline: Duration,
+    connect_timeout: Duration,
+    breaker: BreakerConfig,
+    clock: Option<Arc<dyn Monotonic>>,
+    injected_time: bool,
+    cluster: bool,
+}
+
+impl ValkeyBackend {
+    /// A builder for a backend at `url`: `redis://`, `rediss://`,
+    /// `valkey://` or `valkeys://` (the last two are mapped to the first
+    /// two), e.g. `valkey://127.0.0.1:6379`. In cluster mode, `url` is a
+    /// seed node.
+    pub fn builder(url: impl Into<String>) -> ValkeyBuilder {
+        ValkeyBuilder {
+            urls: vec![url.into()],
+            prefix: DEFAULT_PREFIX.into(),
+            deadline: DEFAULT_DEADLINE,
+            connect_timeout: Duration::from_secs(2),
+            breaker: BreakerConfig::default(),
+            clock: None,
+            injected_time: false,
+            cluster: false,
+        }
+    }
+}
+
+/// Maps `valkey(s)://` to `redis(s)://` and checks the scheme.
+pub(crate) fn normalize_url(url: &str) -> Result<String, Error> {
+    let (scheme, rest) = url.split_once("://").ok_or_else(|| Error::InvalidUrl {
+        url: url.into(),
+        reason: "no scheme".into(),
+    })?;
+    let scheme = match scheme.to_ascii_lowercase().as_str() {
+        "redis" | "valkey" => "redis",
+        "rediss" | "valkeys" if cfg!(feature = "tls") => "rediss",
+        "rediss" | "valkeys" => return Err(Error::TlsDisabled(url.into())),
+        other => {
+            return Err(Error::InvalidUrl {
+                url: url.into(),
+                reason: format!("unknown scheme {other:?}"),
+            })
+        }
+    };
+    if rest.is_empty() {
+        return Err(Error::InvalidUrl {
+            url: url.into(),
+            reason: "no host".into(),
+        });
+    }
+    Ok(format!("{scheme}://{rest}"))
+}
+
+/// `url` with its `host:port` replaced by `addr`.
+fn with_addr(url: &str, addr: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("redis", url));
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let userinfo = authority.rsplit_once('@').map(|(u, _)| u);
+    match userinfo {
+        Some(u) => format!("{scheme}://{u}@{addr}{path}"),
+        None => format!("{scheme}://{addr}{path}"),
+    }
+}
+
+/// `host:port` of a normalized URL.
+fn addr_of(url: &str) -> Result<String, Error> {
+    let info = redis::IntoConnectionInfo::into_connection_info(url)?;
+    match info.addr() {
+        redis::ConnectionAddr::Tcp(h, p) => Ok(format!("{h}:{p}")),
+        redis::ConnectionAddr::TcpTls { host, port, .. } => Ok(format!("{host}:{port}")),
+        _ => Err(Error::InvalidUrl {
+            url: url.into(),
+            reason: "cluster nodes must be TCP addresses".into(),
+        }),
+    }
+}
+
+/// Makes node connections (lazily connecting, never retrying a request).
+#[derive(Debug, Clone)]
+pub(crate) struct NodeFactory {
+    url: String,
+    pub(crate) seeds: Vec<String>,
+    pub(crate) connect_timeout: Duration,
+    breaker: BreakerConfig,
+    clock: Arc<dyn Monotonic>,
+}
+
+impl NodeFactory {
+    fn config(&self) -> ConnectionManagerConfig {
+        ConnectionManagerConfig::new()
+            .set_number_of_retries(0)
+            .set_connection_timeout(Some(self.connect_timeout))
+            .set_response_timeout(None)
+    }
+
+    fn breaker(&self) -> Breaker {
+        Breaker::with_shared_clock(self.breaker, self.clock.clone())
+    }
+
+    /// A node at `addr` (`host:port`), connecting on first use.
+    pub(crate) fn node(&self, addr: &str) -> Result<Node, redis::RedisError> {
+        let client = redis::Client::open(with_addr(&self.url, addr))?;
+        let conn = ConnectionManager::new_lazy_with_config(client, self.config())?;
+        Ok(Node::new(addr, conn, self.breaker()))
+    }
+
+    async fn connected(&self, url: &str) -> Result<Node, Error> {
+        let client = redis::Client::open(url)?;
+        let conn = tokio::time::timeout(
+            self.connect_timeout,
+            ConnectionManager::new_with_config(client, self.config()),
+        )
+        .await
+        .map_err(|_| Error::Topology(format!("connecting to {url} timed out")))??;
+        Ok(Node::new(addr_of(url)?, conn, self.breaker()))
+    }
+}
+
+impl ValkeyBuilder {
+    /// The key prefix (default `rl:`): keys are `<prefix>{<subject hex>}:<namespace>`.
+    pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// The deadline of one call (default 50 ms). A call past it answers
+    /// `Timeout` for its checks and is not retried.
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// How long connecting may take when building, and for each
+    /// reconnection attempt (default 2 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// The breakers' thresholds (default: 5 consecutive failures open a
+    /// node's breaker for 1 s).
+    pub fn breaker(mut self, config: BreakerConfig) -> Self {
+        self.breaker = config;
+        self
+    }
+
+    /// The breakers' clock (default [`SystemMonotonic`]); tests pass a
+    /// [`ManualMonotonic`](crate::breaker::ManualMonotonic).
+    pub fn breaker_clock(mut self, clock: impl Monotonic) -> Self {
+        self.clock = Some(Arc::new(clock));
+        self
+    }
+
+    /// Use `Batch::now_ms` instead of Valkey `TIME` (default off): for
+    /// tests and the conformance runner, which drive time.
+    pub fn injected_time(mut self, on: bool) -> Self {
+        self.injected_time = on;
+        self
+    }
+
+    /// Valkey Cluster mode (default off): the URL is a seed node.
+    pub fn cluster(mut self, on: bool) -> Self {
+        self.cluster = on;
+        self
+    }
+
+    /// More seed nodes for cluster mode.
+    pub fn cluster_seeds<I, S>(mut self, urls: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.urls.extend(urls.into_iter().map(Into::into));
+        self
+    }
+
+    /// Connects.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InvalidUrl`] for a URL of another scheme, or unparsable.
+    /// - [`Error::TlsDisabled`] for `rediss://` / `valkeys://` without the
+    ///   `tls` feature.
+    /// - [`Error::InvalidSetting`] for a zero deadline, zero breaker
+    ///   failures, or a key prefix containing `{` or `}`.
+    /// - [`Error::Connect`] when the node cannot be reached in time.
+    /// - [`Error::Topology`] when no seed answers `CLUSTER SLOTS`.
+    pub async fn build(self) -> Result<ValkeyBackend, Error> {
+        if self.deadline.is_zero() {
+            return Err(Error::InvalidSetting {
+                name: "deadline",
+                reason: "must be above zero",
+            });
+        }
+        if self.breaker.failures == 0 {
+            return Err(Error::InvalidSetting {
+                name: "breaker",
+                reason: "failures must be at least 1",
+            });
+        }
+        if self.prefix.contains(['{', '}']) {
+            return Err(Error::InvalidSetting {
+                name: "key_prefix",
+                reason: "must not contain { or }: the subject is the hash tag",
+            });
+        }
+        let urls = self
+            .urls
+            .iter()
+            .map(|u| normalize_url(u))
+            .collect::<Result<Vec<_>, _>>()?;
+        let first = urls.first().cloned().unwrap_or_default();
+        let factory = NodeFactory {
+            url: first.clone(),
+            seeds: urls.iter().map(|u| addr_of(u)).collect::<Result<_, _>>()?,
+            connect_timeout: self.connect_timeout,
+            breaker: self.breaker,
+            clock: self
+                .clock
+                .unwrap_or_else(|| Arc::new(SystemMonotonic::default())),
+        };
+        let topology = if self.cluster {
+            Topology::Cluster(cluster_state(factory).await?)
+        } else {
+            Topology::Single(factory.connected(&first).await?)
+        };
+        Ok(ValkeyBackend {
+            inner: Arc::new(Inner {
+                prefix: self.prefix,
+                deadline: self.deadline,
+                time: if self.injected_time {
+                    TimeSource::Injected
+                } else {
+                    TimeSource::Valkey
+                },
+                topology,
+            }),
+        })
+    }
+}
+
+async fn cluster_state(factory: NodeFactory) -> Result<Arc<ClusterState>, Error> {
+    let state = Arc::new(ClusterState {
+        map: RwLock::new(Arc::new(SlotMap::parse(&redis::Value::Array(Vec::new())).map_err(Error::Topology)?)),
+        nodes: Mutex::new(HashMap::new()),
+        factory,
+        stale: Arc::new(tokio::sync::Notify::new()),
+    });
+    state.refresh().await.map_err(Error::Topology)?;
+    let weak = Arc::downgrade(&state);
+    let stale = state.stale.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(REFRESH_EVERY) => {}
+                _ = stale.notified() => {}
+            }
+            let Some(state) = weak.upgrade() else { return };
+            if let Err(e) = state.refresh().await {
+                tracing::warn!(error = %e, "cannot read the cluster's slots");
+            }
+            drop(state);
+            // At most ten reads a second, whatever the redirects.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    Ok(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valkey_schemes_map_to_redis() {
+        assert_eq!(
+            normalize_url("valkey://127.0.0.1:6379/0").ok().as_deref(),
+            Some("redis://127.0.0.1:6379/0")
+        );
+        assert_eq!(
+            normalize_url("redis://h:1").ok().as_deref(),
+            Some("redis://h:1")
+        );
+        assert!(matches!(
+            normalize_url("http://h:1"),
+            Err(Error::InvalidUrl { .. })
+        ));
+        assert!(normalize_url("nohost").is_err());
+        if cfg!(not(feature = "tls")) {
+            assert!(matches!(
+                normalize_url("valkeys://h:1"),
+                Err(Error::TlsDisabled(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn node_urls_keep_credentials_and_database() {
+        assert_eq!(
+            with_addr("redis://u:p@h:1/2?protocol=3", "127.0.0.2:7000"),
+            "redis://u:p@127.0.0.2:7000/2?protocol=3"
+        );
+        assert_eq!(with_addr("redis://h:1", "a:2"), "redis://a:2");
+    }
+}
