@@ -67,8 +67,17 @@ local function live_expiry()
   return e
 end
 
+-- Stores `value` (a decimal string) until `at`. A value that fits in 64
+-- bits is written with INCRBY on a fresh key so that Valkey keeps it as an
+-- integer inside the key object (SET from a script stores a string).
 local function set_until(value, at)
-  redis.call('SET', key, value, 'PXAT', int(at + offset))
+  if #value <= 18 then
+    redis.call('DEL', key)
+    redis.call('INCRBY', key, value)
+    redis.call('PEXPIREAT', key, int(at + offset))
+  else
+    redis.call('SET', key, value, 'PXAT', int(at + offset))
+  end
 end
 
 local MARKER = '-1'
