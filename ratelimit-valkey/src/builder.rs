@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use crate::backend::{ClusterState, Inner, Topology, ValkeyBackend};
 use crate::breaker::{Breaker, BreakerConfig, Monotonic, SystemMonotonic};
@@ -106,7 +105,7 @@ fn addr_of(url: &str) -> Result<String, Error> {
     }
 }
 
-/// Makes node connections (lazily connecting, never retrying a request).
+/// Makes nodes (connecting on first use, never re-sending a request).
 #[derive(Debug, Clone)]
 pub(crate) struct NodeFactory {
     url: String,
@@ -117,13 +116,6 @@ pub(crate) struct NodeFactory {
 }
 
 impl NodeFactory {
-    fn config(&self) -> ConnectionManagerConfig {
-        ConnectionManagerConfig::new()
-            .set_number_of_retries(0)
-            .set_connection_timeout(Some(self.connect_timeout))
-            .set_response_timeout(None)
-    }
-
     fn breaker(&self) -> Breaker {
         Breaker::with_shared_clock(self.breaker, self.clock.clone())
     }
@@ -131,19 +123,16 @@ impl NodeFactory {
     /// A node at `addr` (`host:port`), connecting on first use.
     pub(crate) fn node(&self, addr: &str) -> Result<Node, redis::RedisError> {
         let client = redis::Client::open(with_addr(&self.url, addr))?;
-        let conn = ConnectionManager::new_lazy_with_config(client, self.config())?;
-        Ok(Node::new(addr, conn, self.breaker()))
+        Ok(Node::new(addr, client, self.connect_timeout, self.breaker()))
     }
 
     async fn connected(&self, url: &str) -> Result<Node, Error> {
         let client = redis::Client::open(url)?;
-        let conn = tokio::time::timeout(
-            self.connect_timeout,
-            ConnectionManager::new_with_config(client, self.config()),
-        )
-        .await
-        .map_err(|_| Error::Topology(format!("connecting to {url} timed out")))??;
-        Ok(Node::new(addr_of(url)?, conn, self.breaker()))
+        let node = Node::new(addr_of(url)?, client, self.connect_timeout, self.breaker());
+        tokio::time::timeout(self.connect_timeout, node.connection())
+            .await
+            .map_err(|_| Error::Topology(format!("connecting to {url} timed out")))??;
+        Ok(node)
     }
 }
 

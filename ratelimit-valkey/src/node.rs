@@ -17,19 +17,27 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ratelimit_core::backend::{BackendError, BackendErrorKind};
-use redis::aio::ConnectionManager;
-use redis::{ErrorKind, RedisError, Value};
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, Client, ErrorKind, RedisError, Value};
+use tokio::sync::Mutex;
 
 use crate::breaker::Breaker;
 use crate::metrics::{breaker_opened, error};
 use crate::scripts::{Invocation, SOURCES};
 
-/// One node.
+/// One node: cheap to clone, clones share the connection and the breaker.
+///
+/// The connection is one multiplexed connection shared by every concurrent
+/// request, so Valkey sees pipelined traffic. It is made on first use and
+/// dropped on a transport error; the next call (a half-open probe, say)
+/// connects afresh as part of its own deadline. Nothing is ever re-sent.
 #[derive(Debug, Clone)]
 pub(crate) struct Node {
     /// `host:port`, for errors and metrics.
     pub(crate) addr: Arc<str>,
-    conn: ConnectionManager,
+    client: Client,
+    config: AsyncConnectionConfig,
+    conn: Arc<Mutex<Option<MultiplexedConnection>>>,
     pub(crate) breaker: Arc<Breaker>,
 }
 
@@ -45,21 +53,63 @@ fn classify(e: &RedisError) -> (BackendErrorKind, bool) {
 }
 
 impl Node {
-    pub(crate) fn new(addr: impl Into<Arc<str>>, conn: ConnectionManager, breaker: Breaker) -> Self {
+    pub(crate) fn new(
+        addr: impl Into<Arc<str>>,
+        client: Client,
+        connect_timeout: Duration,
+        breaker: Breaker,
+    ) -> Self {
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(connect_timeout))
+            .set_response_timeout(None);
         Self {
             addr: addr.into(),
-            conn,
+            client,
+            config,
+            conn: Arc::new(Mutex::new(None)),
             breaker: Arc::new(breaker),
         }
+    }
+
+    /// The shared connection, connecting if there is none.
+    pub(crate) async fn connection(&self) -> redis::RedisResult<MultiplexedConnection> {
+        let mut slot = self.conn.lock().await;
+        if let Some(c) = slot.as_ref() {
+            return Ok(c.clone());
+        }
+        let c = self
+            .client
+            .get_multiplexed_async_connection_with_config(&self.config)
+            .await?;
+        *slot = Some(c.clone());
+        Ok(c)
+    }
+
+    /// Forgets a broken connection.
+    async fn forget(&self) {
+        *self.conn.lock().await = None;
+    }
+
+    async fn round_trip(&self, invs: &[Invocation]) -> redis::RedisResult<Vec<Value>> {
+        let mut conn = self.connection().await?;
+        send(&mut conn, invs).await
     }
 
     /// A plain command to this node (management, not rate limiting), under
     /// the deadline and outside the breaker.
     pub(crate) async fn command(&self, cmd: &redis::Cmd, deadline: Duration) -> Result<Value, String> {
-        let mut conn = self.conn.clone();
-        match tokio::time::timeout(deadline, cmd.query_async::<Value>(&mut conn)).await {
+        let call = async {
+            let mut conn = self.connection().await?;
+            cmd.query_async::<Value>(&mut conn).await
+        };
+        match tokio::time::timeout(deadline, call).await {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(e.to_string()),
+            Ok(Err(e)) => {
+                if !matches!(e.kind(), ErrorKind::Server(_)) {
+                    self.forget().await;
+                }
+                Err(e.to_string())
+            }
             Err(_) => Err("timed out".into()),
         }
     }
@@ -78,8 +128,7 @@ impl Node {
                 format!("node {} not called", self.addr),
             ));
         };
-        let mut conn = self.conn.clone();
-        let result = tokio::time::timeout(deadline, send(&mut conn, invs)).await;
+        let result = tokio::time::timeout(deadline, self.round_trip(invs)).await;
         let (out, up) = match result {
             Err(_) => (
                 Err(BackendError::new(
@@ -104,6 +153,9 @@ impl Node {
             ),
             Ok(Ok(values)) => (Ok(values), true),
         };
+        if !up {
+            self.forget().await;
+        }
         if let Err(e) = &out {
             error(e.kind(), invs.len());
             tracing::debug!(node = %self.addr, error = %e, "valkey call failed");
@@ -121,7 +173,7 @@ fn is_noscript(v: &Value) -> bool {
 }
 
 /// The round trip, with the NOSCRIPT reload described in the module docs.
-async fn send(conn: &mut ConnectionManager, invs: &[Invocation]) -> redis::RedisResult<Vec<Value>> {
+async fn send(conn: &mut MultiplexedConnection, invs: &[Invocation]) -> redis::RedisResult<Vec<Value>> {
     let mut pipe = redis::pipe();
     pipe.ignore_errors();
     for inv in invs {
