@@ -114,17 +114,29 @@ pub async fn one(backend: &impl Backend, check: &Check, now: u64) -> CheckResult
     out.remove(0)
 }
 
-/// `INFO commandstats` calls of `cmd` (e.g. `evalsha`).
-pub async fn calls(conn: &mut redis::aio::MultiplexedConnection, cmd: &str) -> u64 {
+/// `INFO commandstats` field `field` of `cmd` (e.g. `evalsha`, `calls`).
+pub async fn stat(conn: &mut redis::aio::MultiplexedConnection, cmd: &str, field: &str) -> u64 {
     let info: String = redis::cmd("INFO")
         .arg("commandstats")
         .query_async(conn)
         .await
         .expect("info");
-    let needle = format!("cmdstat_{cmd}:calls=");
-    info.lines()
-        .find_map(|l| l.strip_prefix(&needle))
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.parse().ok())
+    let prefix = format!("cmdstat_{cmd}:");
+    let Some(line) = info.lines().find_map(|l| l.strip_prefix(&prefix)) else {
+        return 0;
+    };
+    line.split(',')
+        .find_map(|kv| kv.strip_prefix(&format!("{field}=")))
+        .and_then(|n| n.trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// Calls of `cmd` the server received (NOSCRIPT replies included).
+pub async fn calls(conn: &mut redis::aio::MultiplexedConnection, cmd: &str) -> u64 {
+    stat(conn, cmd, "calls").await
+}
+
+/// Calls of `cmd` that ran (calls less failed ones, such as NOSCRIPT).
+pub async fn ran(conn: &mut redis::aio::MultiplexedConnection, cmd: &str) -> u64 {
+    calls(conn, cmd).await - stat(conn, cmd, "failed_calls").await
 }
