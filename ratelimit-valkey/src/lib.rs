@@ -98,4 +98,4 @@ pub use backend::ValkeyBackend;
 pub use builder::{ValkeyBuilder, DEFAULT_DEADLINE, DEFAULT_PREFIX};
 pub use error::Error;
 pub use fleet::{FleetConfig, LiveFleet};
-pub use scripts::key_of;
+pub use scripts::{key_of, script_source};

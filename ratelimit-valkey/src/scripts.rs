@@ -42,6 +42,12 @@ pub(crate) const SOURCES: [(Algorithm, &str); 5] = [
 
 static SCRIPTS: LazyLock<[Script; 5]> = LazyLock::new(|| SOURCES.map(|(_, src)| Script::new(src)));
 
+/// The Lua source of `algorithm`'s script (prelude included), as sent to
+/// Valkey: for inspection, tooling and benchmarks.
+pub fn script_source(algorithm: Algorithm) -> &'static str {
+    SOURCES[index(algorithm)].1
+}
+
 /// Index of an algorithm's script.
 pub(crate) fn index(algorithm: Algorithm) -> usize {
     match algorithm {
@@ -90,7 +96,7 @@ pub(crate) enum Arg {
 }
 
 impl Invocation {
-    /// Appends `EVALSHA sha 1 key args...` to `cmd` (a fresh command).
+    /// `EVALSHA sha 1 key args...`.
     pub(crate) fn evalsha(&self) -> Cmd {
         let mut cmd = redis::cmd("EVALSHA");
         cmd.arg(script(self.script).get_hash()).arg(1).arg(&self.key);
@@ -98,7 +104,7 @@ impl Invocation {
         cmd
     }
 
-    /// `EVAL source 1 key args...`, for measurements of the uncached path.
+    /// Appends ARGV to `cmd`.
     pub(crate) fn push_args(&self, cmd: &mut Cmd) {
         for a in &self.args {
             match *a {
