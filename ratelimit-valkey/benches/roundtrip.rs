@@ -31,12 +31,19 @@ fn multi_key_source() -> String {
 }
 
 fn keys(round: usize) -> Vec<String> {
-    (0..CHECKS).map(|i| format!("bench{{{:032x}}}:r{i}:fw:60", round % 512)).collect()
+    (0..CHECKS)
+        .map(|i| format!("bench{{{:032x}}}:r{i}:fw:60", round % 512))
+        .collect()
 }
 
 fn args(cmd: &mut redis::Cmd) {
     // now (Valkey TIME), offset, penalty, limit, period, cost
-    cmd.arg("").arg(0).arg(0).arg(1_000_000_000u64).arg(60_000).arg(1);
+    cmd.arg("")
+        .arg(0)
+        .arg(0)
+        .arg(1_000_000_000u64)
+        .arg(60_000)
+        .arg(1);
 }
 
 async fn pipelined(conn: &mut MultiplexedConnection, single: &Script, round: usize) {
@@ -99,11 +106,18 @@ fn main() {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async {
         let client = redis::Client::open(server.url()).expect("url");
-        let mut conn = client.get_multiplexed_async_connection().await.expect("connect");
+        let mut conn = client
+            .get_multiplexed_async_connection()
+            .await
+            .expect("connect");
         let single = Script::new(script_source(Algorithm::FixedWindow));
         let multi = Script::new(&multi_key_source());
         for s in [&single, &multi] {
-            let _: String = s.prepare_invoke().load_async(&mut conn).await.expect("load");
+            let _: String = s
+                .prepare_invoke()
+                .load_async(&mut conn)
+                .await
+                .expect("load");
         }
         println!("{CHECKS} fixed-window checks per request, {ROUNDS} requests");
         for _ in 0..2 {

@@ -4,7 +4,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use ratelimit_core::backend::{Backend, BackendError, BackendErrorKind, Batch, BoxFuture, CheckResult};
+use ratelimit_core::backend::{
+    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, CheckResult,
+};
 use redis::Value;
 use tokio::task::JoinSet;
 
@@ -165,9 +167,7 @@ impl ValkeyBackend {
         results
             .into_iter()
             .map(|r| {
-                r.unwrap_or_else(|| {
-                    Err(BackendError::new(BackendErrorKind::Protocol, "no reply"))
-                })
+                r.unwrap_or_else(|| Err(BackendError::new(BackendErrorKind::Protocol, "no reply")))
             })
             .collect()
     }

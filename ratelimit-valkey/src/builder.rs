@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-
 use crate::backend::{ClusterState, Inner, Topology, ValkeyBackend};
 use crate::breaker::{Breaker, BreakerConfig, Monotonic, SystemMonotonic};
 use crate::cluster::SlotMap;
@@ -123,7 +122,12 @@ impl NodeFactory {
     /// A node at `addr` (`host:port`), connecting on first use.
     pub(crate) fn node(&self, addr: &str) -> Result<Node, redis::RedisError> {
         let client = redis::Client::open(with_addr(&self.url, addr))?;
-        Ok(Node::new(addr, client, self.connect_timeout, self.breaker()))
+        Ok(Node::new(
+            addr,
+            client,
+            self.connect_timeout,
+            self.breaker(),
+        ))
     }
 
     async fn connected(&self, url: &str) -> Result<Node, Error> {
@@ -261,7 +265,9 @@ impl ValkeyBuilder {
 
 async fn cluster_state(factory: NodeFactory) -> Result<Arc<ClusterState>, Error> {
     let state = Arc::new(ClusterState {
-        map: RwLock::new(Arc::new(SlotMap::parse(&redis::Value::Array(Vec::new())).map_err(Error::Topology)?)),
+        map: RwLock::new(Arc::new(
+            SlotMap::parse(&redis::Value::Array(Vec::new())).map_err(Error::Topology)?,
+        )),
         nodes: Mutex::new(HashMap::new()),
         factory,
         stale: Arc::new(tokio::sync::Notify::new()),

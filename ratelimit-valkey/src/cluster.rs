@@ -143,7 +143,10 @@ mod tests {
         ]);
         let map = SlotMap::parse(&v).expect("parses");
         assert_eq!(map.node_of(0).map(String::as_str), Some("127.0.0.1:7000"));
-        assert_eq!(map.node_of(16383).map(String::as_str), Some("127.0.0.1:7001"));
+        assert_eq!(
+            map.node_of(16383).map(String::as_str),
+            Some("127.0.0.1:7001")
+        );
         assert!(SlotMap::parse(&Value::Nil).is_err());
     }
 }

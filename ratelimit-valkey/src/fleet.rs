@@ -123,7 +123,9 @@ impl ValkeyBackend {
             loop {
                 match backend.announce(&key, &config).await {
                     Ok(n) => shared.set(n.max(config.floor)),
-                    Err(e) => tracing::debug!(error = %e, "fleet announce failed; keeping the last count"),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "fleet announce failed; keeping the last count")
+                    }
                 }
                 tokio::time::sleep(config.refresh).await;
             }
@@ -132,9 +134,15 @@ impl ValkeyBackend {
     }
 
     async fn announce(&self, key: &str, config: &FleetConfig) -> Result<u64, String> {
-        let ttl_ms = u64::try_from(config.ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let ttl_ms = u64::try_from(config.ttl.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
         let mut cmd = redis::cmd("EVAL");
-        cmd.arg(ANNOUNCE).arg(1).arg(key).arg(&config.instance).arg(ttl_ms);
+        cmd.arg(ANNOUNCE)
+            .arg(1)
+            .arg(key)
+            .arg(&config.instance)
+            .arg(ttl_ms);
         let node = match &self.inner.topology {
             Topology::Single(node) => node.clone(),
             Topology::Cluster(state) => {

@@ -81,6 +81,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod backend;
 pub mod breaker;
 mod builder;
 pub mod cluster;
@@ -90,7 +91,6 @@ mod metrics;
 mod node;
 mod reply;
 mod scripts;
-mod backend;
 #[cfg(feature = "testing")]
 pub mod testing;
 

@@ -97,7 +97,11 @@ impl Node {
 
     /// A plain command to this node (management, not rate limiting), under
     /// the deadline and outside the breaker.
-    pub(crate) async fn command(&self, cmd: &redis::Cmd, deadline: Duration) -> Result<Value, String> {
+    pub(crate) async fn command(
+        &self,
+        cmd: &redis::Cmd,
+        deadline: Duration,
+    ) -> Result<Value, String> {
         let call = async {
             let mut conn = self.connection().await?;
             cmd.query_async::<Value>(&mut conn).await
@@ -173,7 +177,10 @@ fn is_noscript(v: &Value) -> bool {
 }
 
 /// The round trip, with the NOSCRIPT reload described in the module docs.
-async fn send(conn: &mut MultiplexedConnection, invs: &[Invocation]) -> redis::RedisResult<Vec<Value>> {
+async fn send(
+    conn: &mut MultiplexedConnection,
+    invs: &[Invocation],
+) -> redis::RedisResult<Vec<Value>> {
     let mut pipe = redis::pipe();
     pipe.ignore_errors();
     for inv in invs {

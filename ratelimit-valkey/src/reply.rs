@@ -125,11 +125,9 @@ impl Reply {
             _ => 0,
         };
         let d = match self.status {
-            Status::Uncounted => {
-                penalty::check(&mut blocked_until, now, check.penalty_ms, || {
-                    Decision::allow(q.limit, 0)
-                })
-            }
+            Status::Uncounted => penalty::check(&mut blocked_until, now, check.penalty_ms, || {
+                Decision::allow(q.limit, 0)
+            }),
             _ => penalty::check(&mut blocked_until, now, check.penalty_ms, &mut algo),
         };
         let consistent = match self.status {

@@ -34,7 +34,10 @@ macro_rules! script_source {
 /// The source of each algorithm's script (prelude included).
 pub(crate) const SOURCES: [(Algorithm, &str); 5] = [
     (Algorithm::FixedWindow, script_source!("fixed_window.lua")),
-    (Algorithm::SlidingWindow, script_source!("sliding_window.lua")),
+    (
+        Algorithm::SlidingWindow,
+        script_source!("sliding_window.lua"),
+    ),
     (Algorithm::TokenBucket, script_source!("token_bucket.lua")),
     (Algorithm::LeakyBucket, script_source!("leaky_bucket.lua")),
     (Algorithm::Distinct, script_source!("distinct.lua")),
@@ -99,7 +102,9 @@ impl Invocation {
     /// `EVALSHA sha 1 key args...`.
     pub(crate) fn evalsha(&self) -> Cmd {
         let mut cmd = redis::cmd("EVALSHA");
-        cmd.arg(script(self.script).get_hash()).arg(1).arg(&self.key);
+        cmd.arg(script(self.script).get_hash())
+            .arg(1)
+            .arg(&self.key);
         self.push_args(&mut cmd);
         cmd
     }
@@ -172,11 +177,7 @@ pub(crate) fn invocation(
             if capacity + need >= LUA_EXACT {
                 return Err(too_large("token bucket burst * period"));
             }
-            args.extend([
-                Arg::U(limit),
-                Arg::U(capacity as u64),
-                Arg::U(need as u64),
-            ]);
+            args.extend([Arg::U(limit), Arg::U(capacity as u64), Arg::U(need as u64)]);
         }
         Algorithm::LeakyBucket => {
             let (l, p) = (limit as u128, period as u128);
@@ -194,7 +195,9 @@ pub(crate) fn invocation(
             ]);
         }
         _ => {
-            let bit = check.bit.map_or(-1, |b| i64::from(b % distinct::BITS as u16));
+            let bit = check
+                .bit
+                .map_or(-1, |b| i64::from(b % distinct::BITS as u16));
             args.extend([
                 Arg::U(period),
                 Arg::U(u64::from(distinct::max_bits(q.limit))),

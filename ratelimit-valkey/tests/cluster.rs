@@ -13,7 +13,11 @@ use support::{check_of, template, unique, T0};
 
 /// Subjects until every node has `per_node` of them.
 fn spread(template: &Check, prefix: &str, nodes: impl Fn(u16) -> usize) -> Vec<(Check, usize)> {
-    let rule = RuleBuilder::new("api").key(["ip"]).fixed_window(3, Duration::from_secs(60)).build().expect("rule");
+    let rule = RuleBuilder::new("api")
+        .key(["ip"])
+        .fixed_window(3, Duration::from_secs(60))
+        .build()
+        .expect("rule");
     let mut out = Vec::new();
     let mut counts = [0usize; 3];
     for i in 0..200u32 {

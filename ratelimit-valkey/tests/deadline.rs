@@ -9,13 +9,15 @@ use ratelimit_core::backend::{Backend, BackendErrorKind, Batch};
 use ratelimit_core::rules::RuleBuilder;
 use ratelimit_valkey::testing::{ChaosProxy, ProxyMode, ValkeyServer};
 use ratelimit_valkey::ValkeyBackend;
-use support::{ran, check_of, one, raw, template, unique, T0};
+use support::{check_of, one, ran, raw, template, unique, T0};
 
 #[tokio::test]
 async fn a_slow_node_times_out_within_the_deadline() {
     let server = ValkeyServer::spawn().unwrap_or_else(|e| panic!("{e}"));
     let port = server.port().expect("spawned");
-    let proxy = ChaosProxy::start(format!("127.0.0.1:{port}")).await.expect("proxy");
+    let proxy = ChaosProxy::start(format!("127.0.0.1:{port}"))
+        .await
+        .expect("proxy");
     let deadline = Duration::from_millis(50);
     let backend = ValkeyBackend::builder(proxy.url())
         .key_prefix(unique("d"))
@@ -26,7 +28,11 @@ async fn a_slow_node_times_out_within_the_deadline() {
         .expect("backend");
     let mut conn = raw(server.url()).await;
     let t = template().await;
-    let rule = RuleBuilder::new("api").key(["ip"]).fixed_window(10, Duration::from_secs(60)).build().expect("rule");
+    let rule = RuleBuilder::new("api")
+        .key(["ip"])
+        .fixed_window(10, Duration::from_secs(60))
+        .build()
+        .expect("rule");
     let checks = vec![
         check_of(&t, &rule, "203.0.113.7", 1, None),
         check_of(&t, &rule, "203.0.113.8", 1, None),
@@ -37,7 +43,10 @@ async fn a_slow_node_times_out_within_the_deadline() {
     let started = Instant::now();
     let out = backend.check(&Batch::new(T0, checks.clone())).await;
     let took = started.elapsed();
-    assert!(took < deadline + Duration::from_millis(40), "answered after {took:?}");
+    assert!(
+        took < deadline + Duration::from_millis(40),
+        "answered after {took:?}"
+    );
     for r in &out {
         let e = r.as_ref().expect_err("timed out");
         assert_eq!(e.kind(), BackendErrorKind::Timeout);

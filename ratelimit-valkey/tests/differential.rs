@@ -96,11 +96,22 @@ fn run(algo: Algo) {
             now += dt;
             let check = check_of(&template, &rule, "203.0.113.7", cost, bit);
             let (v, m) = rt.block_on(async {
-                (one(&backend, &check, now).await, one(&memory, &check, now).await)
+                (
+                    one(&backend, &check, now).await,
+                    one(&memory, &check, now).await,
+                )
             });
             let v = v.map_err(|e| TestCaseError::fail(format!("step {i}: valkey: {e}")))?;
             let m = m.map_err(|e| TestCaseError::fail(format!("step {i}: memory: {e}")))?;
-            prop_assert_eq!(v, m, "step {} at now={} cost={} bit={:?}", i, now, cost, bit);
+            prop_assert_eq!(
+                v,
+                m,
+                "step {} at now={} cost={} bit={:?}",
+                i,
+                now,
+                cost,
+                bit
+            );
         }
         Ok(())
     });

@@ -29,7 +29,13 @@ async fn instances_are_counted_and_the_last_count_survives_an_outage() {
     let prefix = unique("f");
     let backend = |url: String| {
         let prefix = prefix.clone();
-        async move { ValkeyBackend::builder(url).key_prefix(prefix).build().await.expect("backend") }
+        async move {
+            ValkeyBackend::builder(url)
+                .key_prefix(prefix)
+                .build()
+                .await
+                .expect("backend")
+        }
     };
     let (a, b, c) = (
         backend(proxy.url()).await,
@@ -38,7 +44,11 @@ async fn instances_are_counted_and_the_last_count_survives_an_outage() {
     );
     let config = |name: &str| FleetConfig::new(name, 7).refresh(Duration::from_millis(50));
     let fa = a.live_fleet(config("a"));
-    assert_eq!(fa.shared().fleet_size(), 7, "expected count until Valkey answers");
+    assert_eq!(
+        fa.shared().fleet_size(),
+        7,
+        "expected count until Valkey answers"
+    );
     let _fb = b.live_fleet(config("b"));
     let _fc = c.live_fleet(config("c"));
     wait_for(&fa.shared(), 3).await;

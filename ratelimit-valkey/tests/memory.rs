@@ -16,9 +16,18 @@ fn rules() -> Vec<(Rule, u64)> {
     vec![
         (b("login").fixed_window(100, m).build().expect("rule"), 40),
         (b("login").sliding_window(100, m).build().expect("rule"), 40),
-        (b("login").token_bucket(100, m, 50).build().expect("rule"), 40),
-        (b("login").leaky_bucket(100, m, 50).build().expect("rule"), 40),
-        (b("login").distinct("path", 50, m).build().expect("rule"), 128 + 48),
+        (
+            b("login").token_bucket(100, m, 50).build().expect("rule"),
+            40,
+        ),
+        (
+            b("login").leaky_bucket(100, m, 50).build().expect("rule"),
+            40,
+        ),
+        (
+            b("login").distinct("path", 50, m).build().expect("rule"),
+            128 + 48,
+        ),
     ]
 }
 
@@ -45,8 +54,16 @@ async fn memory_per_subject_is_small_and_every_key_expires() {
             .query_async(&mut conn)
             .await
             .expect("memory usage");
-        let pttl: i64 = redis::cmd("PTTL").arg(&key).query_async(&mut conn).await.expect("pttl");
-        let value_len: u64 = redis::cmd("STRLEN").arg(&key).query_async(&mut conn).await.expect("strlen");
+        let pttl: i64 = redis::cmd("PTTL")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .expect("pttl");
+        let value_len: u64 = redis::cmd("STRLEN")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .expect("strlen");
         let encoding: String = redis::cmd("OBJECT")
             .arg("ENCODING")
             .arg(&key)
@@ -67,7 +84,10 @@ async fn memory_per_subject_is_small_and_every_key_expires() {
         // an integer value adds nothing (stored in the key object), the
         // distinct map its 128 bytes plus a string header.
         let overhead = bytes.saturating_sub(key.len() as u64);
-        assert!(overhead <= target, "{key}: {bytes} bytes, {overhead} beyond the key name");
+        assert!(
+            overhead <= target,
+            "{key}: {bytes} bytes, {overhead} beyond the key name"
+        );
     }
     // Nothing without a TTL under our prefix.
     let keys: Vec<String> = redis::cmd("KEYS")
@@ -77,7 +97,11 @@ async fn memory_per_subject_is_small_and_every_key_expires() {
         .expect("keys");
     assert_eq!(keys.len(), 5);
     for k in keys {
-        let pttl: i64 = redis::cmd("PTTL").arg(&k).query_async(&mut conn).await.expect("pttl");
+        let pttl: i64 = redis::cmd("PTTL")
+            .arg(&k)
+            .query_async(&mut conn)
+            .await
+            .expect("pttl");
         assert!(pttl > 0, "{k}");
     }
 }
@@ -102,8 +126,23 @@ async fn a_penalty_marker_is_small_and_expires_at_the_penalty_end() {
     let d = one(&backend, &check, 0).await.expect("ok");
     assert!(d.blocked_until_ms.is_some());
     let key = backend.key_of(&check);
-    let bytes: u64 = redis::cmd("MEMORY").arg("USAGE").arg(&key).query_async(&mut conn).await.expect("usage");
-    let pttl: i64 = redis::cmd("PTTL").arg(&key).query_async(&mut conn).await.expect("pttl");
-    eprintln!("penalty marker  key {} bytes, MEMORY USAGE {bytes}, PTTL {pttl}", key.len());
-    assert!((299_000..=300_000).contains(&pttl), "expires at the penalty end: {pttl}");
+    let bytes: u64 = redis::cmd("MEMORY")
+        .arg("USAGE")
+        .arg(&key)
+        .query_async(&mut conn)
+        .await
+        .expect("usage");
+    let pttl: i64 = redis::cmd("PTTL")
+        .arg(&key)
+        .query_async(&mut conn)
+        .await
+        .expect("pttl");
+    eprintln!(
+        "penalty marker  key {} bytes, MEMORY USAGE {bytes}, PTTL {pttl}",
+        key.len()
+    );
+    assert!(
+        (299_000..=300_000).contains(&pttl),
+        "expires at the penalty end: {pttl}"
+    );
 }

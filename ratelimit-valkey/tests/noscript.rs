@@ -15,8 +15,16 @@ async fn after_script_flush_a_batch_reloads_and_counts_once() {
     let backend = injected(server.url()).await;
     let mut conn = raw(server.url()).await;
     let t = template().await;
-    let fixed = RuleBuilder::new("a").key(["ip"]).fixed_window(10, Duration::from_secs(60)).build().expect("rule");
-    let token = RuleBuilder::new("b").key(["ip"]).token_bucket(10, Duration::from_secs(60), 10).build().expect("rule");
+    let fixed = RuleBuilder::new("a")
+        .key(["ip"])
+        .fixed_window(10, Duration::from_secs(60))
+        .build()
+        .expect("rule");
+    let token = RuleBuilder::new("b")
+        .key(["ip"])
+        .token_bucket(10, Duration::from_secs(60), 10)
+        .build()
+        .expect("rule");
     let batch = Batch::new(
         T0,
         vec![
@@ -25,16 +33,33 @@ async fn after_script_flush_a_batch_reloads_and_counts_once() {
         ],
     );
     let first = backend.check(&batch).await;
-    assert!(first.iter().all(|r| r.as_ref().is_ok_and(|d| d.remaining == 9)), "{first:?}");
+    assert!(
+        first
+            .iter()
+            .all(|r| r.as_ref().is_ok_and(|d| d.remaining == 9)),
+        "{first:?}"
+    );
 
-    let () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut conn).await.expect("flush");
-    let () = redis::cmd("CONFIG").arg("RESETSTAT").query_async(&mut conn).await.expect("resetstat");
+    let () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(&mut conn)
+        .await
+        .expect("flush");
+    let () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(&mut conn)
+        .await
+        .expect("resetstat");
     let second = backend.check(&batch).await;
     // Counted once more, not twice: 10 - 2 = 8 left.
     for r in &second {
         assert_eq!(r.as_ref().map(|d| d.remaining), Ok(8), "{second:?}");
     }
-    assert_eq!(calls(&mut conn, "script|load").await, 2, "both scripts loaded");
+    assert_eq!(
+        calls(&mut conn, "script|load").await,
+        2,
+        "both scripts loaded"
+    );
     // Two EVALSHA answered NOSCRIPT (not run), then two ran.
     assert_eq!(calls(&mut conn, "evalsha").await, 4);
 }

@@ -37,15 +37,32 @@ async fn a_second_instance_sees_the_penalty_without_counting() {
     assert_eq!(d.blocked_until_ms, Some(T0 + 305_000));
 
     let key = b.key_of(&check);
-    let before: redis::Value = redis::cmd("DUMP").arg(&key).query_async(&mut conn).await.expect("dump");
+    let before: redis::Value = redis::cmd("DUMP")
+        .arg(&key)
+        .query_async(&mut conn)
+        .await
+        .expect("dump");
     let seen = one(&b, &check, T0 + 70_000).await.expect("ok");
     assert!(!seen.allowed);
-    assert_eq!(seen.retry_after_ms, 235_000, "seed: Retry-After 235 at 1:10");
+    assert_eq!(
+        seen.retry_after_ms, 235_000,
+        "seed: Retry-After 235 at 1:10"
+    );
     assert_eq!(seen.blocked_until_ms, Some(T0 + 305_000));
-    let after: redis::Value = redis::cmd("DUMP").arg(&key).query_async(&mut conn).await.expect("dump");
+    let after: redis::Value = redis::cmd("DUMP")
+        .arg(&key)
+        .query_async(&mut conn)
+        .await
+        .expect("dump");
     assert_eq!(before, after, "asking did not count");
 
-    assert_eq!(one(&b, &check, T0 + 304_000).await.expect("ok").retry_after_ms, 1_000);
+    assert_eq!(
+        one(&b, &check, T0 + 304_000)
+            .await
+            .expect("ok")
+            .retry_after_ms,
+        1_000
+    );
     let fresh = one(&b, &check, T0 + 305_000).await.expect("ok");
     assert!(fresh.allowed, "penalty over; counting starts fresh");
     assert_eq!(fresh.remaining, 4);

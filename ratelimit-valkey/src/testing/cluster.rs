@@ -44,14 +44,26 @@ impl ValkeyCluster {
         let per = 16384 / primaries;
         for (i, &port) in ports.iter().enumerate() {
             let first = i * per;
-            let last = if i + 1 == primaries { 16383 } else { first + per - 1 };
+            let last = if i + 1 == primaries {
+                16383
+            } else {
+                first + per - 1
+            };
             command(
                 port,
-                &["CLUSTER", "ADDSLOTSRANGE", &first.to_string(), &last.to_string()],
+                &[
+                    "CLUSTER",
+                    "ADDSLOTSRANGE",
+                    &first.to_string(),
+                    &last.to_string(),
+                ],
             )?;
         }
         for &port in &ports[1..] {
-            command(port, &["CLUSTER", "MEET", "127.0.0.1", &ports[0].to_string()])?;
+            command(
+                port,
+                &["CLUSTER", "MEET", "127.0.0.1", &ports[0].to_string()],
+            )?;
         }
         let cluster = Self { nodes, ports };
         cluster.wait_ok()?;
@@ -79,7 +91,10 @@ impl ValkeyCluster {
 
     /// The URL of node `i`.
     pub fn url(&self, i: usize) -> String {
-        format!("redis://127.0.0.1:{}", self.ports[i.min(self.ports.len() - 1)])
+        format!(
+            "redis://127.0.0.1:{}",
+            self.ports[i.min(self.ports.len() - 1)]
+        )
     }
 
     /// Every node's URL.

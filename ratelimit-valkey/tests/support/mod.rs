@@ -29,7 +29,11 @@ pub fn server() -> ValkeyServer {
 /// A name no other test uses (rule ids, prefixes).
 pub fn unique(tag: &str) -> String {
     static N: AtomicU64 = AtomicU64::new(0);
-    format!("{tag}{}x{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst))
+    format!(
+        "{tag}{}x{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
 }
 
 /// A backend with injected time and a unique prefix.
@@ -76,14 +80,22 @@ pub async fn template() -> Check {
     let capture = Arc::new(Capture::default());
     let limiter = Limiter::builder(set).backend_arc(capture.clone()).build();
     limiter
-        .check(&RequestAttrs::new(IpAddr::V4(Ipv4Addr::new(203, 0, 113, 7))))
+        .check(&RequestAttrs::new(IpAddr::V4(Ipv4Addr::new(
+            203, 0, 113, 7,
+        ))))
         .await;
     let check = capture.0.lock().unwrap_or_else(|e| e.into_inner()).take();
     check.expect("the limiter made a check")
 }
 
 /// A check of `rule` for `subject`, with `cost`.
-pub fn check_of(template: &Check, rule: &Rule, subject: &str, cost: u64, bit: Option<u16>) -> Check {
+pub fn check_of(
+    template: &Check,
+    rule: &Rule,
+    subject: &str,
+    cost: u64,
+    bit: Option<u16>,
+) -> Check {
     let mut c = template.clone();
     let ns: Arc<str> = namespace(rule).into();
     c.subject = HashKey::DEFAULT.digest(subject.as_bytes());
