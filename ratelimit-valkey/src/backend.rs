@@ -37,7 +37,7 @@ pub(crate) struct Inner {
 
 #[derive(Debug)]
 pub(crate) enum Topology {
-    Single(Node),
+    Single(Box<Node>),
     Cluster(Arc<ClusterState>),
 }
 
@@ -95,6 +95,9 @@ impl ClusterState {
     }
 }
 
+/// The checks (by position) sent to one node, and its replies.
+type Group = (Vec<usize>, Result<Vec<Value>, BackendError>);
+
 /// Turns one raw reply into the check's answer.
 fn answer(value: &Value, check: &ratelimit_core::backend::Check) -> (CheckResult, bool) {
     if let Value::ServerError(e) = value {
@@ -130,7 +133,7 @@ impl ValkeyBackend {
                 }
             }
         }
-        let groups: Vec<(Vec<usize>, Result<Vec<Value>, BackendError>)> = match &inner.topology {
+        let groups: Vec<Group> = match &inner.topology {
             Topology::Single(node) => {
                 let (idx, invs): (Vec<usize>, Vec<Invocation>) = invs.into_iter().unzip();
                 if idx.is_empty() {
@@ -177,7 +180,7 @@ impl ValkeyBackend {
         &self,
         state: &ClusterState,
         invs: Vec<(usize, Invocation)>,
-    ) -> Vec<(Vec<usize>, Result<Vec<Value>, BackendError>)> {
+    ) -> Vec<Group> {
         let map = state.map();
         let mut by_node: HashMap<&Addr, (Vec<usize>, Vec<Invocation>)> = HashMap::new();
         let mut out = Vec::new();

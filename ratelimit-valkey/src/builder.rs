@@ -246,7 +246,7 @@ impl ValkeyBuilder {
         let topology = if self.cluster {
             Topology::Cluster(cluster_state(factory).await?)
         } else {
-            Topology::Single(factory.connected(&first).await?)
+            Topology::Single(Box::new(factory.connected(&first).await?))
         };
         Ok(ValkeyBackend {
             inner: Arc::new(Inner {

@@ -144,7 +144,7 @@ impl ValkeyBackend {
             .arg(&config.instance)
             .arg(ttl_ms);
         let node = match &self.inner.topology {
-            Topology::Single(node) => node.clone(),
+            Topology::Single(node) => (**node).clone(),
             Topology::Cluster(state) => {
                 let map = state.map();
                 let addr = map
