@@ -41,12 +41,11 @@
 //! # Examples
 //!
 //! ```no_run
-//! use std::sync::Arc;
 //! use std::time::Duration;
 //!
-//! use ratelimit_core::rules::RuleBuilder;
+//! use ratelimit_core::rules::{RuleBuilder, RuleSet};
 //! use ratelimit_core::{Limiter, RequestAttrs};
-//! use ratelimit_valkey::ValkeyBackend;
+//! use ratelimit_valkey::{FleetConfig, ValkeyBackend};
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let backend = ValkeyBackend::builder("valkey://127.0.0.1:6379")
@@ -59,7 +58,14 @@
 //!     .sliding_window(5, Duration::from_secs(60))
 //!     .key(["ip"])
 //!     .build()?;
-//! # let _ = (backend, rule);
+//! let fleet = backend.live_fleet(FleetConfig::new("edge-1", 4));
+//! let limiter = Limiter::builder(RuleSet::from_rules(vec![rule])?)
+//!     .backend(backend)
+//!     .fleet_size(fleet.shared())
+//!     .build();
+//! let req = RequestAttrs::new("203.0.113.7".parse()?).with_path("/login");
+//! let verdict = limiter.check(&req).await;
+//! # let _ = verdict;
 //! # Ok(()) }
 //! ```
 //!
@@ -93,6 +99,7 @@ mod reply;
 mod scripts;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod url;
 
 pub use backend::ValkeyBackend;
 pub use builder::{ValkeyBuilder, DEFAULT_DEADLINE, DEFAULT_PREFIX};
