@@ -1,0 +1,232 @@
+//! [`ValkeyBackend`]: the core's [`Backend`] seam over Valkey.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use ratelimit_core::backend::{
+    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, CheckResult,
+};
+use redis::Value;
+use tokio::task::JoinSet;
+
+use crate::builder::NodeFactory;
+use crate::cluster::{self, is_redirect, Addr, SlotMap};
+use crate::metrics::error;
+use crate::node::Node;
+use crate::reply::Reply;
+use crate::scripts::{self, Invocation, TimeSource};
+
+/// The Valkey backend: every check of a batch in one pipelined round trip
+/// (one per node in cluster mode), never retried.
+///
+/// Cheap to clone: clones share connections and breakers. See the
+/// [crate docs](crate) for an example.
+#[derive(Debug, Clone)]
+pub struct ValkeyBackend {
+    pub(crate) inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) prefix: String,
+    pub(crate) deadline: Duration,
+    pub(crate) time: TimeSource,
+    pub(crate) topology: Topology,
+}
+
+#[derive(Debug)]
+pub(crate) enum Topology {
+    Single(Box<Node>),
+    Cluster(Arc<ClusterState>),
+}
+
+/// The cluster's slot map and its nodes' connections.
+#[derive(Debug)]
+pub(crate) struct ClusterState {
+    pub(crate) map: RwLock<Arc<SlotMap>>,
+    pub(crate) nodes: Mutex<HashMap<Addr, Node>>,
+    pub(crate) factory: NodeFactory,
+    pub(crate) stale: Arc<tokio::sync::Notify>,
+}
+
+impl ClusterState {
+    /// The node at `addr`, connecting lazily.
+    pub(crate) fn node(&self, addr: &str) -> Result<Node, BackendError> {
+        let mut nodes = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = nodes.get(addr) {
+            return Ok(n.clone());
+        }
+        let node = self.factory.node(addr).map_err(|e| {
+            BackendError::new(BackendErrorKind::Connection, format!("node {addr}: {e}"))
+        })?;
+        nodes.insert(addr.to_string(), node.clone());
+        Ok(node)
+    }
+
+    pub(crate) fn map(&self) -> Arc<SlotMap> {
+        self.map.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Reads `CLUSTER SLOTS` from the first node that answers.
+    pub(crate) async fn refresh(&self) -> Result<(), String> {
+        let mut addrs: Vec<Addr> = self.map().nodes.clone();
+        addrs.extend(self.factory.seeds.iter().cloned());
+        let mut last = String::from("no node known");
+        for addr in addrs {
+            let node = match self.node(&addr) {
+                Ok(n) => n,
+                Err(e) => {
+                    last = e.to_string();
+                    continue;
+                }
+            };
+            let cmd = redis::cmd("CLUSTER").arg("SLOTS").to_owned();
+            match node.command(&cmd, self.factory.connect_timeout).await {
+                Ok(v) => {
+                    let map = SlotMap::parse(&v)?;
+                    *self.map.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(map);
+                    return Ok(());
+                }
+                Err(e) => last = format!("{addr}: {e}"),
+            }
+        }
+        Err(last)
+    }
+}
+
+/// The checks (by position) sent to one node, and its replies.
+type Group = (Vec<usize>, Result<Vec<Value>, BackendError>);
+
+/// Turns one raw reply into the check's answer.
+fn answer(value: &Value, check: &ratelimit_core::backend::Check) -> (CheckResult, bool) {
+    if let Value::ServerError(e) = value {
+        let redirect = is_redirect(e.code());
+        let err = BackendError::new(BackendErrorKind::Protocol, format!("server error: {e:?}"));
+        return (Err(err), redirect);
+    }
+    (Reply::decode(value).and_then(|r| r.decision(check)), false)
+}
+
+impl ValkeyBackend {
+    /// The key prefix.
+    pub fn key_prefix(&self) -> &str {
+        &self.inner.prefix
+    }
+
+    /// The Valkey key of `check` (`<prefix>{<subject hex>}:<namespace>`).
+    pub fn key_of(&self, check: &ratelimit_core::backend::Check) -> String {
+        scripts::key_of(&self.inner.prefix, check)
+    }
+
+    async fn run(&self, batch: &Batch) -> Vec<CheckResult> {
+        let inner = &self.inner;
+        let n = batch.checks.len();
+        let mut results: Vec<Option<CheckResult>> = vec![None; n];
+        let mut invs: Vec<(usize, Invocation)> = Vec::with_capacity(n);
+        for (i, c) in batch.checks.iter().enumerate() {
+            match scripts::invocation(&inner.prefix, c, batch.now_ms, inner.time) {
+                Ok(inv) => invs.push((i, inv)),
+                Err(e) => {
+                    error(e.kind(), 1);
+                    results[i] = Some(Err(e));
+                }
+            }
+        }
+        let groups: Vec<Group> = match &inner.topology {
+            Topology::Single(node) => {
+                let (idx, invs): (Vec<usize>, Vec<Invocation>) = invs.into_iter().unzip();
+                if idx.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![(idx, node.call(&invs, inner.deadline).await)]
+                }
+            }
+            Topology::Cluster(state) => self.run_cluster(state, invs).await,
+        };
+        let mut redirected = false;
+        for (idx, outcome) in groups {
+            match outcome {
+                Ok(values) => {
+                    for (&i, v) in idx.iter().zip(&values) {
+                        let (a, redirect) = answer(v, &batch.checks[i]);
+                        redirected |= redirect;
+                        if let Err(e) = &a {
+                            error(e.kind(), 1);
+                        }
+                        results[i] = Some(a);
+                    }
+                }
+                Err(e) => {
+                    for &i in &idx {
+                        results[i] = Some(Err(e.clone()));
+                    }
+                }
+            }
+        }
+        if let (true, Topology::Cluster(state)) = (redirected, &inner.topology) {
+            state.stale.notify_one();
+        }
+        results
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| Err(BackendError::new(BackendErrorKind::Protocol, "no reply")))
+            })
+            .collect()
+    }
+
+    /// Groups by node and calls every node in parallel.
+    async fn run_cluster(
+        &self,
+        state: &ClusterState,
+        invs: Vec<(usize, Invocation)>,
+    ) -> Vec<Group> {
+        let map = state.map();
+        let mut by_node: HashMap<&Addr, (Vec<usize>, Vec<Invocation>)> = HashMap::new();
+        let mut out = Vec::new();
+        for (i, inv) in invs {
+            match map.node_of(cluster::slot(inv.key.as_bytes())) {
+                Some(addr) => {
+                    let g = by_node.entry(addr).or_default();
+                    g.0.push(i);
+                    g.1.push(inv);
+                }
+                None => {
+                    let e = BackendError::new(BackendErrorKind::Connection, "slot not served");
+                    error(e.kind(), 1);
+                    state.stale.notify_one();
+                    out.push((vec![i], Err(e)));
+                }
+            }
+        }
+        let deadline = self.inner.deadline;
+        let mut tasks = JoinSet::new();
+        for (addr, (idx, invs)) in by_node {
+            match state.node(addr) {
+                Ok(node) => {
+                    tasks.spawn(async move {
+                        let r = node.call(&invs, deadline).await;
+                        (idx, r)
+                    });
+                }
+                Err(e) => {
+                    error(e.kind(), idx.len());
+                    out.push((idx, Err(e)));
+                }
+            }
+        }
+        while let Some(joined) = tasks.join_next().await {
+            match joined {
+                Ok(group) => out.push(group),
+                Err(e) => tracing::error!(error = %e, "valkey node task failed"),
+            }
+        }
+        out
+    }
+}
+
+impl Backend for ValkeyBackend {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+        Box::pin(self.run(batch))
+    }
+}

@@ -1,0 +1,152 @@
+//! Valkey Cluster: hash slots, the slot map and grouping a batch by node.
+//!
+//! Every key carries the subject in a `{hash tag}`, so one subject's state
+//! lives in one slot. A batch's checks are grouped by the node that serves
+//! their slot, and each node gets one pipelined round trip, all nodes in
+//! parallel. The slot map is read with `CLUSTER SLOTS` when the backend is
+//! built, every few seconds after, and soon after a reply says `MOVED`,
+//! `ASK` or `CLUSTERDOWN`.
+//!
+//! The servers must run with `cluster-require-full-coverage no`: with the
+//! default, one failed primary makes every node refuse every key, not just
+//! the failed node's.
+
+use std::collections::HashMap;
+
+use redis::Value;
+
+/// Number of hash slots.
+pub const SLOTS: usize = 16384;
+
+/// CRC16/XMODEM, as Valkey Cluster uses for key slots.
+fn crc16(data: &[u8]) -> u16 {
+    let mut crc: u16 = 0;
+    for &b in data {
+        crc ^= u16::from(b) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc
+}
+
+/// The hash slot of `key`, honouring a non-empty `{hash tag}`.
+pub fn slot(key: &[u8]) -> u16 {
+    let tagged = key.iter().position(|&b| b == b'{').and_then(|open| {
+        let rest = &key[open + 1..];
+        let close = rest.iter().position(|&b| b == b'}')?;
+        (close > 0).then(|| &rest[..close])
+    });
+    crc16(tagged.unwrap_or(key)) % SLOTS as u16
+}
+
+/// A node's address, `host:port`.
+pub(crate) type Addr = String;
+
+/// Which primary serves each slot.
+#[derive(Debug, Clone)]
+pub(crate) struct SlotMap {
+    /// Index into `nodes` for each slot; `u16::MAX` when no node serves it.
+    slots: Vec<u16>,
+    /// The primaries' addresses.
+    pub(crate) nodes: Vec<Addr>,
+}
+
+impl SlotMap {
+    /// The primary of `slot`.
+    pub(crate) fn node_of(&self, slot: u16) -> Option<&Addr> {
+        let i = *self.slots.get(slot as usize)?;
+        self.nodes.get(i as usize)
+    }
+
+    /// Parses a `CLUSTER SLOTS` reply.
+    pub(crate) fn parse(v: &Value) -> Result<Self, String> {
+        let Value::Array(ranges) = v else {
+            return Err(format!("CLUSTER SLOTS: expected an array, got {v:?}"));
+        };
+        let mut map = SlotMap {
+            slots: vec![u16::MAX; SLOTS],
+            nodes: Vec::new(),
+        };
+        let mut index: HashMap<Addr, u16> = HashMap::new();
+        for range in ranges {
+            let Value::Array(items) = range else {
+                return Err("CLUSTER SLOTS: a range is not an array".into());
+            };
+            let (Some(first), Some(last), Some(Value::Array(primary))) =
+                (items.first(), items.get(1), items.get(2))
+            else {
+                return Err("CLUSTER SLOTS: a range is too short".into());
+            };
+            let (Value::Int(first), Value::Int(last)) = (first, last) else {
+                return Err("CLUSTER SLOTS: slot bounds are not numbers".into());
+            };
+            let host = match primary.first() {
+                Some(Value::BulkString(h)) => String::from_utf8_lossy(h).into_owned(),
+                Some(Value::SimpleString(h)) => h.clone(),
+                _ => return Err("CLUSTER SLOTS: no host".into()),
+            };
+            let Some(Value::Int(port)) = primary.get(1) else {
+                return Err("CLUSTER SLOTS: no port".into());
+            };
+            let addr = format!("{host}:{port}");
+            let next = map.nodes.len() as u16;
+            let i = *index.entry(addr.clone()).or_insert_with(|| {
+                map.nodes.push(addr);
+                next
+            });
+            let (first, last) = (*first as usize, *last as usize);
+            if first > last || last >= SLOTS {
+                return Err(format!("CLUSTER SLOTS: bad range {first}-{last}"));
+            }
+            map.slots[first..=last].fill(i);
+        }
+        Ok(map)
+    }
+}
+
+/// Whether a server error means the slot map is out of date.
+pub(crate) fn is_redirect(code: &str) -> bool {
+    matches!(code, "MOVED" | "ASK" | "CLUSTERDOWN" | "TRYAGAIN")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_match_the_cluster_spec() {
+        // From the Valkey Cluster specification and `CLUSTER KEYSLOT`.
+        assert_eq!(crc16(b"123456789"), 0x31C3);
+        assert_eq!(slot(b"foo"), 12182);
+        assert_eq!(slot(b"{user1000}.following"), slot(b"{user1000}.followers"));
+        assert_eq!(slot(b"foo{}{bar}"), slot(b"foo{}{bar}"));
+        assert_eq!(slot(b"{}x"), crc16(b"{}x") % 16384);
+    }
+
+    #[test]
+    fn parses_a_slots_reply() {
+        let node = |port| {
+            Value::Array(vec![
+                Value::BulkString(b"127.0.0.1".to_vec()),
+                Value::Int(port),
+                Value::BulkString(b"id".to_vec()),
+            ])
+        };
+        let v = Value::Array(vec![
+            Value::Array(vec![Value::Int(0), Value::Int(8191), node(7000)]),
+            Value::Array(vec![Value::Int(8192), Value::Int(16383), node(7001)]),
+        ]);
+        let map = SlotMap::parse(&v).expect("parses");
+        assert_eq!(map.node_of(0).map(String::as_str), Some("127.0.0.1:7000"));
+        assert_eq!(
+            map.node_of(16383).map(String::as_str),
+            Some("127.0.0.1:7001")
+        );
+        assert!(SlotMap::parse(&Value::Nil).is_err());
+    }
+}

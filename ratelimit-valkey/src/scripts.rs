@@ -1,0 +1,234 @@
+//! The Lua scripts, one per algorithm, embedded with `include_str!` and
+//! built once into static [`Script`]s, and the arguments of one check.
+//!
+//! Each script is the shared `prelude.lua` (time, expiry, penalty marker,
+//! exact integer helpers) followed by the algorithm's file. The scripts
+//! decide admission and update the state atomically; they return the state
+//! they found, from which [`crate::reply`] recomputes Retry-After, remaining
+//! and reset with the core's own functions, in exact u128 arithmetic.
+
+use std::sync::LazyLock;
+
+use ratelimit_core::algorithm::{distinct, Algorithm, Quota};
+use ratelimit_core::backend::{BackendError, BackendErrorKind, Check};
+use redis::{Cmd, Script};
+
+/// Values below this are exact in a Lua number (a double).
+pub(crate) const LUA_EXACT: u128 = 1 << 53;
+
+/// Added to every expiry when time is injected, so that an injected time in
+/// the past (tests replay 2026-01-01) still gives live keys; the scripts
+/// decide staleness themselves. About 139 years.
+pub(crate) const INJECTED_EXPIRY_OFFSET_MS: u64 = 1 << 42;
+
+macro_rules! script_source {
+    ($file:literal) => {
+        concat!(
+            include_str!("scripts/prelude.lua"),
+            "\n",
+            include_str!(concat!("scripts/", $file))
+        )
+    };
+}
+
+/// The source of each algorithm's script (prelude included).
+pub(crate) const SOURCES: [(Algorithm, &str); 5] = [
+    (Algorithm::FixedWindow, script_source!("fixed_window.lua")),
+    (
+        Algorithm::SlidingWindow,
+        script_source!("sliding_window.lua"),
+    ),
+    (Algorithm::TokenBucket, script_source!("token_bucket.lua")),
+    (Algorithm::LeakyBucket, script_source!("leaky_bucket.lua")),
+    (Algorithm::Distinct, script_source!("distinct.lua")),
+];
+
+static SCRIPTS: LazyLock<[Script; 5]> = LazyLock::new(|| SOURCES.map(|(_, src)| Script::new(src)));
+
+/// The Lua source of `algorithm`'s script (prelude included), as sent to
+/// Valkey: for inspection, tooling and benchmarks.
+pub fn script_source(algorithm: Algorithm) -> &'static str {
+    SOURCES[index(algorithm)].1
+}
+
+/// Index of an algorithm's script.
+pub(crate) fn index(algorithm: Algorithm) -> usize {
+    match algorithm {
+        Algorithm::FixedWindow => 0,
+        Algorithm::SlidingWindow => 1,
+        Algorithm::TokenBucket => 2,
+        Algorithm::LeakyBucket => 3,
+        _ => 4,
+    }
+}
+
+/// The script of script index `i`.
+pub(crate) fn script(i: usize) -> &'static Script {
+    &SCRIPTS[i.min(4)]
+}
+
+/// How the scripts read the time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TimeSource {
+    /// Valkey `TIME`.
+    Valkey,
+    /// `Batch::now_ms`.
+    Injected,
+}
+
+/// One check, ready to be sent.
+#[derive(Debug, Clone)]
+pub(crate) struct Invocation {
+    /// Index of the script.
+    pub(crate) script: usize,
+    /// The subject's key.
+    pub(crate) key: String,
+    /// ARGV.
+    pub(crate) args: Vec<Arg>,
+}
+
+/// One argument.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Arg {
+    /// An unsigned number.
+    U(u64),
+    /// A signed number.
+    I(i64),
+    /// The empty string (read Valkey `TIME`).
+    Empty,
+}
+
+impl Invocation {
+    /// `EVALSHA sha 1 key args...`.
+    pub(crate) fn evalsha(&self) -> Cmd {
+        let mut cmd = redis::cmd("EVALSHA");
+        cmd.arg(script(self.script).get_hash())
+            .arg(1)
+            .arg(&self.key);
+        self.push_args(&mut cmd);
+        cmd
+    }
+
+    /// Appends ARGV to `cmd`.
+    pub(crate) fn push_args(&self, cmd: &mut Cmd) {
+        for a in &self.args {
+            match *a {
+                Arg::U(v) => cmd.arg(v),
+                Arg::I(v) => cmd.arg(v),
+                Arg::Empty => cmd.arg(""),
+            };
+        }
+    }
+}
+
+/// The Valkey key of a check: `<prefix>{<subject hex>}:<namespace>`.
+pub fn key_of(prefix: &str, check: &Check) -> String {
+    let mut k = String::with_capacity(prefix.len() + 36 + check.namespace.len());
+    k.push_str(prefix);
+    k.push('{');
+    k.push_str(&check.subject.to_hex());
+    k.push_str("}:");
+    k.push_str(&check.namespace);
+    k
+}
+
+fn too_large(what: &str) -> BackendError {
+    BackendError::new(
+        BackendErrorKind::Protocol,
+        format!("{what} too large to compute exactly in a Lua script (2^53)"),
+    )
+}
+
+/// Builds the invocation of one check.
+///
+/// # Errors
+///
+/// A `Protocol` error when a bucket's numbers would pass 2^53 in Lua
+/// (only for a burst above about 10^8 with a long period).
+pub(crate) fn invocation(
+    prefix: &str,
+    check: &Check,
+    now_ms: u64,
+    time: TimeSource,
+) -> Result<Invocation, BackendError> {
+    let q: &Quota = &check.quota;
+    let algorithm = check.rule.algorithm;
+    let mut args = Vec::with_capacity(8);
+    match time {
+        TimeSource::Valkey => {
+            args.push(Arg::Empty);
+            args.push(Arg::U(0));
+        }
+        TimeSource::Injected => {
+            args.push(Arg::U(now_ms));
+            args.push(Arg::U(INJECTED_EXPIRY_OFFSET_MS));
+        }
+    }
+    args.push(Arg::U(check.penalty_ms.unwrap_or(0)));
+    let period = q.period_ms.max(1);
+    let limit = q.limit.max(1);
+    match algorithm {
+        Algorithm::FixedWindow | Algorithm::SlidingWindow => {
+            args.extend([Arg::U(q.limit), Arg::U(period), Arg::U(q.cost)]);
+        }
+        Algorithm::TokenBucket => {
+            let capacity = q.burst as u128 * period as u128;
+            let need = q.cost as u128 * period as u128;
+            if capacity + need >= LUA_EXACT {
+                return Err(too_large("token bucket burst * period"));
+            }
+            args.extend([Arg::U(limit), Arg::U(capacity as u64), Arg::U(need as u64)]);
+        }
+        Algorithm::LeakyBucket => {
+            let (l, p) = (limit as u128, period as u128);
+            let cost = q.cost as u128 * p;
+            let tol = q.burst as u128 * p;
+            if (cost + tol) / l + now_ms as u128 >= LUA_EXACT / 2 {
+                return Err(too_large("leaky bucket burst * period / limit"));
+            }
+            args.extend([
+                Arg::U(limit),
+                Arg::U((cost / l) as u64),
+                Arg::U((cost % l) as u64),
+                Arg::U((tol / l) as u64),
+                Arg::U((tol % l) as u64),
+            ]);
+        }
+        _ => {
+            let bit = check
+                .bit
+                .map_or(-1, |b| i64::from(b % distinct::BITS as u16));
+            args.extend([
+                Arg::U(period),
+                Arg::U(u64::from(distinct::max_bits(q.limit))),
+                Arg::I(bit),
+            ]);
+        }
+    }
+    Ok(Invocation {
+        script: index(algorithm),
+        key: key_of(prefix, check),
+        args,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_script_has_the_prelude_and_its_argument_check() {
+        for (algorithm, src) in SOURCES {
+            assert!(src.starts_with("-- Shared prelude"), "{algorithm:?}");
+            assert!(src.contains("assert(#ARGV =="), "{algorithm:?}");
+            assert!(src.contains("assert(#KEYS == 1"), "{algorithm:?}");
+        }
+    }
+
+    #[test]
+    fn script_hashes_differ() {
+        let hashes: std::collections::HashSet<_> =
+            (0..5).map(|i| script(i).get_hash().to_string()).collect();
+        assert_eq!(hashes.len(), 5);
+    }
+}

@@ -1,0 +1,44 @@
+-- Distinct: how many different values a subject sends per period, from the
+-- bits set in a 1024-bit map (linear counting). The period starts with the
+-- subject's first value.
+--
+-- KEYS[1]   the subject's key
+-- ARGV[1-3] now, expiry offset, penalty (see the prelude)
+-- ARGV[4]   period in ms
+-- ARGV[5]   the most bits that may be set while the estimate is within the
+--           limit (computed by the core)
+-- ARGV[6]   the value's bit, 0 to 1023, or -1 for a request without the
+--           value (not counted; only a penalty refuses it)
+-- Reply     {status, now, until, period_start, bits_set, 0}
+--
+-- Storage: the 128-byte map as a string (SETBIT); the key expires at the
+-- period's end, which gives the period's start back. A penalty marker is a
+-- 2-byte string, so the length tells them apart without reading the map.
+assert(#ARGV == 6, 'distinct expects 6 arguments')
+local period, max_bits, bit = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+
+if exp and redis.call('STRLEN', key) <= 2 and redis.call('GET', key) == MARKER then
+  return {2, now, exp, 0, 0, 0}
+end
+if bit < 0 then
+  return {4, now, 0, 0, 0, 0}
+end
+local start
+if exp then
+  start = exp - period
+else
+  start = now
+  if start < 1 then
+    start = 1
+  end
+  redis.call('DEL', key)
+  -- Allocate the whole map at once: its length stays 128 bytes.
+  redis.call('SETBIT', key, 1023, 0)
+  redis.call('PEXPIREAT', key, int(start + period + offset))
+end
+redis.call('SETBIT', key, bit, 1)
+local set = redis.call('BITCOUNT', key)
+if set <= max_bits then
+  return {1, now, 0, start, set, 0}
+end
+return refuse(start, set, 0)

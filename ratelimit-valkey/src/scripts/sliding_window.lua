@@ -1,0 +1,65 @@
+-- Sliding window: the current window's count plus the previous window's
+-- count weighted by the share of it still inside the last period, rounded up.
+--
+-- KEYS[1]   the subject's key
+-- ARGV[1-3] now, expiry offset, penalty (see the prelude)
+-- ARGV[4]   limit
+-- ARGV[5]   period in ms
+-- ARGV[6]   cost of this request
+-- Reply     {status, now, until, window_start, current, previous} (the stored
+--           state before this request; zeros when there was none)
+--
+-- Storage: current and previous packed in one decimal integer,
+-- current * 10^10 + previous (both are at most 10^9); the key expires two
+-- periods after the current window's start, which gives that start back.
+assert(#ARGV == 6, 'sliding_window expects 6 arguments')
+local limit, period, cost = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+
+local raw = exp and redis.call('GET', key)
+if raw == MARKER then
+  return {2, now, exp, 0, 0, 0}
+end
+local ws, cur, prev = 0, 0, 0
+if raw then
+  ws = exp - 2 * period
+  local n = #raw
+  if n <= 10 then
+    prev = tonumber(raw) or 0
+  else
+    cur = tonumber(string.sub(raw, 1, n - 10)) or 0
+    prev = tonumber(string.sub(raw, n - 9)) or 0
+  end
+end
+local s_ws, s_cur, s_prev = ws, cur, prev
+
+local start = now - now % period
+if ws ~= start then
+  if ws + period == start then
+    prev = cur
+  else
+    prev = 0
+  end
+  cur = 0
+end
+-- ceil(prev * (period - elapsed) / period), exactly: prev * r may pass 2^53,
+-- so split prev by the period (r < period and period^2 < 2^53).
+local r = period - (now - start)
+local pq, pr = divmod(prev, period)
+local wq, wr = divmod(pr * r, period)
+local weighted = pq * r + wq
+if wr > 0 then
+  weighted = weighted + 1
+end
+local estimate = cur + weighted
+if estimate + cost <= limit then
+  cur = cur + cost
+  local packed
+  if cur == 0 then
+    packed = int(prev)
+  else
+    packed = int(cur) .. string.format('%010d', prev)
+  end
+  set_until(packed, start + 2 * period)
+  return {1, now, 0, s_ws, s_cur, s_prev}
+end
+return refuse(s_ws, s_cur, s_prev)

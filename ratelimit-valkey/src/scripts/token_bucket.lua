@@ -1,0 +1,69 @@
+-- Token bucket: up to `burst` tokens, starts full, refills at `limit` per
+-- `period`; a request takes `cost` tokens. Tokens are counted in units of
+-- 1/period of a token, as the core does, so no fraction is rounded.
+--
+-- KEYS[1]   the subject's key
+-- ARGV[1-3] now, expiry offset, penalty (see the prelude)
+-- ARGV[4]   limit (refill units per ms)
+-- ARGV[5]   capacity: burst * period
+-- ARGV[6]   this request's need: cost * period
+-- Reply     {status, now, until, spent, updated_ms, 0} (the stored state
+--           before this request; zeros when there was none)
+--
+-- Storage: the units spent, as an integer; the key expires when the bucket
+-- is full again, updated_ms + ceil(spent / limit), which gives updated_ms
+-- back. The caller checks that capacity + need < 2^53.
+assert(#ARGV == 6, 'token_bucket expects 6 arguments')
+local limit, capacity, need_cost = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+
+local function ceil_div(x, d)
+  local q, r = divmod(x, d)
+  if r > 0 then
+    return q + 1
+  end
+  return q
+end
+
+local raw = exp and redis.call('GET', key)
+if raw == MARKER then
+  return {2, now, exp, 0, 0, 0}
+end
+local spent, updated = 0, 0
+if raw then
+  spent = tonumber(raw) or 0
+  updated = exp - ceil_div(spent, limit)
+end
+
+local elapsed = now - updated
+if elapsed < 0 then
+  elapsed = 0
+end
+-- elapsed * limit may pass 2^53, but then it is above spent (< 2^53).
+local drained = elapsed * limit
+local left = 0
+if drained < spent then
+  left = spent - drained
+end
+local at = now
+if updated > now then
+  at = updated
+end
+
+local function store(units)
+  if units > 0 then
+    set_until(int(units), at + ceil_div(units, limit))
+  else
+    redis.call('DEL', key)
+  end
+end
+
+local need = left + need_cost
+if need <= capacity then
+  store(need)
+  return {1, now, 0, spent, updated, 0}
+end
+local reply = refuse(spent, updated, 0)
+if reply[1] == 0 then
+  store(left)
+end
+return reply

@@ -1,0 +1,62 @@
+//! A delayed proxy makes calls time out within the deadline plus a small
+//! margin, answering `Timeout`, and the late call is not sent again.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use ratelimit_core::backend::{Backend, BackendErrorKind, Batch};
+use ratelimit_core::rules::RuleBuilder;
+use ratelimit_valkey::testing::{ChaosProxy, ProxyMode, ValkeyServer};
+use ratelimit_valkey::ValkeyBackend;
+use support::{check_of, one, ran, raw, template, unique, T0};
+
+#[tokio::test]
+async fn a_slow_node_times_out_within_the_deadline() {
+    let server = ValkeyServer::spawn().unwrap_or_else(|e| panic!("{e}"));
+    let port = server.port().expect("spawned");
+    let proxy = ChaosProxy::start(format!("127.0.0.1:{port}"))
+        .await
+        .expect("proxy");
+    let deadline = Duration::from_millis(50);
+    let backend = ValkeyBackend::builder(proxy.url())
+        .key_prefix(unique("d"))
+        .injected_time(true)
+        .deadline(deadline)
+        .build()
+        .await
+        .expect("backend");
+    let mut conn = raw(server.url()).await;
+    let t = template().await;
+    let rule = RuleBuilder::new("api")
+        .key(["ip"])
+        .fixed_window(10, Duration::from_secs(60))
+        .build()
+        .expect("rule");
+    let checks = vec![
+        check_of(&t, &rule, "203.0.113.7", 1, None),
+        check_of(&t, &rule, "203.0.113.8", 1, None),
+    ];
+    assert!(one(&backend, &checks[0], T0).await.is_ok());
+
+    proxy.set_mode(ProxyMode::Delay(Duration::from_millis(300)));
+    let started = Instant::now();
+    let out = backend.check(&Batch::new(T0, checks.clone())).await;
+    let took = started.elapsed();
+    assert!(
+        took < deadline + Duration::from_millis(40),
+        "answered after {took:?}"
+    );
+    for r in &out {
+        let e = r.as_ref().expect_err("timed out");
+        assert_eq!(e.kind(), BackendErrorKind::Timeout);
+        assert!(e.is_timeout());
+    }
+    // The late call reaches the server (it may have counted) but is never
+    // sent again.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(ran(&mut conn, "evalsha").await, 3);
+    proxy.set_mode(ProxyMode::Pass);
+    let d = one(&backend, &checks[0], T0).await.expect("answers again");
+    assert_eq!(d.remaining, 7, "the timed-out call did count, once");
+}

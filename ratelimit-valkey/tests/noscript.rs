@@ -1,0 +1,65 @@
+//! `SCRIPT FLUSH` then a batch still works: the scripts are loaded again
+//! and each check counts once.
+
+mod support;
+
+use std::time::Duration;
+
+use ratelimit_core::backend::{Backend, Batch};
+use ratelimit_core::rules::RuleBuilder;
+use support::{calls, check_of, injected, raw, server, template, T0};
+
+#[tokio::test]
+async fn after_script_flush_a_batch_reloads_and_counts_once() {
+    let server = server();
+    let backend = injected(server.url()).await;
+    let mut conn = raw(server.url()).await;
+    let t = template().await;
+    let fixed = RuleBuilder::new("a")
+        .key(["ip"])
+        .fixed_window(10, Duration::from_secs(60))
+        .build()
+        .expect("rule");
+    let token = RuleBuilder::new("b")
+        .key(["ip"])
+        .token_bucket(10, Duration::from_secs(60), 10)
+        .build()
+        .expect("rule");
+    let batch = Batch::new(
+        T0,
+        vec![
+            check_of(&t, &fixed, "203.0.113.7", 1, None),
+            check_of(&t, &token, "203.0.113.7", 1, None),
+        ],
+    );
+    let first = backend.check(&batch).await;
+    assert!(
+        first
+            .iter()
+            .all(|r| r.as_ref().is_ok_and(|d| d.remaining == 9)),
+        "{first:?}"
+    );
+
+    let () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(&mut conn)
+        .await
+        .expect("flush");
+    let () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(&mut conn)
+        .await
+        .expect("resetstat");
+    let second = backend.check(&batch).await;
+    // Counted once more, not twice: 10 - 2 = 8 left.
+    for r in &second {
+        assert_eq!(r.as_ref().map(|d| d.remaining), Ok(8), "{second:?}");
+    }
+    assert_eq!(
+        calls(&mut conn, "script|load").await,
+        2,
+        "both scripts loaded"
+    );
+    // Two EVALSHA answered NOSCRIPT (not run), then two ran.
+    assert_eq!(calls(&mut conn, "evalsha").await, 4);
+}
