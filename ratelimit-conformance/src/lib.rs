@@ -16,11 +16,13 @@ pub mod case;
 pub mod harness;
 pub mod run;
 pub mod tower_harness;
+pub mod valkey;
 
 pub use case::{Case, ORIGIN_MS};
 pub use harness::{Harness, LimiterHarness, Reply};
 pub use run::{check_invalid, load_case, play, rule_set};
 pub use tower_harness::TowerHarness;
+pub use valkey::ValkeyEnv;
 
 use ratelimit_core::switches::StaticFleet;
 use ratelimit_core::{Limiter, ManualClock};

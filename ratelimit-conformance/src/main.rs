@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ratelimit_conformance::{load_case, run_memory_via, Verdict, Via};
+use ratelimit_conformance::{load_case, run_memory_via, ValkeyEnv, Verdict, Via};
 
 fn usage() -> ExitCode {
     eprintln!(
@@ -55,12 +55,26 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let valkey = match backend.as_str() {
+        "valkey" => match ValkeyEnv::start() {
+            Ok(env) => Some(env),
+            Err(e) => {
+                eprintln!("no Valkey for --backend valkey: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        _ => None,
+    };
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
     for f in &files {
         let verdict = match load_case(f) {
             Err(e) => Verdict::Failed(e),
             Ok(case) => match backend.as_str() {
                 "memory" => rt.block_on(run_memory_via(&case, via)),
+                "valkey" => match &valkey {
+                    Some(env) => rt.block_on(env.run(&case, via)),
+                    None => Verdict::Failed("no Valkey".into()),
+                },
                 other => Verdict::Failed(format!("unknown backend {other:?}")),
             },
         };
