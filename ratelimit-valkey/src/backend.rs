@@ -114,7 +114,7 @@ impl ValkeyBackend {
         &self.inner.prefix
     }
 
-    /// The Valkey key of `check` (`<prefix>{<subject hex>}:<namespace>`).
+    /// The Valkey key of `check` (`<prefix>{<subject>}<namespace>`, see [`crate::key_of`]).
     pub fn key_of(&self, check: &ratelimit_core::backend::Check) -> String {
         scripts::key_of(&self.inner.prefix, check)
     }

@@ -89,7 +89,7 @@ impl NodeFactory {
 }
 
 impl ValkeyBuilder {
-    /// The key prefix (default `rl:`): keys are `<prefix>{<subject hex>}:<namespace>`.
+    /// The key prefix (default `rl:`): keys are `<prefix>{<subject>}<namespace>`, see [`crate::key_of`].
     pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
         self

@@ -17,8 +17,9 @@
 //!   multiplexed connection. Calls are never retried: a call that timed out
 //!   may have counted. A `NOSCRIPT` reply (the script did not run) is
 //!   answered by loading the script and sending that check, once.
-//! - **Keys.** `<prefix>{<subject hex>}:<namespace>`, the subject as the
-//!   hash tag so one subject lives in one slot. One key per subject, as
+//! - **Keys.** `<prefix>{<subject>}<namespace>` in 27 bytes (see
+//!   [`key_of`]), the subject as the hash tag so one subject lives in one
+//!   slot. One key per subject, as
 //!   small as Valkey allows (an integer value where possible, the window's
 //!   end carried by the key's expiry); every key expires.
 //! - **Penalty.** Over the limit with a penalty, the subject's key becomes
