@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use ratelimit_core::backend::{
-    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, CheckResult,
+    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckResult,
 };
 use redis::Value;
 use tokio::task::JoinSet;
@@ -225,8 +225,51 @@ impl ValkeyBackend {
     }
 }
 
+impl ValkeyBackend {
+    /// Reads a subject's state without counting: the check's script runs
+    /// with a cost of 0 and no penalty, which leaves the state as it was.
+    async fn peek_one(&self, check: &Check, now_ms: u64) -> CheckResult {
+        let mut probe = check.clone();
+        probe.quota = probe.quota.with_cost(0);
+        probe.penalty_ms = None;
+        probe.bit = None;
+        let batch = Batch::new(now_ms, vec![probe]);
+        self.run(&batch)
+            .await
+            .pop()
+            .unwrap_or_else(|| Err(BackendError::new(BackendErrorKind::Protocol, "no reply")))
+    }
+
+    /// Deletes a subject's key (its count, or its penalty).
+    async fn reset_one(&self, check: &Check) -> Result<(), BackendError> {
+        let key = self.key_of(check);
+        let node = match &self.inner.topology {
+            Topology::Single(node) => (**node).clone(),
+            Topology::Cluster(state) => {
+                let map = state.map();
+                let addr = map.node_of(cluster::slot(key.as_bytes())).ok_or_else(|| {
+                    BackendError::new(BackendErrorKind::Connection, "slot not served")
+                })?;
+                state.node(addr)?
+            }
+        };
+        node.command(redis::cmd("DEL").arg(&key), self.inner.deadline)
+            .await
+            .map(|_| ())
+            .map_err(|e| BackendError::new(BackendErrorKind::Connection, e))
+    }
+}
+
 impl Backend for ValkeyBackend {
     fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
         Box::pin(self.run(batch))
+    }
+
+    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+        Box::pin(self.peek_one(check, now_ms))
+    }
+
+    fn reset<'a>(&'a self, check: &'a Check) -> BoxFuture<'a, Result<(), BackendError>> {
+        Box::pin(self.reset_one(check))
     }
 }
