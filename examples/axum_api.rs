@@ -4,8 +4,10 @@
 //! claims (`jwt_claim:sub`), which a toy auth layer inserts as
 //! `VerifiedClaims` after looking the bearer token up in a static table;
 //! counting 404s and 401s; an admin route with each rule's counters
-//! (`limiter.rule_stats(id)`) and the emergency switch. The backend is the
-//! in-memory one; `backend_from_env` is where Valkey plugs in.
+//! (`limiter.rule_stats(id)`, with the subjects each rule limited most) and
+//! the emergency switch. With `VALKEY_URL` set (`redis://127.0.0.1:6379`)
+//! every instance shares its counts through Valkey; otherwise it counts in
+//! memory.
 //!
 //! ```text
 //! cargo run --example axum_api            # listens on 127.0.0.1:3000 (PORT to change)
@@ -31,6 +33,7 @@ use ratelimit_core::stats::Event;
 use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::Limiter;
 use ratelimit_tower::{RateLimitLayer, VerifiedClaims};
+use ratelimit_valkey::ValkeyBackend;
 use serde_json::json;
 
 const RULES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/rules/api.json");
@@ -45,14 +48,19 @@ const TOKENS: &[(&str, &str, &str)] = &[
 
 /// Where shared state lives.
 ///
-/// TODO(valkey): when `VALKEY_URL` is set, build the Valkey backend here
-/// (`ratelimit-valkey` lands in parallel). Until then every instance counts
-/// in its own memory.
-fn backend_from_env() -> Arc<dyn Backend> {
-    if let Ok(url) = std::env::var("VALKEY_URL") {
-        eprintln!("VALKEY_URL={url} is set, but the Valkey backend is not wired yet: using memory");
+/// The Valkey backend when `VALKEY_URL` is set, else the in-memory one.
+async fn backend_from_env() -> Result<Arc<dyn Backend>, Box<dyn std::error::Error>> {
+    match std::env::var("VALKEY_URL") {
+        Ok(url) => {
+            let backend = ValkeyBackend::builder(url.as_str()).build().await?;
+            println!("backend: Valkey at {url}");
+            Ok(Arc::new(backend))
+        }
+        Err(_) => {
+            println!("backend: in memory (set VALKEY_URL to share counts through Valkey)");
+            Ok(Arc::new(MemoryBackend::default()))
+        }
     }
-    Arc::new(MemoryBackend::default())
 }
 
 /// The auth layer: verifies the bearer token and inserts its claims. It runs
@@ -96,6 +104,9 @@ fn stats_json(limiter: &Limiter, id: &str) -> Option<serde_json::Value> {
         "fail_open": s.get(Event::FailOpen),
         "fail_closed": s.get(Event::FailClosed),
         "expired": s.get(Event::Expired),
+        "top_limited": s.top_limited().iter()
+            .map(|(subject, n)| json!({"subject": subject.to_hex(), "count": n}))
+            .collect::<Vec<_>>(),
     }))
 }
 
@@ -151,7 +162,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("warning: {w}");
     }
     let limiter = Limiter::builder(rules)
-        .backend_arc(backend_from_env())
+        .backend_arc(backend_from_env().await?)
         .build();
     let layer = RateLimitLayer::new(limiter.clone());
 
