@@ -90,3 +90,16 @@ impl AppValues {
 /// over their limit (shadow mode). Present only when there is at least one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WouldLimit(pub Vec<String>);
+
+/// A request extension: what the application charges this request under
+/// every rule but `distinct` (an expensive endpoint costs 10). Without it,
+/// each rule's `cost` applies (1 unless set).
+///
+/// ```
+/// use ratelimit_tower::Cost;
+///
+/// let mut req = http::Request::new(());
+/// req.extensions_mut().insert(Cost(10));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cost(pub u64);

@@ -27,7 +27,7 @@ use http::header::{HeaderName, COOKIE, HOST};
 use http::{HeaderMap, Request};
 use ratelimit_core::RequestAttrs;
 
-use crate::{AppValues, ClientIp, TrustedProxies, VerifiedClaims};
+use crate::{AppValues, ClientIp, Cost, TrustedProxies, VerifiedClaims};
 
 /// Most header values copied per request.
 pub const MAX_HEADERS: usize = 256;
@@ -150,6 +150,7 @@ impl RequestExtractor {
         if let Some(values) = ext.get::<AppValues>() {
             attrs.app_values = values.0.clone();
         }
+        attrs.cost = ext.get::<Cost>().map(|c| c.0);
         if self.proxies.is_none() || self.proxies.trusts_peer(peer) {
             attrs.country = viewer(headers, self.viewer.country.as_ref());
             attrs.asnum = viewer(headers, self.viewer.asnum.as_ref());

@@ -92,7 +92,7 @@ mod service;
 
 pub use body::ResponseBody;
 pub use cidr::{Cidr, CidrError};
-pub use claims::{AppValues, VerifiedClaims, WouldLimit};
+pub use claims::{AppValues, Cost, VerifiedClaims, WouldLimit};
 pub use client_ip::{ClientIp, SetClientIp, SetClientIpLayer};
 pub use error::LoadError;
 pub use extract::{RequestExtractor, ViewerHeaders};
