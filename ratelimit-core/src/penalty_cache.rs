@@ -19,6 +19,9 @@ pub const DEFAULT_PENALTY_CAPACITY: usize = 100_000;
 pub struct PenaltyCache {
     map: Sharded<u64>,
     dropped: AtomicU64,
+    /// Blocks offered so far (never decreases): while zero, lookups skip
+    /// the shards entirely, the common case of a quiet fleet.
+    stored: AtomicU64,
 }
 
 impl Default for PenaltyCache {
@@ -33,11 +36,15 @@ impl PenaltyCache {
         Self {
             map: Sharded::new(capacity, 16),
             dropped: AtomicU64::new(0),
+            stored: AtomicU64::new(0),
         }
     }
 
     /// When `key` is blocked at `now`: the end of the block.
     pub fn blocked_until(&self, key: &KeyDigest, now: u64) -> Option<u64> {
+        if self.stored.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
         let mut shard = self.map.shard(key);
         match shard.peek(key).copied() {
             Some(until) if until > now => Some(until),
@@ -52,6 +59,8 @@ impl PenaltyCache {
     /// Blocks `key` until `until`. Returns false when the cache was full and
     /// the block was dropped (and counted).
     pub fn block(&self, key: KeyDigest, until: u64, now: u64) -> bool {
+        // Before the insert, so no lookup can miss a stored block.
+        self.stored.fetch_add(1, Ordering::SeqCst);
         let mut shard = self.map.shard(&key);
         match shard.entry(key, now, WhenFull::Refuse, || until) {
             Some((v, _)) => {
