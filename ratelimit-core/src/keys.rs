@@ -78,7 +78,7 @@ fn part_value<'r>(part: &KeyPart, req: &'r RequestAttrs, jwt_off: bool) -> Optio
         KeyPart::JwtClaim(_) => return None,
         KeyPart::Header(n) => PartValue::Bytes(req.header(n)?),
         KeyPart::Cookie(n) => PartValue::Bytes(req.cookie(n)?),
-        KeyPart::Query(n) => PartValue::Owned(req.query_arg(n)?.into_owned().into_bytes()),
+        KeyPart::Query(n) => PartValue::Owned(req.query_arg_bytes(n)?.into_owned()),
         KeyPart::Host => PartValue::Bytes(req.host.as_bytes()),
         KeyPart::Method => PartValue::Bytes(req.method.as_bytes()),
         KeyPart::Country => PartValue::Bytes(req.country.as_deref()?.as_bytes()),
@@ -162,8 +162,8 @@ pub fn fallback(req: &RequestAttrs, key: &HashKey) -> KeyDigest {
 /// The value a `distinct` rule counts, if the request has it.
 pub fn distinct_value(of: &DistinctOf, req: &RequestAttrs) -> Option<Vec<u8>> {
     Some(match of {
-        DistinctOf::Path => normalize_path(&req.path).into_bytes(),
-        DistinctOf::Query(n) => req.query_arg(n)?.into_owned().into_bytes(),
+        DistinctOf::Path => normalize_path(&req.path),
+        DistinctOf::Query(n) => req.query_arg_bytes(n)?.into_owned(),
         DistinctOf::Ip => {
             let (b, n) = ip_bytes(req.client_ip);
             b[..n].to_vec()
@@ -174,29 +174,12 @@ pub fn distinct_value(of: &DistinctOf, req: &RequestAttrs) -> Option<Vec<u8>> {
     })
 }
 
-/// The normalized path: percent-decoded, `.` and `..` segments resolved,
-/// repeated slashes collapsed, so `/a//b/../c` and `/a/c` are one value.
-pub fn normalize_path(path: &str) -> String {
-    let decoded = crate::request::percent_decode_path(path);
-    let mut segs: Vec<&str> = Vec::new();
-    for seg in decoded.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                segs.pop();
-            }
-            s => segs.push(s),
-        }
-    }
-    let mut out = String::with_capacity(decoded.len() + 1);
-    for s in &segs {
-        out.push('/');
-        out.push_str(s);
-    }
-    if out.is_empty() || (decoded.ends_with('/') && !segs.is_empty()) {
-        out.push('/');
-    }
-    out
+/// The normalized path, as bytes: percent-decoded (bytes that are not
+/// UTF-8 stay apart), `.` and `..` segments resolved, repeated slashes
+/// collapsed, so `/a//b/../c` and `/a/c` are one value. The same
+/// normalization as nginx's `$path` ([`crate::nginx::normalize_path`]).
+pub fn normalize_path(path: &str) -> Vec<u8> {
+    crate::nginx::normalize_path(path.as_bytes()).into_owned()
 }
 
 #[cfg(test)]

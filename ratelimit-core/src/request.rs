@@ -151,7 +151,17 @@ impl RequestAttrs {
     pub fn query_arg(&self, name: &str) -> Option<Cow<'_, str>> {
         self.query.split('&').find_map(|pair| {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            (percent_decode(k) == name).then(|| percent_decode(v))
+            (percent_decode_bytes(k) == name.as_bytes()).then(|| percent_decode(v))
+        })
+    }
+
+    /// The first value of query argument `name`, percent-decoded to its
+    /// bytes: values that are not UTF-8 once decoded (`%80`, `%81`) stay
+    /// apart, as keys and distinct values need.
+    pub fn query_arg_bytes(&self, name: &str) -> Option<Cow<'_, [u8]>> {
+        self.query.split('&').find_map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent_decode_bytes(k) == name.as_bytes()).then(|| percent_decode_bytes(v))
         })
     }
 
@@ -194,8 +204,17 @@ fn trim(b: &[u8]) -> &[u8] {
 
 /// Decodes `%XX` escapes and `+` as space; invalid escapes stay as they are.
 pub fn percent_decode(s: &str) -> Cow<'_, str> {
+    match percent_decode_bytes(s) {
+        Cow::Borrowed(_) => Cow::Borrowed(s),
+        Cow::Owned(out) => Cow::Owned(String::from_utf8_lossy(&out).into_owned()),
+    }
+}
+
+/// Decodes `%XX` escapes and `+` as space to bytes, which need not be
+/// UTF-8; invalid escapes stay as they are.
+pub fn percent_decode_bytes(s: &str) -> Cow<'_, [u8]> {
     if !s.bytes().any(|b| b == b'%' || b == b'+') {
-        return Cow::Borrowed(s);
+        return Cow::Borrowed(s.as_bytes());
     }
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -214,19 +233,11 @@ pub fn percent_decode(s: &str) -> Cow<'_, str> {
         }
         i += 1;
     }
-    Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+    Cow::Owned(out)
 }
 
 fn hex(b: u8) -> Option<u8> {
     (b as char).to_digit(16).map(|d| d as u8)
-}
-
-/// Decodes `%XX` escapes of a path (`+` stays a plus).
-pub fn percent_decode_path(s: &str) -> Cow<'_, str> {
-    if !s.contains('%') {
-        return Cow::Borrowed(s);
-    }
-    percent_decode(&s.replace('+', "%2B")).into_owned().into()
 }
 
 #[cfg(test)]
@@ -245,6 +256,19 @@ mod tests {
         assert_eq!(r.query_arg("c").as_deref(), Some("%zz"));
         assert_eq!(r.query_arg("d").as_deref(), Some(""));
         assert_eq!(r.query_arg("e"), None);
+    }
+
+    #[test]
+    fn query_bytes_keep_invalid_utf8_apart() {
+        let a = req().with_query("id=%80");
+        let b = req().with_query("id=%81");
+        assert_eq!(
+            a.query_arg("id"),
+            b.query_arg("id"),
+            "lossy text: both U+FFFD"
+        );
+        assert_ne!(a.query_arg_bytes("id"), b.query_arg_bytes("id"));
+        assert_eq!(a.query_arg_bytes("id").as_deref(), Some(&[0x80u8][..]));
     }
 
     #[test]

@@ -114,7 +114,7 @@ impl AllowList {
                 KeyPart::JwtClaim(n) if !jwt_off => req.jwt_claim(n).map(|s| s.as_bytes().into()),
                 KeyPart::Header(n) => req.header(n).map(Into::into),
                 KeyPart::Cookie(n) => req.cookie(n).map(Into::into),
-                KeyPart::Query(n) => req.query_arg(n).map(|s| s.into_owned().into_bytes().into()),
+                KeyPart::Query(n) => req.query_arg_bytes(n).map(|s| s.into_owned().into()),
                 KeyPart::Host => Some(req.host.as_bytes().into()),
                 KeyPart::Method => Some(req.method.as_bytes().into()),
                 KeyPart::Country => req.country.as_deref().map(|s| s.as_bytes().into()),
