@@ -3,6 +3,7 @@
 
 pub mod bounds;
 pub mod http;
+pub mod load;
 pub mod record;
 pub mod valkey;
 
