@@ -39,12 +39,14 @@ pub async fn serve_roomy(app: Router) -> SocketAddr {
             let Ok((stream, peer)) = listener.accept().await else {
                 return;
             };
+            let _ = stream.set_nodelay(true);
             let svc = SetClientIp::new(app.clone(), peer.ip());
             let svc = hyper_util::service::TowerToHyperService::new(svc);
             tokio::spawn(async move {
                 let _ = hyper::server::conn::http1::Builder::new()
                     .max_headers(20_000)
                     .max_buf_size(8 * 1024 * 1024)
+                    .pipeline_flush(true)
                     .serve_connection(TokioIo::new(stream), svc)
                     .await;
             });
