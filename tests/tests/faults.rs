@@ -412,8 +412,7 @@ async fn killed_then_restarted_on_the_same_port() {
     assert_shared_again(what, &fleet, ip(1, 2)).await;
 
     let samples = fleet.log.samples();
-    let mut lat = assert_latency(what, &answers);
-    lat.0.extend(latencies(&local).0);
+    let lat = assert_latency(what, &[&answers[..], &local].concat());
     assert_healthy(what, &answers, &samples, 0, t_kill);
     let modes = assert_fail_modes(what, &answers, t_kill + SETTLE_MS, t_restart);
     assert_healthy(what, &answers, &samples, t_healthy, u64::MAX);
@@ -556,10 +555,7 @@ async fn unreachable_opens_the_breaker_after_five_failures_and_probes_each_secon
     );
 
     let samples = fleet.log.samples();
-    let mut lat = assert_latency(what, &answers);
-    lat.0.extend(latencies(&local).0);
-    lat.0.extend(latencies(&lone_answers).0);
-    assert_latency(what, &lone_answers);
+    let lat = assert_latency(what, &[&answers[..], &local, &lone_answers].concat());
     for a in &lone_answers {
         assert_eq!(
             (a.outcome, a.retry_after),
@@ -625,8 +621,7 @@ async fn paused_with_sigstop_then_continued() {
     assert_shared_again(what, &fleet, ip(3, 2)).await;
 
     let samples = fleet.log.samples();
-    let mut lat = assert_latency(what, &answers);
-    lat.0.extend(latencies(&local).0);
+    let lat = assert_latency(what, &[&answers[..], &local].concat());
     assert_healthy(what, &answers, &samples, 0, t_stop);
     let modes = assert_fail_modes(what, &answers, t_stop + SETTLE_MS, t_cont);
     assert_healthy(what, &answers, &samples, t_healthy, u64::MAX);
@@ -688,8 +683,7 @@ async fn slow_valkey_times_out_within_the_deadline() {
     assert_shared_again(what, &fleet, ip(4, 2)).await;
 
     let samples = fleet.log.samples();
-    let mut lat = assert_latency(what, &answers);
-    lat.0.extend(latencies(&local).0);
+    let lat = assert_latency(what, &[&answers[..], &local].concat());
     assert_healthy(what, &answers, &samples, 0, t_slow);
     let modes = assert_fail_modes(what, &answers, t_slow + SETTLE_MS, t_pass);
     assert_healthy(what, &answers, &samples, t_healthy, u64::MAX);
