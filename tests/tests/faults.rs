@@ -770,7 +770,16 @@ async fn cluster_one_primary_down_fails_only_its_keys() {
         else {
             panic!("no subject");
         };
-        let slot = cluster::slot(format!("{{{}}}", d.to_hex()).as_bytes());
+        // The slot of the subject's key, whatever the key format.
+        let check = ratelimit_core::backend::Check::new(
+            rule.clone(),
+            ratelimit_core::limiter::namespace(rule).into(),
+            d,
+            rule.quota(1),
+            None,
+            None,
+        );
+        let slot = cluster::slot(ratelimit_valkey::key_of("rl:", &check).as_bytes());
         let node = cluster.node_of_slot(slot);
         if by_node[node].len() < 2 {
             by_node[node].push(who);
