@@ -19,6 +19,8 @@ pub use hash::{HashKey, KeyDigest};
 pub use request::RequestAttrs;
 pub mod backstop;
 pub mod expr;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod limiter;
 pub mod local;
 pub mod nginx;
