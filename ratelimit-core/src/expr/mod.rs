@@ -78,7 +78,8 @@
 //!   after the prefix of a network are ignored. `eq` takes one address; use
 //!   `in` for networks.
 //! * `matches` uses the [`regex`] crate's syntax, close to RE2. The pattern is
-//!   compiled at parse time; at most 1000 characters and 1 MiB compiled.
+//!   compiled at parse time; at most 1000 characters, nested at most 64
+//!   deep (groups, repetitions, classes) and 1 MiB compiled.
 //!
 //! # Limits
 //!

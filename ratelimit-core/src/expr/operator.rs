@@ -20,6 +20,9 @@ use super::subject::Operand;
 const MAX_REGEX_CHARS: usize = 1000;
 /// The compiled-size bound of a `matches` pattern, in bytes.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// The deepest nesting of groups, repetitions and classes in a `matches`
+/// pattern (the regex crate's 250 overflows a 2 MiB stack in debug builds).
+const REGEX_NEST_LIMIT: u32 = 64;
 
 impl Parser {
     pub(super) fn operator(&mut self, operand: Operand) -> Result<Node, ExprError> {
@@ -170,6 +173,7 @@ fn compile_regex(pattern: &str, col: usize) -> Result<Regex, ExprError> {
     RegexBuilder::new(pattern)
         .size_limit(REGEX_SIZE_LIMIT)
         .dfa_size_limit(REGEX_SIZE_LIMIT)
+        .nest_limit(REGEX_NEST_LIMIT)
         .build()
         .map_err(|e| {
             let msg = match e {
@@ -215,6 +219,26 @@ mod tests {
             panic!("{n:?}")
         };
         assert_eq!(addr, "192.0.2.1".parse::<std::net::IpAddr>().unwrap());
+    }
+
+    /// Found by replaying the `expression` fuzz corpus in a debug build:
+    /// `a++++…` (240 nested repetitions, under the regex crate's default
+    /// nest limit of 250) recursed in the regex compiler until the 2 MiB
+    /// stack of a test thread overflowed, aborting the process.
+    #[test]
+    fn regex_nesting_overflowed_the_stack() {
+        let run = |pattern: String| {
+            std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || parse(&format!(r#"http.host matches "{pattern}""#)).map(|_| ()))
+                .expect("thread")
+                .join()
+                .expect("no stack overflow")
+        };
+        let err = run(format!("a{}", "+".repeat(240))).unwrap_err();
+        assert!(err.message().contains("nest"), "{}", err.message());
+        assert!(run(format!("a{}", "+".repeat(60))).is_ok());
+        assert!(run(format!("{}a{}", "(".repeat(30), ")".repeat(30))).is_ok());
     }
 
     #[test]

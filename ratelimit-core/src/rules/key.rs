@@ -194,7 +194,7 @@ impl StatusMatch {
             format!("{s:?}: 5xx is refused (usually the upstream's fault; counting it locks clients out after an outage)")
         };
         let b = s.as_bytes();
-        if b.len() == 3 && (&s[1..] == "xx" || &s[1..] == "XX") {
+        if b.len() == 3 && (&b[1..] == b"xx" || &b[1..] == b"XX") {
             return match b[0] {
                 c @ b'1'..=b'4' => Ok(StatusMatch::Class(c - b'0')),
                 b'5' => Err(five()),
@@ -249,6 +249,16 @@ mod tests {
         assert!(KeyPart::parse("header:").is_err());
         assert!(KeyPart::parse("header:a b").is_err());
         assert!(KeyPart::parse("user").is_err());
+    }
+
+    /// Found by the `rules_json` fuzz target: a 3-byte status whose first
+    /// character is not ASCII (`"éx"`, `"\u{fffd}"`) sliced `s[1..]` inside
+    /// that character and panicked.
+    #[test]
+    fn status_match_multibyte_first_char_does_not_panic() {
+        for s in ["éx", "\u{fffd}", "\u{20ac}", "€xx"] {
+            assert!(StatusMatch::parse(s).is_err(), "{s:?}");
+        }
     }
 
     #[test]
