@@ -72,20 +72,49 @@ pub async fn run_memory_via(case: &Case, via: Via) -> Verdict {
         .clock(clock.clone())
         .fleet_size(StaticFleet(case.fleet_size.unwrap_or(1)))
         .build();
+    play_via(case, limiter, clock, None, via).await
+}
+
+/// Plays `case` with `limiter` (whose clock is `clock`) through `via`;
+/// `toggle` takes the shared backend down and up, when there is one.
+pub async fn play_via(
+    case: &Case,
+    limiter: Limiter,
+    clock: ManualClock,
+    toggle: Option<harness::Toggle>,
+    via: Via,
+) -> Verdict {
     match via {
         Via::Core => {
             let mut h = LimiterHarness {
                 limiter,
                 clock,
-                toggle: None,
+                toggle,
             };
             to_verdict(play(case, &mut h).await)
         }
         Via::Tower => {
-            let mut h = TowerHarness::new(limiter, clock, None);
+            let mut h = TowerHarness::new(limiter, clock, toggle);
             to_verdict(play(case, &mut h).await)
         }
     }
+}
+
+/// The case files of `dir` (`*.json`), sorted.
+///
+/// # Errors
+///
+/// The folder cannot be read.
+pub fn case_files(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "json") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// Turns a play result into a verdict.

@@ -11,10 +11,8 @@ use ratelimit_core::{Limiter, ManualClock};
 use ratelimit_valkey::testing::{ChaosProxy, ProxyMode, ValkeyServer};
 use ratelimit_valkey::ValkeyBackend;
 
-use crate::harness::{LimiterHarness, Toggle};
-use crate::{
-    check_invalid, play, rule_set, to_verdict, Case, TowerHarness, Verdict, Via, ORIGIN_MS,
-};
+use crate::harness::Toggle;
+use crate::{check_invalid, play_via, rule_set, to_verdict, Case, Verdict, Via, ORIGIN_MS};
 
 /// A Valkey server for a run of cases.
 #[derive(Debug)]
@@ -82,20 +80,7 @@ impl ValkeyEnv {
             proxy.set_mode(if up { ProxyMode::Pass } else { ProxyMode::Down });
             Ok(())
         });
-        match via {
-            Via::Core => {
-                let mut h = LimiterHarness {
-                    limiter,
-                    clock,
-                    toggle: Some(toggle),
-                };
-                to_verdict(play(case, &mut h).await)
-            }
-            Via::Tower => {
-                let mut h = TowerHarness::new(limiter, clock, Some(toggle));
-                to_verdict(play(case, &mut h).await)
-            }
-        }
+        play_via(case, limiter, clock, Some(toggle), via).await
     }
 }
 

@@ -2,16 +2,11 @@
 
 use std::path::PathBuf;
 
-use ratelimit_conformance::{load_case, run_memory, run_memory_via, Verdict, Via};
+use ratelimit_conformance::{case_files, load_case, run_memory, run_memory_via, Verdict, Via};
 
 fn cases() -> Vec<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("cases/ exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
+    let files = case_files(&dir).expect("cases/ exists");
     assert!(files.len() >= 17, "the shared cases were copied in");
     files
 }
