@@ -74,6 +74,26 @@ impl RequestAttrs {
         }
     }
 
+    /// A request from `client_ip` with every field empty: for callers that
+    /// fill each field themselves (no default strings allocated).
+    pub fn blank(client_ip: IpAddr) -> Self {
+        Self {
+            client_ip,
+            method: String::new(),
+            host: String::new(),
+            path: String::new(),
+            query: String::new(),
+            headers: Vec::new(),
+            jwt_claims: None,
+            country: None,
+            asnum: None,
+            ja4: None,
+            locale: None,
+            app_values: Vec::new(),
+            cost: None,
+        }
+    }
+
     /// Sets the method.
     #[must_use]
     pub fn with_method(mut self, method: impl Into<String>) -> Self {

@@ -136,7 +136,7 @@ impl RequestExtractor {
             .iter()
             .map(|v| std::str::from_utf8(v.as_bytes()).unwrap_or("unknown"));
         let client_ip = self.proxies.client_ip(peer, lines);
-        let mut attrs = RequestAttrs::new(client_ip);
+        let mut attrs = RequestAttrs::blank(client_ip);
         attrs.method = req.method().as_str().to_owned();
         attrs.host = host(req);
         attrs.path = cut(req.uri().path(), MAX_URI_PART).to_owned();

@@ -13,7 +13,7 @@ use tower_service::Service;
 use tracing::Span;
 
 use crate::layer::Shared;
-use crate::response::{outcome_label, status_class};
+use crate::response::outcome_label;
 use crate::service::own_answer;
 use crate::{headers, MakeResponse, ResponseBody, WouldLimit};
 
@@ -96,7 +96,7 @@ where
                     inner,
                 } => {
                     let verdict = ready!(check.as_mut().poll(cx));
-                    observe(this.span, &verdict);
+                    observe(this.shared, this.span, &verdict);
                     if verdict.outcome != Outcome::Forward {
                         this.state.set(State::Done);
                         return Poll::Ready(Ok(answer(this.shared, &verdict)));
@@ -121,10 +121,10 @@ where
 }
 
 /// Records the verdict on the span, the metrics and one event per rule.
-fn observe(span: &Span, verdict: &Verdict) {
+fn observe<M>(shared: &Shared<M>, span: &Span, verdict: &Verdict) {
     let label = outcome_label(verdict.outcome);
     span.record("outcome", label);
-    metrics::counter!("ratelimit_decisions_total", "outcome" => label).increment(1);
+    shared.counters.decision(verdict.outcome);
     for r in &verdict.reports {
         let decision = match (r.allowed, r.would_limit) {
             (true, _) => "allowed",
@@ -175,8 +175,7 @@ fn finish<B, M>(shared: &Shared<M>, verdict: &Verdict, res: &mut Response<B>) {
         res.extensions_mut()
             .insert(WouldLimit(verdict.would_limit.clone()));
     }
-    let class = status_class(res.status());
-    metrics::counter!("ratelimit_responses_total", "status_class" => class).increment(1);
+    shared.counters.response(res.status());
 }
 
 impl<S, ReqB, M> fmt::Debug for ResponseFuture<S, ReqB, M>

@@ -16,6 +16,7 @@ pub(crate) struct Shared<M> {
     pub(crate) extractor: RequestExtractor,
     pub(crate) make_response: M,
     pub(crate) legacy_headers: bool,
+    pub(crate) counters: crate::response::Counters,
 }
 
 /// A [`Layer`] that rate-limits requests with a [`Limiter`].
@@ -147,6 +148,7 @@ impl<S, M: Clone> Layer<S> for RateLimitLayer<M> {
             extractor: self.extractor.clone(),
             make_response: self.make_response.clone(),
             legacy_headers: self.legacy_headers,
+            counters: crate::response::Counters::new(),
         };
         RateLimit::from_shared(inner, Arc::new(shared))
     }
