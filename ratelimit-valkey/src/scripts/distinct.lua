@@ -9,7 +9,7 @@
 --           limit (computed by the core)
 -- ARGV[6]   the value's bit, 0 to 1023, or -1 for a request without the
 --           value (not counted; only a penalty refuses it)
--- Reply     {status, now, until, period_start, bits_set, 0}
+-- Reply     "status now until period_start bits_set 0"
 --
 -- Storage: the 128-byte map as a string (SETBIT); the key expires at the
 -- period's end, which gives the period's start back. A penalty marker is a
@@ -18,10 +18,10 @@ assert(#ARGV == 6, 'distinct expects 6 arguments')
 local period, max_bits, bit = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 
 if exp and redis.call('STRLEN', key) <= 2 and redis.call('GET', key) == MARKER then
-  return {2, now, exp, 0, 0, 0}
+  return reply(2, exp, 0, 0, 0)
 end
 if bit < 0 then
-  return {4, now, 0, 0, 0, 0}
+  return reply(4, 0, 0, 0, 0)
 end
 local start
 if exp then
@@ -31,7 +31,9 @@ else
   if start < 1 then
     start = 1
   end
-  redis.call('DEL', key)
+  if pexp ~= -2 then
+    redis.call('DEL', key)
+  end
   -- Allocate the whole map at once: its length stays 128 bytes.
   redis.call('SETBIT', key, 1023, 0)
   redis.call('PEXPIREAT', key, int(start + period + offset))
@@ -39,6 +41,6 @@ end
 redis.call('SETBIT', key, bit, 1)
 local set = redis.call('BITCOUNT', key)
 if set <= max_bits then
-  return {1, now, 0, start, set, 0}
+  return reply(1, 0, start, set, 0)
 end
-return refuse(start, set, 0)
+return refuse(start, set, 0, nil)

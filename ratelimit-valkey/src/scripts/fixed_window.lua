@@ -5,24 +5,47 @@
 -- ARGV[4]   limit
 -- ARGV[5]   period in ms
 -- ARGV[6]   cost of this request
--- Reply     {status, now, until, window_start, count_before, 0}
+-- Reply     "status now until window_start count_before 0"
 --
 -- Storage: the count as an integer (stored in the key object itself); the
 -- key expires at the window's end, which also says which window it counts.
 assert(#ARGV == 6, 'fixed_window expects 6 arguments')
 local limit, period, cost = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 
+local start = now - now % period
+-- Fast path: the key counts this window (or is a penalty marker ending with
+-- it). Count first and read the count before from INCRBY's result: one call
+-- instead of a GET and a write. Counts are never negative, so a count
+-- before of -1 is the marker; a refusal takes the cost back.
+if exp == start + period and cost < EXACT / 2 then
+  local r = redis.pcall('INCRBY', key, int(cost))
+  if type(r) == 'number' then
+    local count = r - cost
+    if count == -1 then
+      redis.call('INCRBY', key, int(-cost))
+      return reply(2, exp, 0, 0, 0)
+    end
+    if r < EXACT and count >= 0 then
+      if count + cost <= limit then
+        return reply(1, 0, start, count, 0)
+      end
+      redis.call('INCRBY', key, int(-cost))
+      return refuse(start, count, 0, count)
+    end
+    redis.call('INCRBY', key, int(-cost))
+  end
+end
+
 local raw = exp and redis.call('GET', key)
 if raw == MARKER then
-  return {2, now, exp, 0, 0, 0}
+  return reply(2, exp, 0, 0, 0)
 end
-local start = now - now % period
 local count = 0
 if raw and exp == start + period then
   count = tonumber(raw) or 0
 end
 if count + cost <= limit then
-  set_until(int(count + cost), start + period)
-  return {1, now, 0, start, count, 0}
+  set_until(int(count + cost), start + period, raw)
+  return reply(1, 0, start, count, 0)
 end
-return refuse(start, count, 0)
+return refuse(start, count, 0, raw)

@@ -10,7 +10,7 @@
 -- ARGV[6]   cost * period mod limit (frac)
 -- ARGV[7]   burst * period / limit, whole ms (the tolerance)
 -- ARGV[8]   burst * period mod limit (frac)
--- Reply     {status, now, until, tat_ms, tat_frac, 0} (the stored TAT before
+-- Reply     "status now until tat_ms tat_frac 0" (the stored TAT before
 --           this request, frac normalized below limit; zeros when none)
 --
 -- Storage: frac as an integer; the key expires at ceil(TAT), which gives
@@ -22,7 +22,7 @@ local t_ms, t_frac = tonumber(ARGV[7]), tonumber(ARGV[8])
 
 local raw = exp and redis.call('GET', key)
 if raw == MARKER then
-  return {2, now, exp, 0, 0, 0}
+  return reply(2, exp, 0, 0, 0)
 end
 local tat_ms, tat_frac = 0, 0
 if raw then
@@ -50,7 +50,7 @@ if level < t_ms or (level == t_ms and frac <= t_frac) then
   if frac > 0 then
     at = ms + 1
   end
-  set_until(int(frac), at)
-  return {1, now, 0, tat_ms, tat_frac, 0}
+  set_until(int(frac), at, raw)
+  return reply(1, 0, tat_ms, tat_frac, 0)
 end
-return refuse(tat_ms, tat_frac, 0)
+return refuse(tat_ms, tat_frac, 0, raw)

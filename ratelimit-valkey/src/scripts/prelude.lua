@@ -10,7 +10,8 @@
 -- ARGV[3]  penalty in ms (0: none)
 -- ARGV[4..] the algorithm's parameters (see each algorithm's header)
 --
--- Every reply is an array {status, now, until, s1, s2, s3}:
+-- Every reply is one string of six decimal integers separated by spaces,
+-- "status now until s1 s2 s3" (see `reply`):
 --   status 0 refused, 1 admitted, 2 blocked by a penalty (until = its end,
 --   nothing counted), 3 refused and a penalty started (until = its end),
 --   4 not counted (distinct without a value);
@@ -53,43 +54,70 @@ local function divmod(x, d)
   return q, r
 end
 
--- The key's expiry in script time, or nil when absent, without expiry, or
--- already past (a stale key counts as absent).
-local function live_expiry()
-  local e = redis.call('PEXPIRETIME', key)
-  if e < 0 then
-    return nil
-  end
-  e = e - offset
-  if e <= now then
-    return nil
-  end
-  return e
+-- The reply. A string: Valkey turns a Lua table into an array reply
+-- element by element, which costs more than formatting one string.
+local function reply(status, untl, s1, s2, s3)
+  return string.format('%d %d %d %d %d %d', status, now, untl, s1, s2, s3)
 end
 
--- Stores `value` (a decimal string) until `at`. A value that fits in 64
--- bits is written with INCRBY on a fresh key so that Valkey keeps it as an
--- integer inside the key object (SET from a script stores a string).
-local function set_until(value, at)
-  if #value <= 18 then
-    redis.call('DEL', key)
-    redis.call('INCRBY', key, value)
-    redis.call('PEXPIREAT', key, int(at + offset))
-  else
-    redis.call('SET', key, value, 'PXAT', int(at + offset))
+-- The key's expiry as Valkey holds it: -2 absent, -1 none, else Unix ms
+-- (plus the offset with injected time).
+local pexp = redis.call('PEXPIRETIME', key)
+
+-- The key's expiry in script time, or nil when absent, without expiry, or
+-- already past (a stale key counts as absent).
+local exp = nil
+if pexp >= 0 and pexp - offset > now then
+  exp = pexp - offset
+end
+
+-- Integers below this are exact in a Lua number.
+local EXACT = 9007199254740992
+
+-- Stores `value` (a decimal string) until `at`. `old` is what the key
+-- holds now when the script knows it (the string GET returned, or an exact
+-- number), else nil.
+--
+-- A value that fits in 64 bits is kept as an integer inside the key object
+-- (SET from a script would store a string): an integer the script knows is
+-- changed in place with INCRBY by the difference, and the expiry is only
+-- written when it moves; otherwise the key is made afresh with INCRBY.
+local function set_until(value, at, old)
+  local target = at + offset
+  if #value > 18 then
+    redis.call('SET', key, value, 'PXAT', int(target))
+    return
   end
+  local o = old and tonumber(old)
+  local v = tonumber(value)
+  if o and v and o > -EXACT and o < EXACT and v < EXACT then
+    local ok = true
+    if v ~= o then
+      ok = type(redis.pcall('INCRBY', key, int(v - o))) == 'number'
+    end
+    if ok then
+      if pexp ~= target then
+        redis.call('PEXPIREAT', key, int(target))
+      end
+      return
+    end
+  end
+  if pexp ~= -2 then
+    redis.call('DEL', key)
+  end
+  redis.call('INCRBY', key, value)
+  redis.call('PEXPIREAT', key, int(target))
 end
 
 local MARKER = '-1'
-local exp = live_expiry()
 
 -- Refused by the algorithm: start the penalty if there is one. The key
 -- becomes a "blocked until" marker expiring at its end, so counting starts
--- fresh after it.
-local function refuse(s1, s2, s3)
+-- fresh after it. `old` as for set_until.
+local function refuse(s1, s2, s3, old)
   if penalty > 0 then
-    set_until(MARKER, now + penalty)
-    return {3, now, now + penalty, s1, s2, s3}
+    set_until(MARKER, now + penalty, old)
+    return reply(3, now + penalty, s1, s2, s3)
   end
-  return {0, now, 0, s1, s2, s3}
+  return reply(0, 0, s1, s2, s3)
 end

@@ -6,7 +6,7 @@
 -- ARGV[4]   limit
 -- ARGV[5]   period in ms
 -- ARGV[6]   cost of this request
--- Reply     {status, now, until, window_start, current, previous} (the stored
+-- Reply     "status now until window_start current previous" (the stored
 --           state before this request; zeros when there was none)
 --
 -- Storage: current and previous packed in one decimal integer,
@@ -14,10 +14,53 @@
 -- periods after the current window's start, which gives that start back.
 assert(#ARGV == 6, 'sliding_window expects 6 arguments')
 local limit, period, cost = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local SHIFT = 10000000000
+
+-- ceil(prev * (period - elapsed) / period) + cur, exactly: prev * r may pass
+-- 2^53, so split prev by the period (r < period and period^2 < 2^53).
+local function estimate(cur, prev, start)
+  local r = period - (now - start)
+  local pq, pr = divmod(prev, period)
+  local wq, wr = divmod(pr * r, period)
+  local weighted = pq * r + wq
+  if wr > 0 then
+    weighted = weighted + 1
+  end
+  return cur + weighted
+end
+
+local start = now - now % period
+-- Fast path: the key holds this window (or is a penalty marker ending with
+-- it). Add the cost to `current` first and read the state before from
+-- INCRBY's result: one call instead of a GET and a write. The packed value
+-- is exact below 2^53 (current below about 900,000); above, or on a value
+-- that is not a number, the increment is taken back and the GET path
+-- below decides. A value of -1 before is the marker; a refusal takes the
+-- increment back.
+local inc = cost * SHIFT
+if exp == start + 2 * period and inc < EXACT then
+  local r = redis.pcall('INCRBY', key, int(inc))
+  if type(r) == 'number' then
+    local old = r - inc
+    if old == -1 then
+      redis.call('INCRBY', key, int(-inc))
+      return reply(2, exp, 0, 0, 0)
+    end
+    if r < EXACT and old >= 0 then
+      local cur, prev = divmod(old, SHIFT)
+      if estimate(cur, prev, start) + cost <= limit then
+        return reply(1, 0, start, cur, prev)
+      end
+      redis.call('INCRBY', key, int(-inc))
+      return refuse(start, cur, prev, old)
+    end
+    redis.call('INCRBY', key, int(-inc))
+  end
+end
 
 local raw = exp and redis.call('GET', key)
 if raw == MARKER then
-  return {2, now, exp, 0, 0, 0}
+  return reply(2, exp, 0, 0, 0)
 end
 local ws, cur, prev = 0, 0, 0
 if raw then
@@ -32,7 +75,6 @@ if raw then
 end
 local s_ws, s_cur, s_prev = ws, cur, prev
 
-local start = now - now % period
 if ws ~= start then
   if ws + period == start then
     prev = cur
@@ -41,17 +83,7 @@ if ws ~= start then
   end
   cur = 0
 end
--- ceil(prev * (period - elapsed) / period), exactly: prev * r may pass 2^53,
--- so split prev by the period (r < period and period^2 < 2^53).
-local r = period - (now - start)
-local pq, pr = divmod(prev, period)
-local wq, wr = divmod(pr * r, period)
-local weighted = pq * r + wq
-if wr > 0 then
-  weighted = weighted + 1
-end
-local estimate = cur + weighted
-if estimate + cost <= limit then
+if estimate(cur, prev, start) + cost <= limit then
   cur = cur + cost
   local packed
   if cur == 0 then
@@ -59,7 +91,7 @@ if estimate + cost <= limit then
   else
     packed = int(cur) .. string.format('%010d', prev)
   end
-  set_until(packed, start + 2 * period)
-  return {1, now, 0, s_ws, s_cur, s_prev}
+  set_until(packed, start + 2 * period, raw)
+  return reply(1, 0, s_ws, s_cur, s_prev)
 end
-return refuse(s_ws, s_cur, s_prev)
+return refuse(s_ws, s_cur, s_prev, raw)

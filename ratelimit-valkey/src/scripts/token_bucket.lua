@@ -7,7 +7,7 @@
 -- ARGV[4]   limit (refill units per ms)
 -- ARGV[5]   capacity: burst * period
 -- ARGV[6]   this request's need: cost * period
--- Reply     {status, now, until, spent, updated_ms, 0} (the stored state
+-- Reply     "status now until spent updated_ms 0" (the stored state
 --           before this request; zeros when there was none)
 --
 -- Storage: the units spent, as an integer; the key expires when the bucket
@@ -26,7 +26,7 @@ end
 
 local raw = exp and redis.call('GET', key)
 if raw == MARKER then
-  return {2, now, exp, 0, 0, 0}
+  return reply(2, exp, 0, 0, 0)
 end
 local spent, updated = 0, 0
 if raw then
@@ -51,8 +51,8 @@ end
 
 local function store(units)
   if units > 0 then
-    set_until(int(units), at + ceil_div(units, limit))
-  else
+    set_until(int(units), at + ceil_div(units, limit), raw)
+  elseif pexp ~= -2 then
     redis.call('DEL', key)
   end
 end
@@ -60,10 +60,10 @@ end
 local need = left + need_cost
 if need <= capacity then
   store(need)
-  return {1, now, 0, spent, updated, 0}
+  return reply(1, 0, spent, updated, 0)
 end
-local reply = refuse(spent, updated, 0)
-if reply[1] == 0 then
-  store(left)
+if penalty > 0 then
+  return refuse(spent, updated, 0, raw)
 end
-return reply
+store(left)
+return reply(0, 0, spent, updated, 0)
