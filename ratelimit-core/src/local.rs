@@ -64,7 +64,7 @@ impl LocalStore {
         let map = self.map(namespace, rules_sharing);
         let mut shard = map.shard(subject);
         let algorithm = rule.algorithm;
-        let Some(h) = shard.entry(*subject, now, WhenFull::Refuse, || {
+        let Some((state, _)) = shard.entry(*subject, now, WhenFull::Refuse, || {
             SubjectState::new(algorithm)
         }) else {
             drop(shard);
@@ -73,8 +73,9 @@ impl LocalStore {
                 .increment(1);
             return None;
         };
-        let d = h.value.check(algorithm, now, quota, penalty_ms, bit);
-        *h.idle_at = h.value.expires_at(quota);
+        let d = state.check(algorithm, now, quota, penalty_ms, bit);
+        let idle = state.expires_at(quota);
+        shard.set_idle_at(subject, idle);
         Some(d)
     }
 

@@ -63,9 +63,9 @@ impl PenaltyCache {
         self.stored.fetch_add(1, Ordering::SeqCst);
         let mut shard = self.map.shard(&key);
         match shard.entry(key, now, WhenFull::Refuse, || until) {
-            Some(h) => {
-                *h.value = (*h.value).max(until);
-                *h.idle_at = *h.value;
+            Some((v, _)) => {
+                *v = (*v).max(until);
+                shard.set_idle_at(&key, until);
                 true
             }
             None => {

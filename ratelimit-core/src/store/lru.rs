@@ -39,12 +39,11 @@ pub enum Inserted {
 const SAMPLE: usize = 8;
 
 #[derive(Debug)]
-struct Slot<V> {
-    value: V,
+struct Node<V> {
+    key: KeyDigest,
     idle_at: u64,
     used: u32,
-    /// Where the key sits in `keys`.
-    pos: u32,
+    value: V,
 }
 
 /// Digests are already uniformly random: hash them by their first 8 bytes.
@@ -64,27 +63,13 @@ impl Hasher for DigestHasher {
     }
 }
 
-type Map<V> = HashMap<KeyDigest, Slot<V>, BuildHasherDefault<DigestHasher>>;
-
-/// An entry of the map, as [`Lru::entry`] found or made it.
-#[derive(Debug)]
-pub struct Handle<'a, V> {
-    /// The value.
-    pub value: &'a mut V,
-    /// When the entry becomes idle (Unix ms); set it after an update.
-    pub idle_at: &'a mut u64,
-    /// Whether it was there, new, or took a live entry's place.
-    pub how: Inserted,
-}
+type Index = HashMap<KeyDigest, u32, BuildHasherDefault<DigestHasher>>;
 
 /// A bounded map from [`KeyDigest`] to `V` with approximate LRU eviction.
-///
-/// The values live inline in the hash table (one memory access per
-/// lookup); a dense list of the keys serves the eviction samples.
 #[derive(Debug)]
 pub struct Lru<V> {
-    map: Map<V>,
-    keys: Vec<KeyDigest>,
+    index: Index,
+    nodes: Vec<Node<V>>,
     capacity: usize,
     tick: u32,
     rng: u64,
@@ -94,8 +79,8 @@ impl<V> Lru<V> {
     /// A map that holds at most `capacity` entries.
     pub fn new(capacity: usize) -> Self {
         Self {
-            map: Map::default(),
-            keys: Vec::new(),
+            index: Index::default(),
+            nodes: Vec::new(),
             capacity: capacity.max(1),
             tick: 0,
             rng: 0x9e37_79b9_7f4a_7c15,
@@ -104,12 +89,12 @@ impl<V> Lru<V> {
 
     /// Entries held.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.nodes.len()
     }
 
     /// Whether nothing is held.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.nodes.is_empty()
     }
 
     fn stamp(&mut self) -> u32 {
@@ -119,32 +104,26 @@ impl<V> Lru<V> {
 
     /// The value of `key`, marked as just used.
     pub fn get_mut(&mut self, key: &KeyDigest) -> Option<&mut V> {
+        let i = *self.index.get(key)? as usize;
         let t = self.stamp();
-        let slot = self.map.get_mut(key)?;
-        slot.used = t;
-        Some(&mut slot.value)
+        let node = &mut self.nodes[i];
+        node.used = t;
+        Some(&mut node.value)
     }
 
     /// The value of `key` without touching its recency.
     pub fn peek(&self, key: &KeyDigest) -> Option<&V> {
-        self.map.get(key).map(|s| &s.value)
+        self.index.get(key).map(|&i| &self.nodes[i as usize].value)
     }
 
     /// Removes `key`.
     pub fn remove(&mut self, key: &KeyDigest) -> Option<V> {
-        let slot = self.map.remove(key)?;
-        self.forget_pos(slot.pos as usize);
-        Some(slot.value)
-    }
-
-    /// Drops position `pos` of the key list, moving the last key there.
-    fn forget_pos(&mut self, pos: usize) {
-        self.keys.swap_remove(pos);
-        if let Some(moved) = self.keys.get(pos) {
-            if let Some(s) = self.map.get_mut(moved) {
-                s.pos = pos as u32;
-            }
+        let i = self.index.remove(key)? as usize;
+        let node = self.nodes.swap_remove(i);
+        if let Some(moved) = self.nodes.get(i) {
+            self.index.insert(moved.key, i as u32);
         }
+        Some(node.value)
     }
 
     /// The entry for `key`: found, or created with `make()`. `None` when
@@ -156,49 +135,51 @@ impl<V> Lru<V> {
         now: u64,
         policy: WhenFull,
         make: impl FnOnce() -> V,
-    ) -> Option<Handle<'_, V>> {
+    ) -> Option<(&mut V, Inserted)> {
         let t = self.stamp();
-        let mut how = Inserted::New;
-        if self.map.len() >= self.capacity && !self.map.contains_key(&key) {
-            let (victim, idle) = self.sample(now)?;
-            if !idle && policy == WhenFull::Refuse {
-                return None;
-            }
-            if !idle {
-                how = Inserted::EvictedLive;
-            }
-            let victim_key = self.keys[victim];
-            self.map.remove(&victim_key);
-            self.forget_pos(victim);
+        if let Some(&i) = self.index.get(&key) {
+            let node = &mut self.nodes[i as usize];
+            node.used = t;
+            return Some((&mut node.value, Inserted::Found));
         }
-        let pos = self.keys.len() as u32;
-        let slot = match self.map.entry(key) {
-            std::collections::hash_map::Entry::Occupied(o) => {
-                how = Inserted::Found;
-                o.into_mut()
-            }
-            std::collections::hash_map::Entry::Vacant(v) => {
-                self.keys.push(key);
-                v.insert(Slot {
-                    value: make(),
-                    idle_at: 0,
-                    used: t,
-                    pos,
-                })
-            }
+        let node = Node {
+            key,
+            idle_at: 0,
+            used: t,
+            value: make(),
         };
-        slot.used = t;
-        Some(Handle {
-            value: &mut slot.value,
-            idle_at: &mut slot.idle_at,
-            how,
-        })
+        if self.nodes.len() < self.capacity {
+            self.nodes.push(node);
+            let i = self.nodes.len() - 1;
+            self.index.insert(key, i as u32);
+            return Some((&mut self.nodes[i].value, Inserted::New));
+        }
+        let (victim, idle) = self.sample(now)?;
+        if !idle && policy == WhenFull::Refuse {
+            return None;
+        }
+        let old = std::mem::replace(&mut self.nodes[victim], node);
+        self.index.remove(&old.key);
+        self.index.insert(key, victim as u32);
+        let how = if idle {
+            Inserted::New
+        } else {
+            Inserted::EvictedLive
+        };
+        Some((&mut self.nodes[victim].value, how))
     }
 
-    /// A sampled victim's position in the key list: the first idle entry,
-    /// else the least recently used of the sample (and whether it is idle).
+    /// Records when the entry of `key` becomes idle.
+    pub fn set_idle_at(&mut self, key: &KeyDigest, idle_at: u64) {
+        if let Some(&i) = self.index.get(key) {
+            self.nodes[i as usize].idle_at = idle_at;
+        }
+    }
+
+    /// A sampled victim: the first idle entry, else the least recently used
+    /// of the sample (and whether it is idle).
     fn sample(&mut self, now: u64) -> Option<(usize, bool)> {
-        let n = self.keys.len();
+        let n = self.nodes.len();
         if n == 0 {
             return None;
         }
@@ -209,13 +190,11 @@ impl<V> Lru<V> {
             self.rng ^= self.rng >> 7;
             self.rng ^= self.rng << 17;
             let i = (self.rng % n as u64) as usize;
-            let Some(slot) = self.map.get(&self.keys[i]) else {
-                continue;
-            };
-            if slot.idle_at <= now {
+            let node = &self.nodes[i];
+            if node.idle_at <= now {
                 return Some((i, true));
             }
-            let age = self.tick.wrapping_sub(slot.used);
+            let age = self.tick.wrapping_sub(node.used);
             if oldest.is_none_or(|(_, a)| age > a) {
                 oldest = Some((i, age));
             }
@@ -236,16 +215,15 @@ mod tests {
     fn evicts_idle_before_refusing() {
         let mut m: Lru<u32> = Lru::new(2);
         // With 2 entries the 8 samples see both: the outcome is certain.
-        for (n, idle_at) in [(1, 50), (2, 500)] {
-            *m.entry(k(n), 0, WhenFull::Refuse, || n as u32)
-                .unwrap()
-                .idle_at = idle_at;
-        }
+        m.entry(k(1), 0, WhenFull::Refuse, || 1);
+        m.set_idle_at(&k(1), 50);
+        m.entry(k(2), 0, WhenFull::Refuse, || 2);
+        m.set_idle_at(&k(2), 500);
         assert!(
             m.entry(k(3), 10, WhenFull::Refuse, || 3).is_none(),
             "nothing idle at 10"
         );
-        let how = m.entry(k(3), 60, WhenFull::Refuse, || 3).unwrap().how;
+        let (_, how) = m.entry(k(3), 60, WhenFull::Refuse, || 3).unwrap();
         assert_eq!(how, Inserted::New);
         assert!(m.peek(&k(1)).is_none() && m.peek(&k(2)).is_some());
     }
@@ -254,19 +232,18 @@ mod tests {
     fn evict_lru_takes_the_least_recently_used() {
         let mut m: Lru<u32> = Lru::new(2);
         for n in [1, 2] {
-            *m.entry(k(n), 0, WhenFull::EvictLru, || n as u32)
-                .unwrap()
-                .idle_at = u64::MAX;
+            m.entry(k(n), 0, WhenFull::EvictLru, || n as u32);
+            m.set_idle_at(&k(n), u64::MAX);
         }
         m.get_mut(&k(1));
-        let how = m.entry(k(3), 0, WhenFull::EvictLru, || 3).unwrap().how;
+        let (_, how) = m.entry(k(3), 0, WhenFull::EvictLru, || 3).unwrap();
         assert_eq!(how, Inserted::EvictedLive);
         assert!(m.peek(&k(2)).is_none() && m.peek(&k(1)).is_some());
         assert_eq!(m.len(), 2);
     }
 
     #[test]
-    fn remove_keeps_the_key_list_consistent() {
+    fn remove_keeps_links_consistent() {
         let mut m: Lru<u32> = Lru::new(4);
         for n in 1..=4 {
             m.entry(k(n), 0, WhenFull::Refuse, || n as u32);

@@ -66,16 +66,17 @@ impl MemoryBackend {
         let key = c.state_key;
         let mut shard = self.map.shard(&key);
         let algorithm = c.rule.algorithm;
-        let Some(h) = shard.entry(key, now, WhenFull::EvictLru, || {
+        let Some((state, how)) = shard.entry(key, now, WhenFull::EvictLru, || {
             SubjectState::new(algorithm)
         }) else {
             return Decision::allow(c.quota.limit, 0);
         };
-        if h.how == Inserted::EvictedLive {
+        if how == Inserted::EvictedLive {
             metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
         }
-        let d = h.value.check(algorithm, now, &c.quota, c.penalty_ms, c.bit);
-        *h.idle_at = h.value.expires_at(&c.quota);
+        let d = state.check(algorithm, now, &c.quota, c.penalty_ms, c.bit);
+        let idle_at = state.expires_at(&c.quota);
+        shard.set_idle_at(&key, idle_at);
         d
     }
 }

@@ -4,6 +4,6 @@ mod lru;
 mod memory;
 mod sharded;
 
-pub use lru::{Handle, Inserted, Lru, WhenFull};
+pub use lru::{Inserted, Lru, WhenFull};
 pub use memory::{MemoryBackend, DEFAULT_CAPACITY};
 pub use sharded::Sharded;
