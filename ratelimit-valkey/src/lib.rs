@@ -94,6 +94,8 @@ mod builder;
 pub mod cluster;
 mod error;
 pub mod fleet;
+#[doc(hidden)]
+pub mod fuzzing;
 mod metrics;
 mod node;
 mod reply;

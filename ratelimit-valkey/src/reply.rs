@@ -86,6 +86,12 @@ impl Reply {
             Value::ServerError(e) => return Err(protocol(format!("script error: {e:?}"))),
             other => return Err(protocol(format!("expected a reply, got {other:?}"))),
         }
+        // A script computes in Lua doubles, exact below 2^53: anything
+        // larger did not come from our scripts, and would overflow the
+        // core's time arithmetic.
+        if n.iter().any(|&x| x >= 1 << 53) {
+            return Err(protocol(format!("reply out of range: {n:?}")));
+        }
         let status = match n[0] {
             0 => Status::Refused,
             1 => Status::Admitted,

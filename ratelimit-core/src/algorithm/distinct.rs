@@ -72,7 +72,7 @@ pub fn max_bits(limit: u64) -> u32 {
 
 /// Checks one request carrying the value of bit `bit` at `now` (Unix ms).
 pub fn check(state: &mut State, now: u64, q: &Quota, bit: u16) -> Decision {
-    if state.period_start == 0 || now >= state.period_start + q.period_ms {
+    if state.period_start == 0 || now >= state.period_start.saturating_add(q.period_ms) {
         *state = State {
             period_start: now.max(1),
             bits: [0; 16],
@@ -82,7 +82,7 @@ pub fn check(state: &mut State, now: u64, q: &Quota, bit: u16) -> Decision {
     state.bits[bit / 64] |= 1 << (bit % 64);
     let set: u32 = state.bits.iter().map(|w| w.count_ones()).sum();
     let est = estimate(set) as u64;
-    let to_end = state.period_start + q.period_ms - now;
+    let to_end = state.period_start.saturating_add(q.period_ms) - now;
     if set <= max_bits(q.limit) {
         Decision::allow(q.limit.saturating_sub(est), to_end)
     } else {
@@ -92,11 +92,11 @@ pub fn check(state: &mut State, now: u64, q: &Quota, bit: u16) -> Decision {
 
 /// Reads the state at `now` without marking a value.
 pub fn peek(state: &State, now: u64, q: &Quota) -> Decision {
-    if state.period_start == 0 || now >= state.period_start + q.period_ms {
+    if state.period_start == 0 || now >= state.period_start.saturating_add(q.period_ms) {
         return Decision::allow(q.limit, 0);
     }
     let set: u32 = state.bits.iter().map(|w| w.count_ones()).sum();
-    let to_end = state.period_start + q.period_ms - now;
+    let to_end = state.period_start.saturating_add(q.period_ms) - now;
     if set <= max_bits(q.limit) {
         Decision::allow(q.limit.saturating_sub(estimate(set) as u64), to_end)
     } else {
@@ -106,7 +106,7 @@ pub fn peek(state: &State, now: u64, q: &Quota) -> Decision {
 
 /// When the period ends (Unix ms).
 pub fn expires_at(state: &State, q: &Quota) -> u64 {
-    state.period_start + q.period_ms
+    state.period_start.saturating_add(q.period_ms)
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ pub fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
 
 /// When the state stops mattering (Unix ms): the end of its window.
 pub fn expires_at(state: &State, q: &Quota) -> u64 {
-    state.window_start + q.period_ms
+    state.window_start.saturating_add(q.period_ms)
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@ pub fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
 
 /// When the bucket is empty again (Unix ms), so the state can be dropped.
 pub fn expires_at(state: &State, _q: &Quota) -> u64 {
-    state.tat_ms + (state.tat_frac > 0) as u64
+    state.tat_ms.saturating_add((state.tat_frac > 0) as u64)
 }
 
 #[cfg(test)]

@@ -29,9 +29,9 @@ pub fn check(
     *blocked_until = 0;
     let mut d = algo();
     if let (false, Some(p)) = (d.allowed, penalty_ms.filter(|&p| p > 0)) {
-        *blocked_until = now + p;
+        *blocked_until = now.saturating_add(p);
         d = Decision::deny(p, 0, p);
-        d.blocked_until_ms = Some(now + p);
+        d.blocked_until_ms = Some(now.saturating_add(p));
     }
     d
 }

@@ -24,7 +24,7 @@ fn roll(state: &mut State, start: u64, period: u64) {
     if state.window_start == start {
         return;
     }
-    let previous = if state.window_start + period == start {
+    let previous = if state.window_start.checked_add(period) == Some(start) {
         state.current
     } else {
         0
@@ -100,7 +100,7 @@ fn reset_ms(state: &State, elapsed: u64, period: u64) -> u64 {
 
 /// When the state stops mattering (Unix ms).
 pub fn expires_at(state: &State, q: &Quota) -> u64 {
-    state.window_start + 2 * q.period_ms
+    state.window_start.saturating_add(2 * q.period_ms)
 }
 
 #[cfg(test)]
@@ -144,6 +144,24 @@ mod tests {
         let mut probe = s;
         assert!(!check(&mut probe, T0 + 60_000 + 11_999, &q).allowed);
         assert!(check(&mut s, T0 + 72_000, &q).allowed);
+    }
+
+    /// Found by the `valkey_reply` fuzz target: a state read from a hostile
+    /// reply with a window start near `u64::MAX` overflowed the roll.
+    #[test]
+    fn a_hostile_state_does_not_overflow() {
+        let q = Quota::per_minute(5);
+        let mut s = State {
+            window_start: u64::MAX,
+            current: 0,
+            previous: 0,
+        };
+        assert!(check(&mut s, T0, &q).allowed);
+        let s = State {
+            window_start: u64::MAX,
+            ..s
+        };
+        assert_eq!(expires_at(&s, &q), u64::MAX);
     }
 
     #[test]

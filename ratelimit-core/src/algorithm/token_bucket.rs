@@ -54,7 +54,10 @@ pub fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
 
 /// When the bucket is full again (Unix ms), so the state can be dropped.
 pub fn expires_at(state: &State, q: &Quota) -> u64 {
-    state.updated_ms + narrow(ceil_div(state.spent as u128, q.limit.max(1) as u128))
+    state.updated_ms.saturating_add(narrow(ceil_div(
+        state.spent as u128,
+        q.limit.max(1) as u128,
+    )))
 }
 
 #[cfg(test)]

@@ -1,0 +1,7 @@
+//! The decoder of Valkey script replies on any bytes, then the decision of each algorithm.
+#![no_main]
+#![forbid(unsafe_code)]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| ratelimit_valkey::fuzzing::reply(data));
