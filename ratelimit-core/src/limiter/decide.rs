@@ -8,11 +8,13 @@ use crate::local::share_of;
 use crate::rules::FailMode;
 use crate::stats::Event;
 use crate::verdict::{CountItem, HeaderItem, Outcome, RuleReport, Verdict};
-use crate::RequestAttrs;
+use crate::{KeyDigest, RequestAttrs};
 
 /// One selected rule on its way to an answer.
 struct Pending<'p> {
     picked: Picked<'p>,
+    /// Where the subject's state (and its penalty) is keyed.
+    key: KeyDigest,
     /// Answered before the backend (penalty cache).
     cached: Option<Decision>,
 }
@@ -88,7 +90,11 @@ impl Limiter {
                     bit: picked.bit,
                 });
             }
-            pending.push(Pending { picked, cached });
+            pending.push(Pending {
+                picked,
+                key,
+                cached,
+            });
         }
         let batch = Batch::new(now, checks);
         let mut answers = if batch.checks.is_empty() {
@@ -124,8 +130,7 @@ impl Limiter {
                 continue;
             };
             if let (Some(until), true) = (d.blocked_until_ms, blocks && !cached) {
-                let key = state_key_with(&entry.ns_key, &p.picked.subject);
-                inner.penalties.block(key, until, now);
+                inner.penalties.block(p.key, until, now);
             }
             let would_limit = !d.allowed && !blocks;
             if !d.allowed && blocks {
