@@ -1,0 +1,160 @@
+//! The layer over real HTTP: plain axum, axum + `tower_governor` and axum +
+//! `RateLimitLayer`, each allowing and refusing, driven by `wrk` over
+//! loopback in interleaved rounds; the table gives medians and each
+//! variant's throughput as a ratio of plain axum's in the same round.
+//!
+//! `cargo bench -p ratelimit-tower --bench http` (needs `wrk`:
+//! `apt-get install wrk`). Options from the environment: `ROUNDS` (3),
+//! `SECS` per run (5), `CONNECTIONS` (64).
+//!
+//! Every server runs on its own one-worker tokio runtime, keyed by the peer
+//! IP with one rule and no other headers: "allowing" has a limit out of
+//! reach, "refusing" admits one request per hour, so all but the first
+//! answer 429. `wrk` runs with one thread (`-t1`).
+#![allow(clippy::print_stdout)]
+
+use std::net::SocketAddr;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::routing::get;
+use axum::Router;
+use ratelimit_tower::RateLimitLayer;
+use tokio::net::TcpListener;
+use tower_governor::governor::GovernorConfigBuilder;
+use tower_governor::GovernorLayer;
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn app() -> Router {
+    Router::new().route("/", get(|| async { "hello" }))
+}
+
+fn ours(limit: u64, period: &str) -> RateLimitLayer {
+    RateLimitLayer::from_json_str(&format!(
+        r#"[{{"id": "per-ip", "expression": "true", "algorithm": "token_bucket",
+             "limit": {limit}, "burst": {limit}, "period": "{period}", "key": ["ip"]}}]"#
+    ))
+    .expect("valid rules")
+}
+
+fn governor(allowing: bool) -> Router {
+    let mut builder = GovernorConfigBuilder::default();
+    if allowing {
+        builder.per_nanosecond(1).burst_size(u32::MAX);
+    } else {
+        builder.per_second(3600).burst_size(1);
+    }
+    let config = Arc::new(builder.finish().expect("valid governor config"));
+    app().layer(GovernorLayer::new(config))
+}
+
+/// Serves `router` on a thread of its own with a one-worker runtime.
+fn serve(router: Router) -> SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            tx.send(listener.local_addr().expect("addr")).expect("send");
+            let svc = router.into_make_service_with_connect_info::<SocketAddr>();
+            let _ = axum::serve(listener, svc).await;
+        });
+    });
+    rx.recv().expect("server address")
+}
+
+/// One `wrk` run: (requests per second, p99 in µs).
+fn wrk(addr: SocketAddr, secs: u64, connections: u64) -> (f64, f64) {
+    let out = Command::new("wrk")
+        .args(["-t1", &format!("-c{connections}"), &format!("-d{secs}s")])
+        .arg("--latency")
+        .arg(format!("http://{addr}/"))
+        .output()
+        .expect("wrk not found: install it with `apt-get install wrk`");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rps = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Requests/sec:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no Requests/sec in wrk's output:\n{text}"));
+    let p99 = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("99%"))
+        .map(|v| micros(v.trim()))
+        .unwrap_or_else(|| panic!("no 99% latency in wrk's output:\n{text}"));
+    (rps, p99)
+}
+
+/// `1.29ms` -> 1290.0
+fn micros(v: &str) -> f64 {
+    let split = v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len());
+    let (n, unit) = v.split_at(split);
+    let n: f64 = n.parse().unwrap_or(f64::NAN);
+    match unit {
+        "us" => n,
+        "ms" => n * 1_000.0,
+        "s" => n * 1_000_000.0,
+        _ => f64::NAN,
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let (rounds, secs, conns) = (env("ROUNDS", 3), env("SECS", 5), env("CONNECTIONS", 64));
+    let targets = [
+        ("plain axum", serve(app())),
+        ("tower_governor allowing", serve(governor(true))),
+        (
+            "ours allowing",
+            serve(app().layer(ours(1_000_000_000, "1s"))),
+        ),
+        ("tower_governor refusing", serve(governor(false))),
+        ("ours refusing", serve(app().layer(ours(1, "1h")))),
+    ];
+    std::thread::sleep(Duration::from_millis(200));
+    let mut ratio = vec![Vec::new(); targets.len()];
+    let mut p99 = vec![Vec::new(); targets.len()];
+    for round in 0..rounds as usize {
+        let mut rps = vec![0.0; targets.len()];
+        for k in 0..targets.len() {
+            let i = (k + round) % targets.len();
+            let (r, p) = wrk(targets[i].1, secs, conns);
+            rps[i] = r;
+            p99[i].push(p);
+        }
+        for i in 0..targets.len() {
+            ratio[i].push(rps[i] / rps[0]);
+        }
+        let rounded: Vec<u64> = rps.iter().map(|v| v.round() as u64).collect();
+        println!("round {}: req/s {rounded:?}", round + 1);
+    }
+    println!("\n| variant | req/s as a ratio of plain axum in the same round (median of {rounds}) | p99 µs (median) | p99 / plain's |");
+    println!("| --- | ---: | ---: | ---: |");
+    let plain_p99 = median(p99[0].clone());
+    for (i, (name, _)) in targets.iter().enumerate() {
+        let p = median(p99[i].clone());
+        println!(
+            "| {name} | {:.3} | {p:.0} | {:.2} |",
+            median(ratio[i].clone()),
+            p / plain_p99
+        );
+    }
+}
