@@ -75,8 +75,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod nginx;
-
 mod body;
 mod cidr;
 mod claims;
