@@ -3,9 +3,12 @@
 //! The lookup and the commit are split as in nginx, so that a request that
 //! several zones limit is charged nowhere when any of them refuses it: a
 //! lookup pins the state (nginx's `count`), the commit charges it.
-//! When the zone is full, the least recently used idle state (one whose
-//! excess has drained to 0) is evicted; when no state is idle the request
-//! is refused as `zone_exhausted`.
+//! When the zone is full, the least recently used idle state is evicted:
+//! one that would decide its key's next request as a fresh state would, so
+//! that its stored excess and its last request's own share have drained
+//! (an excess of 0 is not enough: a rule without burst still refuses that
+//! key for `1000 / rate` ms). When no state is idle the request is refused
+//! as `zone_exhausted`.
 //!
 //! # Examples
 //!
@@ -47,6 +50,17 @@ pub(crate) struct ReqState {
     count: u32,
     /// Created by a lookup and not charged yet: it counts as empty.
     fresh: bool,
+}
+
+impl ReqState {
+    /// What the key still owes: the stored excess plus its last request's
+    /// own 1000 (nginx adds it before the drain). The state is idle (a fresh
+    /// one would decide the key's next request the same way) once this has
+    /// drained: an excess of 0 still refuses a burst-less rule's next
+    /// request for `1000 / rate` s.
+    fn owed(&self) -> u64 {
+        self.excess.saturating_add(1000)
+    }
 }
 
 // The bound holds by construction: a state and its index share fit in 128 bytes.
@@ -272,7 +286,7 @@ impl Inner {
             if let Some(s) = self.table.get(slot) {
                 if s.count > 0 {
                     hint_valid = false;
-                } else if s.fresh || drained(s.excess, rate, elapsed_ms(now, s.last)) == 0 {
+                } else if s.fresh || drained(s.owed(), rate, elapsed_ms(now, s.last)) == 0 {
                     self.table.remove(slot);
                     self.no_idle = None;
                     return true;
@@ -280,7 +294,7 @@ impl Inner {
                     // The clock went back: no safe bound on when it drains.
                     hint_valid = false;
                 } else {
-                    until = until.min(idle_at(s.excess, rate, s.last));
+                    until = until.min(idle_at(s.owed(), rate, s.last));
                 }
             }
             slot = newer;

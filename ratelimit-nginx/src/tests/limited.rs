@@ -218,8 +218,9 @@ fn the_least_recently_used_idle_state_is_evicted_when_the_zone_is_full() {
     );
     let zone = policy.zones().next().cloned().expect("zone");
     let clock = clock();
-    let _ = burst_of(&policy, &from("192.0.2.1"), &clock, 1); // idle at once (excess 0)
-    let _ = burst_of(&policy, &from("192.0.2.2"), &clock, 3); // busy for 2 s
+    let _ = burst_of(&policy, &from("192.0.2.1"), &clock, 1); // idle 1 s later
+    let _ = burst_of(&policy, &from("192.0.2.2"), &clock, 3); // busy for 3 s
+    clock.advance(ms(1000));
     assert_eq!(
         policy.check(&from("192.0.2.3"), clock.now_ms()).status(),
         Some(Passed)
@@ -234,6 +235,45 @@ fn the_least_recently_used_idle_state_is_evicted_when_the_zone_is_full() {
         Some(2000),
         "the busy state was kept"
     );
+}
+
+#[test]
+fn a_full_zone_never_evicts_a_state_that_still_limits_its_key() {
+    // 256 bytes hold two states; no burst: one request per second per key.
+    let policy = req_policy(
+        "limit_req_zone $client_ip zone=tiny:256 rate=1r/s;",
+        "limit_req zone=tiny;",
+    );
+    let zone = policy.zones().next().cloned().expect("zone");
+    let clock = clock();
+    for ip in ["192.0.2.1", "192.0.2.2"] {
+        assert_eq!(
+            policy.check(&from(ip), clock.now_ms()).status(),
+            Some(Passed)
+        );
+        // Stored excess 0, yet the key's next request within 1 s is refused.
+        assert_eq!(zone.stored_excess(ip.as_bytes()), Some(0));
+    }
+    // The zone is full: a newcomer may not push out either state.
+    let newcomer = policy.check(&from("192.0.2.3"), clock.now_ms());
+    assert_eq!(newcomer.rejected().map(|r| r.zone_exhausted()), Some(true));
+    for ip in ["192.0.2.1", "192.0.2.2"] {
+        assert_eq!(
+            policy.check(&from(ip), clock.now_ms()).status(),
+            Some(Rejected),
+            "{ip} sent a request less than 1 s ago: a fresh budget would let it pass"
+        );
+    }
+    clock.advance(ms(999));
+    let newcomer = policy.check(&from("192.0.2.3"), clock.now_ms());
+    assert_eq!(newcomer.rejected().map(|r| r.zone_exhausted()), Some(true));
+    // 1 s after their last request both keys are as good as new: one goes.
+    clock.advance(ms(1));
+    assert_eq!(
+        policy.check(&from("192.0.2.3"), clock.now_ms()).status(),
+        Some(Passed)
+    );
+    assert_eq!(zone.len(), 2);
 }
 
 #[test]
@@ -270,8 +310,9 @@ fn a_full_zone_with_every_state_in_use_refuses_and_logs_zone_exhausted() {
         refusals.iter().all(|e| e.level == tracing::Level::WARN),
         "{events:?}"
     );
-    // 192.0.2.2 drains 1 s after its last charge and is then evicted.
-    clock.advance(ms(1000));
+    // 192.0.2.2 (excess 1 request, plus its last request's own) drains 2 s
+    // after its last charge and is then evicted.
+    clock.advance(ms(2000));
     assert_eq!(
         policy.check(&from("192.0.2.3"), clock.now_ms()).status(),
         Some(Passed)
