@@ -26,11 +26,12 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::conn_zone::{Acquire, LimitConnZone};
-use super::error::{ConfigError, ConfigErrorKind};
+use super::error::ConfigError;
 use super::key::KeySource;
 use super::level::Level;
 use super::log;
 use super::status::{LimitConnStatus, LimitKind, LimitRejected, LogLevel};
+use super::zone_head::bind_zones;
 use ratelimit_core::hash::KeyDigest;
 
 #[derive(Debug, Clone)]
@@ -109,18 +110,13 @@ impl LimitConnPolicy {
         level: &Level,
         zone: impl Fn(&str) -> Option<Arc<LimitConnZone>>,
     ) -> Result<Self, ConfigError> {
-        let mut limits = Vec::with_capacity(level.limit_conn().len());
-        for l in level.limit_conn() {
-            let Some(zone) = zone(l.zone()) else {
-                return Err(ConfigError::new(
-                    ConfigErrorKind::UnknownZone,
-                    format!("unknown limit_conn_zone \"{}\"", l.zone()),
-                )
-                .in_directive("limit_conn")
-                .at(l.span()));
-            };
-            limits.push(ConnLimit { zone, max: l.max() });
-        }
+        let limits = bind_zones(
+            level.limit_conn(),
+            "limit_conn",
+            |l| (l.zone(), l.span()),
+            zone,
+            |l, zone| ConnLimit { zone, max: l.max() },
+        )?;
         Ok(Self {
             limits: limits.into(),
             status: level.limit_conn_status(),
@@ -162,13 +158,10 @@ impl LimitConnPolicy {
         let mut status = None;
         let mut key = Vec::new();
         for limit in self.limits.iter() {
-            key.clear();
-            limit.zone.key().render_into(src, &mut key);
-            if key.is_empty() {
+            let Some(digest) = limit.zone.head().digest_of(src, &mut key) else {
                 continue;
-            }
+            };
             status = Some(LimitConnStatus::Passed);
-            let digest = limit.zone.digest(&key);
             match limit.zone.acquire(&digest, limit.max) {
                 Acquire::Counted(slot) => permit.held.push((Arc::clone(&limit.zone), slot, digest)),
                 Acquire::Busy => {

@@ -20,10 +20,11 @@
 use std::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::error::{ConfigError, ConfigErrorKind};
+use super::error::ConfigError;
 use super::key::KeyTemplate;
 use super::size::{ZoneSize, CONN_STATE_BYTES};
 use super::table::Table;
+use super::zone_head::ZoneHead;
 use ratelimit_core::hash::{HashKey, KeyDigest};
 
 // The bound holds by construction: a state and its index share fit in 64 bytes.
@@ -42,10 +43,7 @@ pub(crate) enum Acquire {
 
 /// A limit_conn zone.
 pub struct LimitConnZone {
-    name: String,
-    key: KeyTemplate,
-    size: ZoneSize,
-    hash_key: HashKey,
+    head: ZoneHead,
     inner: Mutex<Table<u32>>,
 }
 
@@ -54,43 +52,35 @@ impl LimitConnZone {
     ///
     /// # Errors
     ///
-    /// [`ConfigErrorKind::ZoneSize`] when the size holds no state or is too
-    /// large; [`ConfigErrorKind::Allocation`] when the memory is not there.
+    /// [`ConfigErrorKind::ZoneSize`](crate::ConfigErrorKind::ZoneSize) when the size holds no state or is too
+    /// large; [`ConfigErrorKind::Allocation`](crate::ConfigErrorKind::Allocation) when the memory is not there.
     pub fn new(
         name: &str,
         key: KeyTemplate,
         size: ZoneSize,
         hash_key: HashKey,
     ) -> Result<Self, ConfigError> {
-        let states = size.validate_for(CONN_STATE_BYTES)?;
-        let table = Table::with_capacity(states).map_err(|e| {
-            ConfigError::new(
-                ConfigErrorKind::Allocation,
-                format!("cannot allocate zone \"{name}\": {e}"),
-            )
-        })?;
+        let head = ZoneHead::new(name, key, size, hash_key);
+        let table = head.table(CONN_STATE_BYTES)?;
         Ok(Self {
-            name: name.to_owned(),
-            key,
-            size,
-            hash_key,
+            head,
             inner: Mutex::new(table),
         })
     }
 
     /// The zone name.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.head.name
     }
 
     /// The key of the zone.
     pub fn key(&self) -> &KeyTemplate {
-        &self.key
+        &self.head.key
     }
 
     /// The configured size.
     pub fn size(&self) -> ZoneSize {
-        self.size
+        self.head.size
     }
 
     /// The number of states the zone holds at most (`size / 64`).
@@ -116,7 +106,7 @@ impl LimitConnZone {
 
     /// The requests of `key` in progress.
     pub fn in_progress(&self, key: &[u8]) -> u32 {
-        let digest = self.digest(key);
+        let digest = self.head.digest(key);
         let table = self.lock();
         table
             .find(&digest)
@@ -125,8 +115,8 @@ impl LimitConnZone {
             .unwrap_or(0)
     }
 
-    pub(crate) fn digest(&self, key: &[u8]) -> KeyDigest {
-        self.hash_key.digest(key)
+    pub(crate) fn head(&self) -> &ZoneHead {
+        &self.head
     }
 
     fn lock(&self) -> MutexGuard<'_, Table<u32>> {
@@ -173,9 +163,9 @@ impl LimitConnZone {
 impl fmt::Debug for LimitConnZone {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LimitConnZone")
-            .field("name", &self.name)
-            .field("key", &self.key.as_str())
-            .field("size", &self.size)
+            .field("name", &self.head.name)
+            .field("key", &self.head.key.as_str())
+            .field("size", &self.head.size)
             .field("len", &self.len())
             .finish()
     }

@@ -137,6 +137,7 @@ mod req_zone;
 mod size;
 mod status;
 mod table;
+mod zone_head;
 mod zone_spec;
 
 #[doc(hidden)]

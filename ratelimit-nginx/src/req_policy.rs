@@ -25,12 +25,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::arith::delay_ms;
-use super::error::{ConfigError, ConfigErrorKind};
+use super::error::ConfigError;
 use super::key::KeySource;
 use super::level::Level;
 use super::log;
 use super::req_zone::{LimitReqZone, Lookup};
 use super::status::{LimitKind, LimitRejected, LimitReqStatus, LogLevel};
+use super::zone_head::bind_zones;
 
 #[derive(Debug, Clone)]
 struct ReqLimit {
@@ -95,22 +96,17 @@ impl LimitReqPolicy {
         level: &Level,
         zone: impl Fn(&str) -> Option<Arc<LimitReqZone>>,
     ) -> Result<Self, ConfigError> {
-        let mut limits = Vec::with_capacity(level.limit_req().len());
-        for l in level.limit_req() {
-            let Some(zone) = zone(l.zone()) else {
-                return Err(ConfigError::new(
-                    ConfigErrorKind::UnknownZone,
-                    format!("unknown limit_req_zone \"{}\"", l.zone()),
-                )
-                .in_directive("limit_req")
-                .at(l.span()));
-            };
-            limits.push(ReqLimit {
+        let limits = bind_zones(
+            level.limit_req(),
+            "limit_req",
+            |l| (l.zone(), l.span()),
+            zone,
+            |l, zone| ReqLimit {
                 zone,
                 burst: l.burst_milli(),
                 delay: l.delay_milli(),
-            });
-        }
+            },
+        )?;
         Ok(Self {
             limits: limits.into(),
             status: level.limit_req_status(),
@@ -155,10 +151,7 @@ impl LimitReqPolicy {
         while n < count {
             let limit = &self.limits[n];
             last_looked_up = n;
-            key.clear();
-            limit.zone.key().render_into(src, &mut key);
-            if !key.is_empty() {
-                let digest = limit.zone.digest(&key);
+            if let Some(digest) = limit.zone.head().digest_of(src, &mut key) {
                 match limit
                     .zone
                     .lookup(&digest, now_ms, limit.burst, n + 1 == count)

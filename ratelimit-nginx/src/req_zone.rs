@@ -32,11 +32,12 @@ use std::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::arith::{drained, elapsed_ms, excess_after, idle_at};
-use super::error::{ConfigError, ConfigErrorKind};
+use super::error::ConfigError;
 use super::key::KeyTemplate;
 use super::rate::Rate;
 use super::size::{ZoneSize, REQ_STATE_BYTES};
 use super::table::{Table, NIL};
+use super::zone_head::ZoneHead;
 use ratelimit_core::hash::{HashKey, KeyDigest};
 
 /// One bucket: nginx's `ngx_http_limit_req_node_t` without the key text.
@@ -89,11 +90,8 @@ pub(crate) enum Lookup {
 
 /// A limit_req zone.
 pub struct LimitReqZone {
-    name: String,
-    key: KeyTemplate,
-    size: ZoneSize,
+    head: ZoneHead,
     rate: Rate,
-    hash_key: HashKey,
     inner: Mutex<Inner>,
 }
 
@@ -102,8 +100,8 @@ impl LimitReqZone {
     ///
     /// # Errors
     ///
-    /// [`ConfigErrorKind::ZoneSize`] when the size holds no state or is too
-    /// large; [`ConfigErrorKind::Allocation`] when the memory is not there.
+    /// [`ConfigErrorKind::ZoneSize`](crate::ConfigErrorKind::ZoneSize) when the size holds no state or is too
+    /// large; [`ConfigErrorKind::Allocation`](crate::ConfigErrorKind::Allocation) when the memory is not there.
     pub fn new(
         name: &str,
         key: KeyTemplate,
@@ -111,19 +109,11 @@ impl LimitReqZone {
         rate: Rate,
         hash_key: HashKey,
     ) -> Result<Self, ConfigError> {
-        let states = size.validate_for(REQ_STATE_BYTES)?;
-        let table = Table::with_capacity(states).map_err(|e| {
-            ConfigError::new(
-                ConfigErrorKind::Allocation,
-                format!("cannot allocate zone \"{name}\": {e}"),
-            )
-        })?;
+        let head = ZoneHead::new(name, key, size, hash_key);
+        let table = head.table(REQ_STATE_BYTES)?;
         Ok(Self {
-            name: name.to_owned(),
-            key,
-            size,
+            head,
             rate,
-            hash_key,
             inner: Mutex::new(Inner {
                 table,
                 no_idle: None,
@@ -133,17 +123,17 @@ impl LimitReqZone {
 
     /// The zone name.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.head.name
     }
 
     /// The key of the zone.
     pub fn key(&self) -> &KeyTemplate {
-        &self.key
+        &self.head.key
     }
 
     /// The configured size.
     pub fn size(&self) -> ZoneSize {
-        self.size
+        self.head.size
     }
 
     /// The drain rate.
@@ -177,14 +167,14 @@ impl LimitReqZone {
 
     /// The excess of `key` in 1/1000 requests, as last charged; `None` when not stored.
     pub fn stored_excess(&self, key: &[u8]) -> Option<u64> {
-        let digest = self.digest(key);
+        let digest = self.head.digest(key);
         let inner = self.lock();
         let state = inner.table.get(inner.table.find(&digest)?)?;
         Some(if state.fresh { 0 } else { state.excess })
     }
 
-    pub(crate) fn digest(&self, key: &[u8]) -> KeyDigest {
-        self.hash_key.digest(key)
+    pub(crate) fn head(&self) -> &ZoneHead {
+        &self.head
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -307,9 +297,9 @@ impl Inner {
 impl fmt::Debug for LimitReqZone {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LimitReqZone")
-            .field("name", &self.name)
-            .field("key", &self.key.as_str())
-            .field("size", &self.size)
+            .field("name", &self.head.name)
+            .field("key", &self.head.key.as_str())
+            .field("size", &self.head.size)
             .field("rate", &self.rate)
             .field("len", &self.len())
             .finish()
