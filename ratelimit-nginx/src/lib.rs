@@ -157,7 +157,6 @@ pub use key::{KeySource, KeyTemplate, KeyVar, CREDENTIAL_HEADERS};
 pub use level::{Level, LevelBuilder, DEFAULT_STATUS};
 pub use log::LOG_TARGET;
 pub use rate::Rate;
-pub use ratelimit_core::normalize::{normalize_host, normalize_path};
 pub use registry::{ZoneRegistry, Zones};
 pub use req_policy::{LimitReqPolicy, ReqDecision};
 pub use req_zone::LimitReqZone;
@@ -167,6 +166,6 @@ pub use zone_spec::{ZoneKind, ZoneSpec};
 
 #[cfg(feature = "tower")]
 pub use layers::{
-    ConnBody, ConnFuture, LimitConn, LimitConnLayer, LimitReq, LimitReqLayer, PeerAddrFn,
-    ReqFuture, SiteName, TokioClock,
+    ConnBody, ConnFuture, LimitConn, LimitConnLayer, LimitReq, LimitReqLayer, ReqFuture, SiteName,
+    TokioClock,
 };

@@ -17,4 +17,4 @@ pub use conn_future::ConnFuture;
 pub use conn_layer::{LimitConn, LimitConnLayer};
 pub use req_future::ReqFuture;
 pub use req_layer::{LimitReq, LimitReqLayer};
-pub use source::{PeerAddrFn, SiteName};
+pub use source::SiteName;

@@ -37,7 +37,7 @@ pub struct SiteName(pub Arc<str>);
 
 /// Finds the peer address in a request's extensions (see
 /// [`LimitReqLayer::with_peer_addr`](crate::LimitReqLayer::with_peer_addr)).
-pub type PeerAddrFn = fn(&Extensions) -> Option<SocketAddr>;
+pub(crate) type PeerAddrFn = fn(&Extensions) -> Option<SocketAddr>;
 
 /// The transport peer the server put in the extensions: axum's
 /// `ConnectInfo<SocketAddr>` (feature `axum`), then a plain `SocketAddr`.
