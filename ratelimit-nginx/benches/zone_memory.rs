@@ -1,7 +1,7 @@
 //! Fills `10m` nginx zones and reports the bytes they really use, and the
 //! time of a decision on a full zone.
 //!
-//! Run it with `cargo bench -p ratelimit-core --bench nginx_zone_memory`.
+//! Run it with `cargo bench -p ratelimit-nginx --bench zone_memory`.
 #![forbid(unsafe_code)]
 #![allow(clippy::print_stdout)]
 
