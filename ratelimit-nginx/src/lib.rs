@@ -5,8 +5,8 @@
 //! `limit_req`, `limit_conn` and their `*_status`, `*_dry_run` and
 //! `*_log_level` settings, keeps the zones in preallocated memory as nginx
 //! does, and applies nginx's leaky-bucket arithmetic (milli-requests,
-//! milliseconds). With feature `tower`, [`LimitReqLayer`] and
-//! [`LimitConnLayer`] apply them to any tower `Service` over `http`
+//! milliseconds). With feature `tower`, `LimitReqLayer` and
+//! `LimitConnLayer` apply them to any tower `Service` over `http`
 //! requests (axum, hyper).
 //!
 //! * [`NginxConfig`] holds the zones (`limit_req_zone`, `limit_conn_zone`)
