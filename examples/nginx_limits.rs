@@ -1,6 +1,6 @@
-//! nginx_limits: the seed's `/wp-login.php` and `/downloads/` limits, in axum.
+//! nginx_limits: `/wp-login.php` and `/downloads/` limits from nginx lines, in axum.
 //!
-//! It starts an axum app on 127.0.0.1:0 configured with the seed's lines
+//! It starts an axum app on 127.0.0.1:0 configured with the nginx lines
 //!
 //!     limit_req_zone $client_ip zone=perip:10m rate=10r/s;
 //!     limit_conn_zone $client_ip zone=conns:10m;
@@ -19,11 +19,12 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use axum::extract::{ConnectInfo, Extension};
+use axum::extract::Extension;
 use axum::routing::{get, post};
 use axum::Router;
-use ratelimit_core::nginx::{ConfigError, Level, LimitReqStatus, NginxConfig, ZoneRegistry};
-use ratelimit_tower::nginx::{LimitConnLayer, LimitReqLayer};
+use ratelimit_nginx::{
+    ConfigError, Level, LimitConnLayer, LimitReqLayer, LimitReqStatus, NginxConfig, ZoneRegistry,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -34,16 +35,11 @@ const ZONES: &str = "
 const WP_LOGIN: &str = "limit_req zone=perip burst=2 nodelay;\nlimit_req_status 429;";
 const DOWNLOADS: &str = "limit_conn conns 4;";
 
-/// The peer address axum puts on each request.
-fn peer(extensions: &http::Extensions) -> Option<SocketAddr> {
-    extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0)
-}
-
 fn app() -> Result<Router, ConfigError> {
     let zones = ZoneRegistry::global().load(&NginxConfig::parse(ZONES)?)?;
-    let login = LimitReqLayer::new(zones.limit_req(&Level::parse(WP_LOGIN)?)?).with_peer_addr(peer);
-    let downloads =
-        LimitConnLayer::new(zones.limit_conn(&Level::parse(DOWNLOADS)?)?).with_peer_addr(peer);
+    // The layers read the peer from axum's `ConnectInfo<SocketAddr>` themselves.
+    let login = LimitReqLayer::new(zones.limit_req(&Level::parse(WP_LOGIN)?)?);
+    let downloads = LimitConnLayer::new(zones.limit_conn(&Level::parse(DOWNLOADS)?)?);
     Ok(Router::new()
         .route(
             "/wp-login.php",

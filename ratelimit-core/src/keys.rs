@@ -177,9 +177,9 @@ pub fn distinct_value(of: &DistinctOf, req: &RequestAttrs) -> Option<Vec<u8>> {
 /// The normalized path, as bytes: percent-decoded (bytes that are not
 /// UTF-8 stay apart), `.` and `..` segments resolved, repeated slashes
 /// collapsed, so `/a//b/../c` and `/a/c` are one value. The same
-/// normalization as nginx's `$path` ([`crate::nginx::normalize_path`]).
+/// normalization as nginx's `$path` ([`crate::normalize::normalize_path`]).
 pub fn normalize_path(path: &str) -> Vec<u8> {
-    crate::nginx::normalize_path(path.as_bytes()).into_owned()
+    crate::normalize::normalize_path(path.as_bytes()).into_owned()
 }
 
 #[cfg(test)]

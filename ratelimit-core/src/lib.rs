@@ -49,7 +49,7 @@
 //! | [`store`] | the bounded in-memory backend |
 //! | [`penalty_cache`], [`local`], [`backstop`] | the bounded local stores |
 //! | [`switches`] | the emergency switches and the fleet size |
-//! | [`nginx`] | nginx-compatible `limit_req` / `limit_conn` |
+//! | [`normalize`] | host and path normalization shared with `ratelimit-nginx` |
 //!
 //! # Minimum supported Rust version
 //!
@@ -60,6 +60,7 @@
 pub mod algorithm;
 pub mod backend;
 pub mod backstop;
+mod client_ip;
 pub mod clock;
 pub mod expr;
 #[doc(hidden)]
@@ -69,7 +70,7 @@ pub mod heavy;
 pub mod keys;
 pub mod limiter;
 pub mod local;
-pub mod nginx;
+pub mod normalize;
 pub mod penalty_cache;
 pub mod request;
 pub mod rules;
@@ -78,6 +79,7 @@ pub mod store;
 pub mod switches;
 pub mod verdict;
 
+pub use client_ip::ClientIp;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use expr::{ExprError, Expression};
 pub use hash::{HashKey, KeyDigest};

@@ -56,11 +56,6 @@ fn expression_corpus() {
 }
 
 #[test]
-fn nginx_config_corpus() {
-    replay("nginx_config", fuzzing::nginx_config);
-}
-
-#[test]
 fn request_keys_corpus() {
     replay("request_keys", fuzzing::request_keys);
 }

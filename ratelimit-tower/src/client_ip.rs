@@ -1,5 +1,8 @@
 //! The connection's peer address, for servers without axum's `ConnectInfo`.
 //!
+//! [`ClientIp`] is `ratelimit_core::ClientIp`, the one client-address
+//! extension that the nginx-compatible layers of `ratelimit-nginx` read too.
+//!
 //! The layer looks for the peer address in the request's extensions, in this
 //! order: [`ClientIp`], axum's `ConnectInfo<SocketAddr>` (feature `axum`), a
 //! plain `SocketAddr`. A bare hyper server knows the address from `accept`
@@ -31,9 +34,7 @@ use http::Request;
 use tower_layer::Layer;
 use tower_service::Service;
 
-/// The address of the connection's peer, as a request extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ClientIp(pub IpAddr);
+pub use ratelimit_core::ClientIp;
 
 /// Inserts [`ClientIp`] into every request, then calls the inner service.
 #[derive(Debug, Clone)]

@@ -1,11 +1,13 @@
 //! From an `http::Request` to the core's [`RequestAttrs`], bounded.
 //!
 //! - The client IP: the peer address from the extensions (see
-//!   [`ClientIp`]), then [`TrustedProxies`]. A request without any peer
-//!   address is keyed as `0.0.0.0` (all such requests share one bucket) and
-//!   a warning is logged: serve axum with
-//!   `into_make_service_with_connect_info::<SocketAddr>()`, or wrap a hyper
-//!   service in [`SetClientIp`](crate::SetClientIp).
+//!   [`ClientIp`]), then [`TrustedProxies`]. The layer answers a request
+//!   without any peer address 500 (see [`RequestExtractor::has_peer`]):
+//!   serve axum with `into_make_service_with_connect_info::<SocketAddr>()`,
+//!   or wrap a hyper service in [`SetClientIp`](crate::SetClientIp). Read
+//!   here directly, or with
+//!   [`shared_bucket_without_peer`](RequestExtractor::shared_bucket_without_peer),
+//!   such a request is keyed as `0.0.0.0`: all of them share one bucket.
 //! - Method, host (from `Host` or the URI's authority, without port,
 //!   lower-cased), path and query; invalid UTF-8 is decoded lossily.
 //! - Headers: for each header name its first value (the core keys on the
@@ -87,6 +89,7 @@ impl ViewerHeaders {
 pub struct RequestExtractor {
     proxies: TrustedProxies,
     viewer: ViewerHeaders,
+    shared_without_peer: bool,
     warned_no_peer: AtomicBool,
 }
 
@@ -95,6 +98,7 @@ impl Clone for RequestExtractor {
         Self {
             proxies: self.proxies.clone(),
             viewer: self.viewer.clone(),
+            shared_without_peer: self.shared_without_peer,
             warned_no_peer: AtomicBool::new(self.warned_no_peer.load(Ordering::Relaxed)),
         }
     }
@@ -111,6 +115,24 @@ impl RequestExtractor {
     pub fn trusted_proxies(mut self, proxies: TrustedProxies) -> Self {
         self.proxies = proxies;
         self
+    }
+
+    /// Keys requests that carry no peer address as `0.0.0.0`, so that they
+    /// all share one bucket, instead of the layer answering them 500. Only
+    /// for a deliberate setup, such as a server whose every client comes
+    /// through one proxy that hides it.
+    #[must_use]
+    pub fn shared_bucket_without_peer(mut self) -> Self {
+        self.shared_without_peer = true;
+        self
+    }
+
+    /// False when `req` carries no peer address ([`ClientIp`], axum's
+    /// `ConnectInfo<SocketAddr>`, a `SocketAddr`) and
+    /// [`shared_bucket_without_peer`](Self::shared_bucket_without_peer) is
+    /// off: the layer then answers 500 instead of keying it as `0.0.0.0`.
+    pub fn has_peer<B>(&self, req: &Request<B>) -> bool {
+        self.shared_without_peer || find_peer(req).is_some()
     }
 
     /// Reads these viewer headers.
@@ -161,25 +183,32 @@ impl RequestExtractor {
     }
 
     fn peer<B>(&self, req: &Request<B>) -> IpAddr {
-        let ext = req.extensions();
-        if let Some(ClientIp(ip)) = ext.get::<ClientIp>() {
-            return *ip;
-        }
-        #[cfg(feature = "axum")]
-        if let Some(info) = ext.get::<axum::extract::ConnectInfo<SocketAddr>>() {
-            return info.0.ip();
-        }
-        if let Some(addr) = ext.get::<SocketAddr>() {
-            return addr.ip();
+        if let Some(ip) = find_peer(req) {
+            return ip;
         }
         if !self.warned_no_peer.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 "ratelimit: no peer address in the request extensions; keying such requests \
-                 as 0.0.0.0 (use ConnectInfo<SocketAddr> with axum or SetClientIp with hyper)"
+                 as 0.0.0.0, one shared bucket (use ConnectInfo<SocketAddr> with axum or \
+                 SetClientIp with hyper)"
             );
         }
         IpAddr::V4(Ipv4Addr::UNSPECIFIED)
     }
+}
+
+/// The peer address: [`ClientIp`], axum's `ConnectInfo<SocketAddr>`
+/// (feature `axum`), then a plain `SocketAddr`.
+fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
+    let ext = req.extensions();
+    if let Some(ClientIp(ip)) = ext.get::<ClientIp>() {
+        return Some(*ip);
+    }
+    #[cfg(feature = "axum")]
+    if let Some(info) = ext.get::<axum::extract::ConnectInfo<SocketAddr>>() {
+        return Some(info.0.ip());
+    }
+    ext.get::<SocketAddr>().map(SocketAddr::ip)
 }
 
 /// The longest prefix of `s` of at most `max` bytes, on a character boundary.

@@ -6,6 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
+use bytes::Bytes;
 use http::{Request, Response};
 use pin_project_lite::pin_project;
 use ratelimit_core::{Outcome, Verdict};
@@ -51,6 +52,10 @@ pin_project! {
             future: S::Future,
             verdict: Verdict,
         },
+        // The layer's answer without asking the limiter (no client address).
+        Answered {
+            response: Option<Response<Bytes>>,
+        },
         Done,
     }
 }
@@ -74,6 +79,17 @@ where
             },
             shared,
             span,
+        }
+    }
+
+    /// A future that answers `response` without asking the limiter.
+    pub(crate) fn answered(response: Response<Bytes>, shared: Arc<Shared<M>>) -> Self {
+        Self {
+            state: State::Answered {
+                response: Some(response),
+            },
+            shared,
+            span: Span::none(),
         }
     }
 }
@@ -113,6 +129,17 @@ where
                     let result = result.map(|res| forwarded(this.shared, verdict, res));
                     this.state.set(State::Done);
                     return Poll::Ready(result);
+                }
+                StateProj::Answered { response } => {
+                    let response = response.take();
+                    this.state.set(State::Done);
+                    return match response {
+                        Some(res) => {
+                            this.shared.counters.response(res.status());
+                            Poll::Ready(Ok(own_answer(res)))
+                        }
+                        None => Poll::Pending,
+                    };
                 }
                 StateProj::Done => return Poll::Pending,
             }

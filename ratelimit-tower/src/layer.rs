@@ -95,6 +95,14 @@ impl<M> RateLimitLayer<M> {
         self
     }
 
+    /// Keys requests that carry no peer address as `0.0.0.0` (one bucket
+    /// for all of them) instead of answering them 500; see
+    /// [`RequestExtractor::shared_bucket_without_peer`].
+    pub fn shared_bucket_without_peer(mut self) -> Self {
+        self.extractor = self.extractor.shared_bucket_without_peer();
+        self
+    }
+
     /// Replaces how requests are read.
     pub fn extractor(mut self, extractor: RequestExtractor) -> Self {
         self.extractor = extractor;

@@ -13,7 +13,12 @@
 //! - 400 `{"error":"bad_request"}` (a missing key with
 //!   `on_missing_key: reject`),
 //!
-//! (replaceable, see [`MakeResponse`]). Every answer carries the
+//! (replaceable, see [`MakeResponse`]). A request that carries no client
+//! address (no [`ClientIp`], no axum `ConnectInfo<SocketAddr>`, no
+//! `SocketAddr` extension) gets 500 with a body naming the fix, and an
+//! error is logged: keyed alike, all such clients would share one bucket.
+//! [`RateLimitLayer::shared_bucket_without_peer`] asks for that bucket on
+//! purpose. Every answer carries the
 //! `RateLimit-Policy` / `RateLimit` headers of the rules that ask for them
 //! ([`headers`]). The inner service's status is counted for
 //! `count_statuses` rules; the limiter's own answers never are.
@@ -75,8 +80,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod nginx;
-
 mod body;
 mod cidr;
 mod claims;
@@ -86,6 +89,7 @@ pub mod extract;
 mod future;
 pub mod headers;
 mod layer;
+mod missing_peer;
 pub mod proxy;
 pub mod response;
 mod service;

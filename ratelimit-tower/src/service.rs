@@ -11,6 +11,7 @@ use tower_service::Service;
 
 use crate::future::{CheckFuture, ResponseFuture};
 use crate::layer::Shared;
+use crate::missing_peer::missing_peer_answer;
 use crate::{JsonResponse, MakeResponse, RateLimitLayer, ResponseBody};
 
 /// Rate-limits the requests of the inner service `S`.
@@ -89,6 +90,9 @@ where
     }
 
     fn call(&mut self, req: Request<ReqB>) -> Self::Future {
+        if !self.shared.extractor.has_peer(&req) {
+            return ResponseFuture::answered(missing_peer_answer(), self.shared.clone());
+        }
         let needed = self.shared.limiter.headers_used();
         let attrs = self.shared.extractor.extract_only(&req, Some(&needed));
         let span = tracing::debug_span!(

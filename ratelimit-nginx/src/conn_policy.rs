@@ -1,0 +1,210 @@
+//! The `limit_conn` list of one level: counts a request while it is in progress.
+//!
+//! A request is counted in every zone whose key is not empty, in order; when
+//! one zone refuses it, the counts it already took are given back, so a
+//! refused request is not counted. The [`ConnPermit`] gives the counts back
+//! exactly once, when it is dropped.
+//!
+//! # Examples
+//!
+//! ```
+//! use ratelimit_nginx::{Level, LimitConnStatus, NginxConfig, ZoneRegistry};
+//! use ratelimit_core::RequestAttrs;
+//!
+//! let config = NginxConfig::parse("limit_conn_zone $client_ip zone=addr:1m;").unwrap();
+//! let zones = ZoneRegistry::new().load(&config).unwrap();
+//! let policy = zones.limit_conn(&Level::parse("limit_conn addr 1;").unwrap()).unwrap();
+//! let req = RequestAttrs::new("192.0.2.1".parse().unwrap());
+//! let first = policy.acquire(&req);
+//! assert_eq!(first.status(), Some(LimitConnStatus::Passed));
+//! assert_eq!(policy.acquire(&req).status(), Some(LimitConnStatus::Rejected));
+//! drop(first);
+//! assert_eq!(policy.acquire(&req).status(), Some(LimitConnStatus::Passed));
+//! ```
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::conn_zone::{Acquire, LimitConnZone};
+use super::error::ConfigError;
+use super::key::KeySource;
+use super::level::Level;
+use super::log;
+use super::status::{LimitConnStatus, LimitKind, LimitRejected, LogLevel};
+use super::zone_head::bind_zones;
+use ratelimit_core::hash::KeyDigest;
+
+#[derive(Debug, Clone)]
+struct ConnLimit {
+    zone: Arc<LimitConnZone>,
+    max: u32,
+}
+
+/// The limit_conn settings of a level, bound to its zones.
+#[derive(Debug, Clone)]
+pub struct LimitConnPolicy {
+    limits: Arc<[ConnLimit]>,
+    status: u16,
+    dry_run: bool,
+    log_level: LogLevel,
+}
+
+/// The counts a request holds; dropping it gives them back, once.
+#[derive(Default)]
+pub struct ConnPermit {
+    held: Vec<(Arc<LimitConnZone>, u32, KeyDigest)>,
+}
+
+impl ConnPermit {
+    /// True when the request is counted nowhere.
+    pub fn is_empty(&self) -> bool {
+        self.held.is_empty()
+    }
+
+    /// Gives the counts back now (the same as dropping the permit).
+    pub fn release(self) {}
+}
+
+impl Drop for ConnPermit {
+    fn drop(&mut self) {
+        for (zone, slot, digest) in self.held.drain(..) {
+            zone.release(slot, &digest);
+        }
+    }
+}
+
+impl fmt::Debug for ConnPermit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let zones: Vec<&str> = self.held.iter().map(|(z, _, _)| z.name()).collect();
+        f.debug_struct("ConnPermit").field("zones", &zones).finish()
+    }
+}
+
+/// What limit_conn decided for a request.
+#[derive(Debug)]
+pub struct ConnDecision {
+    status: Option<LimitConnStatus>,
+    permit: ConnPermit,
+    rejected: Option<LimitRejected>,
+}
+
+impl ConnDecision {
+    /// `$limit_conn_status`; `None` when no limit applied (no limit, or every key empty).
+    pub fn status(&self) -> Option<LimitConnStatus> {
+        self.status
+    }
+
+    /// The refusal, when the request is refused (never in a dry run).
+    pub fn rejected(&self) -> Option<&LimitRejected> {
+        self.rejected.as_ref()
+    }
+
+    /// The counts the request holds, to keep until its response is done.
+    pub fn into_permit(self) -> ConnPermit {
+        self.permit
+    }
+}
+
+impl LimitConnPolicy {
+    pub(crate) fn resolve(
+        level: &Level,
+        zone: impl Fn(&str) -> Option<Arc<LimitConnZone>>,
+    ) -> Result<Self, ConfigError> {
+        let limits = bind_zones(
+            level.limit_conn(),
+            "limit_conn",
+            |l| (l.zone(), l.span()),
+            zone,
+            |l, zone| ConnLimit { zone, max: l.max() },
+        )?;
+        Ok(Self {
+            limits: limits.into(),
+            status: level.limit_conn_status(),
+            dry_run: level.limit_conn_dry_run(),
+            log_level: level.limit_conn_log_level(),
+        })
+    }
+
+    /// The same policy, as a dry run when `on` (as in a shadow site).
+    #[must_use]
+    pub fn with_dry_run(mut self, on: bool) -> Self {
+        self.dry_run = on;
+        self
+    }
+
+    /// True when the level has no `limit_conn`.
+    pub fn is_empty(&self) -> bool {
+        self.limits.is_empty()
+    }
+
+    /// The status of a refused request.
+    pub fn status_code(&self) -> u16 {
+        self.status
+    }
+
+    /// True when nothing is refused, only counted.
+    pub fn is_dry_run(&self) -> bool {
+        self.dry_run
+    }
+
+    /// The zones, in the order of the `limit_conn` lines.
+    pub fn zones(&self) -> impl Iterator<Item = &Arc<LimitConnZone>> + '_ {
+        self.limits.iter().map(|l| &l.zone)
+    }
+
+    /// Counts a request whose header has just been read.
+    pub fn acquire(&self, src: &dyn KeySource) -> ConnDecision {
+        let mut permit = ConnPermit::default();
+        let mut status = None;
+        let mut key = Vec::new();
+        for limit in self.limits.iter() {
+            let Some(digest) = limit.zone.head().digest_of(src, &mut key) else {
+                continue;
+            };
+            status = Some(LimitConnStatus::Passed);
+            match limit.zone.acquire(&digest, limit.max) {
+                Acquire::Counted(slot) => permit.held.push((Arc::clone(&limit.zone), slot, digest)),
+                Acquire::Busy => {
+                    log::conn_rejected(self.log_level, limit.zone.name(), self.dry_run);
+                    return self.reject(permit, &limit.zone, false);
+                }
+                Acquire::Exhausted => {
+                    log::zone_exhausted(
+                        self.log_level,
+                        "limit_conn",
+                        limit.zone.name(),
+                        self.dry_run,
+                    );
+                    return self.reject(permit, &limit.zone, true);
+                }
+            }
+        }
+        if status.is_some() {
+            metrics::counter!("ratelimit_nginx_limit_conn_total", "status" => "PASSED")
+                .increment(1);
+        }
+        ConnDecision {
+            status,
+            permit,
+            rejected: None,
+        }
+    }
+
+    fn reject(&self, taken: ConnPermit, zone: &LimitConnZone, exhausted: bool) -> ConnDecision {
+        // A refused request is not counted, also in a dry run (as nginx's cleanup_all).
+        drop(taken);
+        let (status, rejected) = if self.dry_run {
+            (LimitConnStatus::RejectedDryRun, None)
+        } else {
+            let r = LimitRejected::new(LimitKind::Conn, zone.name(), self.status, exhausted);
+            (LimitConnStatus::Rejected, Some(r))
+        };
+        metrics::counter!("ratelimit_nginx_limit_conn_total", "status" => status.as_str())
+            .increment(1);
+        ConnDecision {
+            status: Some(status),
+            permit: ConnPermit::default(),
+            rejected,
+        }
+    }
+}

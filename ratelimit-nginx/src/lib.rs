@@ -1,0 +1,171 @@
+//! nginx-compatible `limit_req` / `limit_conn` for Rust services: paste the
+//! nginx directives, get the same decisions.
+//!
+//! `ratelimit-nginx` parses `limit_req_zone`, `limit_conn_zone`,
+//! `limit_req`, `limit_conn` and their `*_status`, `*_dry_run` and
+//! `*_log_level` settings, keeps the zones in preallocated memory as nginx
+//! does, and applies nginx's leaky-bucket arithmetic (milli-requests,
+//! milliseconds). With feature `tower`, `LimitReqLayer` and
+//! `LimitConnLayer` apply them to any tower `Service` over `http`
+//! requests (axum, hyper).
+//!
+//! * [`NginxConfig`] holds the zones (`limit_req_zone`, `limit_conn_zone`)
+//!   and the top-level settings; [`Level`] holds the limit directives of a
+//!   site or location, inheriting what it does not set.
+//! * [`ZoneRegistry`] keeps the zones of the process by name; loading a
+//!   configuration gives [`Zones`], and a reload keeps the counts of a zone
+//!   whose name, size, key and rate are unchanged.
+//! * [`LimitReqPolicy::check`] applies a level's `limit_req` list to a
+//!   request; [`LimitConnPolicy::acquire`] counts a request in progress
+//!   until its [`ConnPermit`] is dropped.
+//!
+//! Zones live in preallocated memory: a limit_req zone holds `size / 128`
+//! states and a limit_conn zone `size / 64`, each keyed by the fixed-size
+//! digest of its key, so the memory used never exceeds the configured size.
+//! When a zone is full, a state is evicted only once it no longer limits
+//! its key: a fresh state would decide the key's next request the same way.
+//! Time is injected as milliseconds; the policies do no I/O and never wait:
+//! the `limit_req` layer sleeps for [`ReqDecision::delay`].
+//!
+//! # Example
+//!
+//! ```
+//! use ratelimit_nginx::{Level, LimitReqStatus, NginxConfig, ZoneRegistry};
+//! use ratelimit_core::{Clock, ManualClock, RequestAttrs};
+//! use std::time::Duration;
+//!
+//! let config = NginxConfig::parse(
+//!     "limit_req_zone $client_ip zone=perip:10m rate=10r/s;\n\
+//!      limit_conn_zone $client_ip zone=conns:10m;",
+//! )?;
+//! let zones = ZoneRegistry::new().load(&config)?;
+//! let login = zones.limit_req(&Level::parse("limit_req zone=perip burst=2 nodelay; limit_req_status 429;")?)?;
+//!
+//! let clock = ManualClock::new(1_767_225_600_000);
+//! let guess = RequestAttrs::new("203.0.113.7".parse().unwrap()).with_path("/wp-login.php");
+//! for _ in 0..3 {
+//!     assert_eq!(login.check(&guess, clock.now_ms()).status(), Some(LimitReqStatus::Passed));
+//! }
+//! let fourth = login.check(&guess, clock.now_ms());
+//! assert_eq!(fourth.rejected().map(|r| r.status()), Some(429));
+//! // 10r/s drains one request every 100 ms.
+//! clock.advance(Duration::from_millis(100));
+//! assert!(login.check(&guess, clock.now_ms()).rejected().is_none());
+//! # Ok::<(), ratelimit_nginx::ConfigError>(())
+//! ```
+//!
+//! # Tower layers (feature `tower`)
+//!
+//! Put the layers on a route (axum's `route_layer`) as nginx puts the
+//! directives in a `location`, in front of everything else, so that a
+//! refused request never reaches the application.
+//!
+//! ```
+//! # #[cfg(feature = "axum")]
+//! # fn main() -> Result<(), ratelimit_nginx::ConfigError> {
+//! use axum::{routing::post, Router};
+//! use ratelimit_nginx::{Level, LimitReqLayer, NginxConfig, ZoneRegistry};
+//!
+//! let config = NginxConfig::parse("limit_req_zone $client_ip zone=perip:10m rate=10r/s;")?;
+//! let zones = ZoneRegistry::global().load(&config)?;
+//! let login = zones.limit_req(&Level::parse("limit_req zone=perip burst=2 nodelay; limit_req_status 429;")?)?;
+//! let app: Router = Router::new()
+//!     .route("/wp-login.php", post(|| async { "checked" }))
+//!     .route_layer(LimitReqLayer::new(login));
+//! // Serve with `app.into_make_service_with_connect_info::<SocketAddr>()`.
+//! # let _ = app;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "axum"))]
+//! # fn main() {}
+//! ```
+//!
+//! * The client address: the [`ClientIp`](ratelimit_core::ClientIp)
+//!   extension (what `ratelimit_tower::SetClientIpLayer` or a trusted-proxy
+//!   layer inserts), else axum's `ConnectInfo<SocketAddr>` (feature `axum`),
+//!   else a plain `SocketAddr` extension. A request with none of them, to a
+//!   zone keyed on `$client_ip` or `$remote_addr`, is answered 500 with a
+//!   body naming the fix, and an error is logged: without an address, the
+//!   request would never be limited. `shared_bucket_without_peer()` keys
+//!   such requests as `0.0.0.0` instead (one shared bucket).
+//! * `$limit_req_status` and `$limit_conn_status` are the [`LimitReqStatus`]
+//!   and [`LimitConnStatus`] extensions of the request (for the inner
+//!   service) and of the response; a refused response also carries
+//!   [`LimitRejected`].
+//! * A delayed request sleeps inside the response future with
+//!   `tokio::time::sleep`: it blocks nothing else, and a timeout around the
+//!   service counts the wait.
+//! * limit_conn's count lives in the `ConnBody` of the response and is
+//!   given back once: at the end of the body, or when it is dropped.
+//!
+//! nginx applies only the merged list of the location a request ends in;
+//! stacked layers each apply their own. Merge the levels with
+//! [`Level::inherit`] (what [`Zones::limit_req`] does with the top level)
+//! and put one layer of each kind on a route.
+//!
+//! # Features
+//!
+//! - `tower`: the layers `LimitReqLayer` and `LimitConnLayer` (tower, http,
+//!   tokio's timer).
+//! - `axum` (implies `tower`): the layers also read axum's
+//!   `ConnectInfo<SocketAddr>`.
+//!
+//! None is on by default: the parser, zones and policies need only
+//! `ratelimit-core`.
+//!
+//! # Minimum supported Rust version
+//!
+//! Rust 1.85; raising it is a minor-version change.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod arith;
+mod config;
+mod conn_policy;
+mod conn_zone;
+mod directive;
+mod error;
+mod key;
+mod level;
+mod lexer;
+mod log;
+mod parser;
+mod rate;
+mod registry;
+mod req_policy;
+mod req_zone;
+mod size;
+mod status;
+mod table;
+mod zone_head;
+mod zone_spec;
+
+#[doc(hidden)]
+pub mod fuzzing;
+#[cfg(feature = "tower")]
+mod layers;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::{NginxConfig, NginxConfigBuilder, ParseOptions};
+pub use conn_policy::{ConnDecision, ConnPermit, LimitConnPolicy};
+pub use conn_zone::LimitConnZone;
+pub use directive::{Delay, LimitConnDirective, LimitReqDirective};
+pub use error::{ConfigError, ConfigErrorKind, Span};
+pub use key::{KeySource, KeyTemplate, KeyVar, CREDENTIAL_HEADERS};
+pub use level::{Level, LevelBuilder, DEFAULT_STATUS};
+pub use log::LOG_TARGET;
+pub use rate::Rate;
+pub use registry::{ZoneRegistry, Zones};
+pub use req_policy::{LimitReqPolicy, ReqDecision};
+pub use req_zone::LimitReqZone;
+pub use size::{ZoneSize, CONN_STATE_BYTES, MAX_ZONE_BYTES, REQ_STATE_BYTES};
+pub use status::{LimitConnStatus, LimitKind, LimitRejected, LimitReqStatus, LogLevel};
+pub use zone_spec::{ZoneKind, ZoneSpec};
+
+#[cfg(feature = "tower")]
+pub use layers::{
+    ConnBody, ConnFuture, LimitConn, LimitConnLayer, LimitReq, LimitReqLayer, ReqFuture, SiteName,
+    TokioClock,
+};

@@ -1,0 +1,261 @@
+//! The `limit_req` list of one level, applied to a request as nginx does.
+//!
+//! Every zone is looked up first, in order, pinning its state; only when
+//! none refuses are they charged (the last one at once, the others after).
+//! A request that any zone refuses is charged nowhere. The wait is the
+//! longest of the zones'.
+//!
+//! # Examples
+//!
+//! ```
+//! use ratelimit_nginx::{Level, LimitReqStatus, NginxConfig, ZoneRegistry};
+//! use ratelimit_core::RequestAttrs;
+//!
+//! let config = NginxConfig::parse("limit_req_zone $client_ip zone=one:1m rate=1r/s;").unwrap();
+//! let zones = ZoneRegistry::new().load(&config).unwrap();
+//! let policy = zones.limit_req(&Level::parse("limit_req zone=one burst=2 nodelay;").unwrap()).unwrap();
+//! let req = RequestAttrs::new("192.0.2.1".parse().unwrap());
+//! let now = 1_700_000_000_000;
+//! let statuses: Vec<_> = (0..4).map(|_| policy.check(&req, now).status()).collect();
+//! use LimitReqStatus::*;
+//! assert_eq!(statuses, [Some(Passed), Some(Passed), Some(Passed), Some(Rejected)]);
+//! ```
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::arith::delay_ms;
+use super::error::ConfigError;
+use super::key::KeySource;
+use super::level::Level;
+use super::log;
+use super::req_zone::{LimitReqZone, Lookup};
+use super::status::{LimitKind, LimitRejected, LimitReqStatus, LogLevel};
+use super::zone_head::bind_zones;
+
+#[derive(Debug, Clone)]
+struct ReqLimit {
+    zone: Arc<LimitReqZone>,
+    /// In 1/1000 requests.
+    burst: u64,
+    /// The excess that passes without waiting, in 1/1000 requests.
+    delay: u64,
+}
+
+impl ReqLimit {
+    fn delay_ms(&self, excess: u64) -> u64 {
+        delay_ms(excess, self.delay, self.zone.rate().milli_per_second())
+    }
+}
+
+/// The limit_req settings of a level, bound to its zones.
+#[derive(Debug, Clone)]
+pub struct LimitReqPolicy {
+    limits: Arc<[ReqLimit]>,
+    status: u16,
+    dry_run: bool,
+    log_level: LogLevel,
+}
+
+/// What limit_req decided for a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReqDecision {
+    status: Option<LimitReqStatus>,
+    delay: Duration,
+    rejected: Option<LimitRejected>,
+}
+
+impl ReqDecision {
+    /// `$limit_req_status`; `None` when no limit applied (no limit, or every key empty).
+    pub fn status(&self) -> Option<LimitReqStatus> {
+        self.status
+    }
+
+    /// How long the request waits before it goes on; zero when it does not.
+    pub fn delay(&self) -> Duration {
+        self.delay
+    }
+
+    /// The refusal, when the request is refused (never in a dry run).
+    pub fn rejected(&self) -> Option<&LimitRejected> {
+        self.rejected.as_ref()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rc {
+    Declined,
+    Again,
+    Done,
+    Busy,
+    Exhausted,
+}
+
+impl LimitReqPolicy {
+    pub(crate) fn resolve(
+        level: &Level,
+        zone: impl Fn(&str) -> Option<Arc<LimitReqZone>>,
+    ) -> Result<Self, ConfigError> {
+        let limits = bind_zones(
+            level.limit_req(),
+            "limit_req",
+            |l| (l.zone(), l.span()),
+            zone,
+            |l, zone| ReqLimit {
+                zone,
+                burst: l.burst_milli(),
+                delay: l.delay_milli(),
+            },
+        )?;
+        Ok(Self {
+            limits: limits.into(),
+            status: level.limit_req_status(),
+            dry_run: level.limit_req_dry_run(),
+            log_level: level.limit_req_log_level(),
+        })
+    }
+
+    /// The same policy, as a dry run when `on` (as in a shadow site).
+    #[must_use]
+    pub fn with_dry_run(mut self, on: bool) -> Self {
+        self.dry_run = on;
+        self
+    }
+
+    /// True when the level has no `limit_req`.
+    pub fn is_empty(&self) -> bool {
+        self.limits.is_empty()
+    }
+
+    /// The status of a refused request.
+    pub fn status_code(&self) -> u16 {
+        self.status
+    }
+
+    /// True when nothing is refused or delayed, only counted.
+    pub fn is_dry_run(&self) -> bool {
+        self.dry_run
+    }
+
+    /// The zones, in the order of the `limit_req` lines.
+    pub fn zones(&self) -> impl Iterator<Item = &Arc<LimitReqZone>> + '_ {
+        self.limits.iter().map(|l| &l.zone)
+    }
+
+    /// Applies every `limit_req` of the level to a request arriving at `now_ms`.
+    pub fn check(&self, src: &dyn KeySource, now_ms: u64) -> ReqDecision {
+        let count = self.limits.len();
+        let mut pinned: Vec<Option<u32>> = vec![None; count];
+        let mut key = Vec::new();
+        let (mut rc, mut excess, mut last_looked_up, mut n) = (Rc::Declined, 0, 0, 0);
+        while n < count {
+            let limit = &self.limits[n];
+            last_looked_up = n;
+            if let Some(digest) = limit.zone.head().digest_of(src, &mut key) {
+                match limit
+                    .zone
+                    .lookup(&digest, now_ms, limit.burst, n + 1 == count)
+                {
+                    Lookup::Pinned { slot, excess: e } => {
+                        (pinned[n], excess, rc) = (Some(slot), e, Rc::Again)
+                    }
+                    Lookup::Committed(e) => (excess, rc) = (e, Rc::Done),
+                    Lookup::Busy(e) => (excess, rc) = (e, Rc::Busy),
+                    Lookup::Exhausted => (excess, rc) = (0, Rc::Exhausted),
+                }
+                if rc != Rc::Again {
+                    break;
+                }
+            }
+            n += 1;
+        }
+        match rc {
+            Rc::Declined => ReqDecision {
+                status: None,
+                delay: Duration::ZERO,
+                rejected: None,
+            },
+            Rc::Busy | Rc::Exhausted => {
+                for (i, slot) in pinned.iter().enumerate().take(n) {
+                    if let Some(slot) = slot {
+                        self.limits[i].zone.unpin(*slot);
+                    }
+                }
+                self.reject(&self.limits[n].zone, excess, rc == Rc::Exhausted)
+            }
+            Rc::Again | Rc::Done => {
+                let excess = if rc == Rc::Again { 0 } else { excess };
+                self.account(&pinned[..n], last_looked_up, excess, now_ms)
+            }
+        }
+    }
+
+    /// nginx's `ngx_http_limit_req_account`: charges the pinned states and
+    /// finds the longest wait.
+    fn account(
+        &self,
+        pinned: &[Option<u32>],
+        last: usize,
+        excess: u64,
+        now_ms: u64,
+    ) -> ReqDecision {
+        let mut worst = (self.limits[last].delay_ms(excess), excess, last);
+        for (i, slot) in pinned.iter().enumerate().rev() {
+            let Some(slot) = slot else { continue };
+            let limit = &self.limits[i];
+            let e = limit.zone.commit(*slot, now_ms);
+            let wait = limit.delay_ms(e);
+            if wait > worst.0 {
+                worst = (wait, e, i);
+            }
+        }
+        let (wait, excess, i) = worst;
+        if wait == 0 {
+            metrics::counter!("ratelimit_nginx_limit_req_total", "status" => "PASSED").increment(1);
+            return ReqDecision {
+                status: Some(LimitReqStatus::Passed),
+                delay: Duration::ZERO,
+                rejected: None,
+            };
+        }
+        log::req_delayed(
+            self.log_level,
+            self.limits[i].zone.name(),
+            excess,
+            self.dry_run,
+        );
+        let (status, delay) = if self.dry_run {
+            (LimitReqStatus::DelayedDryRun, Duration::ZERO)
+        } else {
+            (LimitReqStatus::Delayed, Duration::from_millis(wait))
+        };
+        metrics::counter!("ratelimit_nginx_limit_req_total", "status" => status.as_str())
+            .increment(1);
+        ReqDecision {
+            status: Some(status),
+            delay,
+            rejected: None,
+        }
+    }
+
+    fn reject(&self, zone: &LimitReqZone, excess: u64, exhausted: bool) -> ReqDecision {
+        if exhausted {
+            log::zone_exhausted(self.log_level, "limit_req", zone.name(), self.dry_run);
+        } else {
+            log::req_rejected(self.log_level, zone.name(), excess, self.dry_run);
+        }
+        let (status, rejected) = if self.dry_run {
+            (LimitReqStatus::RejectedDryRun, None)
+        } else {
+            let r = LimitRejected::new(LimitKind::Req, zone.name(), self.status, exhausted);
+            (LimitReqStatus::Rejected, Some(r))
+        };
+        metrics::counter!("ratelimit_nginx_limit_req_total", "status" => status.as_str())
+            .increment(1);
+        ReqDecision {
+            status: Some(status),
+            delay: Duration::ZERO,
+            rejected,
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! The answer to a request that carries no client address.
+//!
+//! Without one, every such client would be keyed alike and share one
+//! bucket: one client could lock out all others, or the limits would hardly
+//! apply. The layer answers 500 with a body naming the fix and logs an
+//! error instead, unless
+//! [`RateLimitLayer::shared_bucket_without_peer`](crate::RateLimitLayer::shared_bucket_without_peer)
+//! asks for the shared bucket on purpose.
+
+use bytes::Bytes;
+use http::header::CONTENT_TYPE;
+use http::{HeaderValue, Response, StatusCode};
+
+/// The body of the 500 answer.
+pub(crate) const MISSING_PEER_MESSAGE: &str = "rate limiter misconfigured: the request carries no \
+client address. Serve axum with `into_make_service_with_connect_info::<SocketAddr>()`, or insert \
+`ClientIp` with `SetClientIpLayer` in front of the layer; `shared_bucket_without_peer()` makes \
+such requests share one bucket instead.\n";
+
+/// Logs the misconfiguration and builds the 500 answer.
+pub(crate) fn missing_peer_answer() -> Response<Bytes> {
+    tracing::error!(
+        "ratelimit: no client address in the request extensions: answering 500; serve axum with \
+         into_make_service_with_connect_info::<SocketAddr>() or insert ClientIp (SetClientIpLayer)"
+    );
+    let mut res = Response::new(Bytes::from_static(MISSING_PEER_MESSAGE.as_bytes()));
+    *res.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    res.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    res
+}
