@@ -23,6 +23,10 @@ pub struct Check {
     /// Where the subject's state lives: the rule's id, algorithm, period and
     /// `distinct_of`, so that changing any of them starts fresh.
     pub namespace: Arc<str>,
+    /// The digest of `namespace` (see [`namespace_digest`]), computed once
+    /// per published rule: backends that name a rule version's storage
+    /// (the Valkey keys) take it from here instead of hashing per check.
+    pub namespace_digest: KeyDigest,
     /// The subject (the digest of its key).
     pub subject: KeyDigest,
     /// The digest of (namespace, subject): where this subject of this rule
@@ -38,7 +42,9 @@ pub struct Check {
 
 impl Check {
     /// A check of `subject` under `rule`, its state stored under
-    /// `namespace` (see [`crate::limiter::namespace`]).
+    /// `namespace` (see [`crate::limiter::namespace`]). Hashes the
+    /// namespace; the limiter fills in the digests it derived when the rule
+    /// set was published instead.
     pub fn new(
         rule: Arc<Rule>,
         namespace: Arc<str>,
@@ -50,6 +56,7 @@ impl Check {
         let state_key = state_key(&namespace, &subject);
         Self {
             rule,
+            namespace_digest: namespace_digest(&namespace),
             namespace,
             subject,
             state_key,
@@ -69,6 +76,12 @@ pub fn state_key(namespace: &str, subject: &KeyDigest) -> KeyDigest {
 /// published rule).
 pub fn namespace_key(namespace: &str) -> crate::HashKey {
     crate::HashKey::DEFAULT.derive(namespace.as_bytes())
+}
+
+/// The digest naming a namespace's storage in a shared backend (computed
+/// once per published rule).
+pub fn namespace_digest(namespace: &str) -> KeyDigest {
+    crate::HashKey::DEFAULT.digest(namespace.as_bytes())
 }
 
 /// [`state_key`] with the namespace's key already derived.

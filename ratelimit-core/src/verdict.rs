@@ -61,6 +61,8 @@ pub(crate) struct CountItem {
     pub(crate) rule: Arc<crate::rules::Rule>,
     pub(crate) namespace: Arc<str>,
     pub(crate) subject: KeyDigest,
+    /// Where the subject's penalty is keyed (derived at request time).
+    pub(crate) state_key: KeyDigest,
     pub(crate) blocks: bool,
 }
 

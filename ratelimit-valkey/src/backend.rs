@@ -14,7 +14,7 @@ use crate::builder::NodeFactory;
 use crate::cluster::{self, is_redirect, Addr, SlotMap};
 use crate::metrics::error;
 use crate::node::Node;
-use crate::reply::Reply;
+use crate::reply;
 use crate::scripts::{self, Invocation, TimeSource};
 
 /// The Valkey backend: every check of a batch in one pipelined round trip
@@ -99,13 +99,13 @@ impl ClusterState {
 type Group = (Vec<usize>, Result<Vec<Value>, BackendError>);
 
 /// Turns one raw reply into the check's answer.
-fn answer(value: &Value, check: &ratelimit_core::backend::Check) -> (CheckResult, bool) {
+fn answer(value: &Value) -> (CheckResult, bool) {
     if let Value::ServerError(e) = value {
         let redirect = is_redirect(e.code());
         let err = BackendError::new(BackendErrorKind::Protocol, format!("server error: {e:?}"));
         return (Err(err), redirect);
     }
-    (Reply::decode(value).and_then(|r| r.decision(check)), false)
+    (reply::decode(value), false)
 }
 
 impl ValkeyBackend {
@@ -149,7 +149,7 @@ impl ValkeyBackend {
             match outcome {
                 Ok(values) => {
                     for (&i, v) in idx.iter().zip(&values) {
-                        let (a, redirect) = answer(v, &batch.checks[i]);
+                        let (a, redirect) = answer(v);
                         redirected |= redirect;
                         if let Err(e) = &a {
                             error(e.kind(), 1);

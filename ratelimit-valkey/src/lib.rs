@@ -9,9 +9,11 @@
 //! - **Scripts.** One Lua script per algorithm (`src/scripts/*.lua`, with a
 //!   shared prelude for time, expiry and the penalty), loaded once and
 //!   called with `EVALSHA`. They compute exactly what the core's pure
-//!   functions compute; the reply carries the state they found and the
-//!   decision's numbers are recomputed by the core's own code, in exact
-//!   integers (a differential test checks both agree).
+//!   functions compute, in exact integers, and reply with the decision
+//!   itself: admitted or not, Retry-After (the earliest admission),
+//!   remaining, reset and a penalty's end, five integers in one string.
+//!   Nothing is recomputed on this side; a differential test holds every
+//!   number to the core's.
 //! - **One round trip.** All of a request's checks go out in one pipelined
 //!   call (in cluster mode: one per node, in parallel), over a shared
 //!   multiplexed connection. Calls are never retried: a call that timed out
@@ -80,9 +82,12 @@
 //!
 //! Lua numbers are doubles. The token bucket needs
 //! `(burst + cost) * period_ms < 2^53` and the leaky bucket
-//! `(burst + cost) * period_ms / limit < 2^52` ms; a check past that
-//! (a burst above about 10^8 with a 24 h period) is answered with a
-//! `Protocol` error rather than an inexact decision. After a change of
+//! `(burst + cost) * period_ms / limit < 2^52` ms, with limit and period
+//! below 2^31; the sliding window needs `period_ms^2 < 2^53` (periods up
+//! to about 26 h) and a limit below 2^31. A check past that (a bucket's
+//! burst above about 10^8 with a 24 h period; never the window limits a
+//! validated rule allows) is answered with a `Protocol` error rather than
+//! an inexact decision. After a change of
 //! `limit` the token bucket reads its stored refill time under the new
 //! limit for that first request.
 #![forbid(unsafe_code)]

@@ -1,26 +1,23 @@
-//! Typed decoding of a script's reply, and the decision computed from it
-//! with the core's own functions.
+//! Typed decoding of a script's reply: the decision itself.
 //!
-//! A script returns `"status now until s1 s2 s3"`, six decimal integers in
-//! one string (cheaper for Valkey than an array reply): whether it admitted
-//! the request, the time it used, a penalty's end, and the state it found.
-//! The same six as an array are accepted too.
-//! The decision's numbers (Retry-After, remaining, reset) are recomputed
-//! here by running the core algorithm on that state, in exact integer
-//! arithmetic, and the admission is cross-checked against the script's: a
-//! disagreement is a `Protocol` error, never a silent answer. Decoding never
-//! panics: anything unexpected is a `Protocol` error.
+//! A script returns `"status retry remaining reset until"`, five decimal
+//! integers in one string (cheaper for Valkey than an array reply): what
+//! it did, Retry-After, remaining and reset in ms, and a penalty's end (see
+//! `scripts/prelude.lua`). The scripts compute these numbers exactly as the
+//! core does (a differential test holds them to it), so nothing is
+//! recomputed here. The same five as an array are accepted too.
+//!
+//! Decoding never panics: anything unexpected (a wrong count, a number at
+//! or above 2^53, a status out of range, numbers that contradict the
+//! status) is a `Protocol` error, never a silent answer.
 
-use ratelimit_core::algorithm::{
-    distinct, fixed_window, leaky_bucket, penalty, sliding_window, token_bucket, Algorithm,
-    Decision,
-};
-use ratelimit_core::backend::{BackendError, BackendErrorKind, Check};
+use ratelimit_core::algorithm::Decision;
+use ratelimit_core::backend::{BackendError, BackendErrorKind};
 use redis::Value;
 
 /// What the script did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Status {
+enum Status {
     /// Refused, no penalty started.
     Refused,
     /// Admitted.
@@ -33,14 +30,8 @@ pub(crate) enum Status {
     Uncounted,
 }
 
-/// A decoded reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Reply {
-    pub(crate) status: Status,
-    pub(crate) now: u64,
-    pub(crate) until: u64,
-    pub(crate) state: [u64; 3],
-}
+/// Numbers in a reply.
+const FIELDS: usize = 5;
 
 fn protocol(detail: impl Into<String>) -> BackendError {
     BackendError::new(BackendErrorKind::Protocol, detail)
@@ -57,144 +48,86 @@ fn number(v: &Value) -> Result<u64, BackendError> {
     }
 }
 
-impl Reply {
-    /// Decodes one script reply.
-    pub(crate) fn decode(v: &Value) -> Result<Self, BackendError> {
-        let mut n = [0u64; 6];
-        match v {
-            Value::BulkString(b) => {
-                let text = std::str::from_utf8(b).map_err(|_| protocol("reply not UTF-8"))?;
-                let mut items = text.split(' ');
-                for slot in &mut n {
-                    *slot = items
-                        .next()
-                        .and_then(|s| s.parse().ok())
-                        .ok_or_else(|| protocol(format!("bad reply {text:?}")))?;
-                }
-                if items.next().is_some() {
-                    return Err(protocol(format!("bad reply {text:?}")));
-                }
+fn numbers(v: &Value) -> Result<[u64; FIELDS], BackendError> {
+    let mut n = [0u64; FIELDS];
+    match v {
+        Value::BulkString(b) => {
+            let text = std::str::from_utf8(b).map_err(|_| protocol("reply not UTF-8"))?;
+            let mut items = text.split(' ');
+            for slot in &mut n {
+                *slot = items
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or_else(|| protocol(format!("bad reply {text:?}")))?;
             }
-            Value::Array(items) => {
-                if items.len() != 6 {
-                    return Err(protocol(format!("expected 6 items, got {}", items.len())));
-                }
-                for (slot, item) in n.iter_mut().zip(items) {
-                    *slot = number(item)?;
-                }
+            if items.next().is_some() {
+                return Err(protocol(format!("bad reply {text:?}")));
             }
-            Value::ServerError(e) => return Err(protocol(format!("script error: {e:?}"))),
-            other => return Err(protocol(format!("expected a reply, got {other:?}"))),
         }
-        // A script computes in Lua doubles, exact below 2^53: anything
-        // larger did not come from our scripts, and would overflow the
-        // core's time arithmetic.
-        if n.iter().any(|&x| x >= 1 << 53) {
-            return Err(protocol(format!("reply out of range: {n:?}")));
+        Value::Array(items) => {
+            if items.len() != FIELDS {
+                return Err(protocol(format!(
+                    "expected {FIELDS} items, got {}",
+                    items.len()
+                )));
+            }
+            for (slot, item) in n.iter_mut().zip(items) {
+                *slot = number(item)?;
+            }
         }
-        let status = match n[0] {
-            0 => Status::Refused,
-            1 => Status::Admitted,
-            2 => Status::Blocked,
-            3 => Status::PenaltyStarted,
-            4 => Status::Uncounted,
-            s => return Err(protocol(format!("unknown status {s}"))),
-        };
-        Ok(Self {
-            status,
-            now: n[1],
-            until: n[2],
-            state: [n[3], n[4], n[5]],
-        })
+        Value::ServerError(e) => return Err(protocol(format!("script error: {e:?}"))),
+        other => return Err(protocol(format!("expected a reply, got {other:?}"))),
     }
-
-    /// The decision for `check`, computed by the core from the state the
-    /// script found, cross-checked against what the script did.
-    pub(crate) fn decision(&self, check: &Check) -> Result<Decision, BackendError> {
-        let now = self.now;
-        let q = &check.quota;
-        let [s1, s2, s3] = self.state;
-        let mut algo_allowed = None;
-        let mut algo = || {
-            let d = match check.rule.algorithm {
-                Algorithm::FixedWindow => {
-                    let mut s = fixed_window::State::default();
-                    (s.window_start, s.count) = (s1, s2);
-                    fixed_window::check(&mut s, now, q)
-                }
-                Algorithm::SlidingWindow => {
-                    let mut s = sliding_window::State::default();
-                    (s.window_start, s.current, s.previous) = (s1, s2, s3);
-                    sliding_window::check(&mut s, now, q)
-                }
-                Algorithm::TokenBucket => {
-                    let mut s = token_bucket::State::default();
-                    (s.spent, s.updated_ms) = (s1, s2);
-                    token_bucket::check(&mut s, now, q)
-                }
-                Algorithm::LeakyBucket => {
-                    let mut s = leaky_bucket::State::default();
-                    (s.tat_ms, s.tat_frac) = (s1, s2);
-                    leaky_bucket::check(&mut s, now, q)
-                }
-                _ => distinct_decision(s1, s2, now, q),
-            };
-            algo_allowed = Some(d.allowed);
-            d
-        };
-        let mut blocked_until = match self.status {
-            Status::Blocked => self.until,
-            _ => 0,
-        };
-        let d = match self.status {
-            Status::Uncounted => penalty::check(&mut blocked_until, now, check.penalty_ms, || {
-                Decision::allow(q.limit, 0)
-            }),
-            _ => penalty::check(&mut blocked_until, now, check.penalty_ms, &mut algo),
-        };
-        let consistent = match self.status {
-            Status::Admitted => algo_allowed == Some(true) && d.allowed,
-            Status::Refused => algo_allowed == Some(false) && d.blocked_until_ms.is_none(),
-            Status::Blocked => d.blocked_until_ms == Some(self.until) && self.until > now,
-            Status::PenaltyStarted => {
-                algo_allowed == Some(false) && d.blocked_until_ms == Some(self.until)
-            }
-            Status::Uncounted => d.allowed,
-        };
-        if consistent {
-            Ok(d)
-        } else {
-            Err(protocol(format!(
-                "script and core disagree: {self:?} vs {d:?} for {:?}",
-                check.rule.algorithm
-            )))
-        }
-    }
+    Ok(n)
 }
 
-/// The distinct decision from the period's start and the count of bits set,
-/// by the core's function: a map with that many bits set gives the same
-/// count, and bit 0 is among them (the script has just set the value's bit).
-fn distinct_decision(
-    period_start: u64,
-    set: u64,
-    now: u64,
-    q: &ratelimit_core::algorithm::Quota,
-) -> Decision {
-    let mut s = distinct::State {
-        period_start,
-        bits: [0; 16],
-    };
-    let set = set.clamp(1, u64::from(distinct::BITS));
-    for i in 0..set as usize {
-        s.bits[i / 64] |= 1 << (i % 64);
+/// Decodes one script reply into the decision.
+pub(crate) fn decode(v: &Value) -> Result<Decision, BackendError> {
+    let n = numbers(v)?;
+    // A script computes in Lua doubles, exact below 2^53: anything larger
+    // did not come from our scripts.
+    if n.iter().any(|&x| x >= 1 << 53) {
+        return Err(protocol(format!("reply out of range: {n:?}")));
     }
-    distinct::check(&mut s, now, q, 0)
+    let [status, retry, remaining, reset, until] = n;
+    let status = match status {
+        0 => Status::Refused,
+        1 => Status::Admitted,
+        2 => Status::Blocked,
+        3 => Status::PenaltyStarted,
+        4 => Status::Uncounted,
+        s => return Err(protocol(format!("unknown status {s}"))),
+    };
+    let consistent = match status {
+        Status::Admitted | Status::Uncounted => retry == 0 && until == 0,
+        Status::Refused => until == 0,
+        // A penalty's refusal: nothing remains, its end is `until` and both
+        // Retry-After and reset are the time left to it.
+        Status::Blocked | Status::PenaltyStarted => {
+            remaining == 0 && retry == reset && retry > 0 && until >= retry
+        }
+    };
+    if !consistent {
+        return Err(protocol(format!("inconsistent reply {status:?} {n:?}")));
+    }
+    Ok(match status {
+        Status::Admitted | Status::Uncounted => Decision::allow(remaining, reset),
+        Status::Refused => Decision::deny(retry, remaining, reset),
+        Status::Blocked | Status::PenaltyStarted => {
+            let mut d = Decision::deny(retry, 0, reset);
+            d.blocked_until_ms = Some(until);
+            d
+        }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn text(s: &str) -> Result<Decision, BackendError> {
+        decode(&Value::BulkString(s.as_bytes().to_vec()))
+    }
 
     #[test]
     fn bad_replies_are_protocol_errors() {
@@ -202,44 +135,70 @@ mod tests {
             Value::Nil,
             Value::Int(3),
             Value::Array(vec![Value::Int(1)]),
-            Value::Array(vec![Value::Int(9); 6]),
-            Value::Array(vec![Value::Int(-1); 6]),
-            Value::Array(vec![Value::SimpleString("x".into()); 6]),
-            Value::BulkString(b"1 2 3 4 5".to_vec()),
-            Value::BulkString(b"1 2 3 4 5 6 7".to_vec()),
-            Value::BulkString(b"1 2 3 4 5 -6".to_vec()),
-            Value::BulkString(b"1  2 3 4 5 6".to_vec()),
-            Value::BulkString(b"9 2 3 4 5 6".to_vec()),
-            Value::BulkString(vec![0xff; 11]),
+            Value::Array(vec![Value::Int(9); 5]),
+            Value::Array(vec![Value::Int(-1); 5]),
+            Value::Array(vec![Value::SimpleString("x".into()); 5]),
+            Value::BulkString(b"1 0 3 4".to_vec()),
+            Value::BulkString(b"1 0 3 4 0 6".to_vec()),
+            Value::BulkString(b"0 2 3 4 -5".to_vec()),
+            Value::BulkString(b"1  0 3 4 0".to_vec()),
+            Value::BulkString(b"9 0 3 4 0".to_vec()),
+            Value::BulkString(b"1 0 9007199254740992 4 0".to_vec()),
+            Value::BulkString(vec![0xff; 9]),
             Value::BulkString(Vec::new()),
+            // Numbers that contradict the status.
+            Value::BulkString(b"1 5 3 4 0".to_vec()),
+            Value::BulkString(b"1 0 3 4 7".to_vec()),
+            Value::BulkString(b"0 5 3 4 7".to_vec()),
+            Value::BulkString(b"2 5 1 5 9".to_vec()),
+            Value::BulkString(b"2 5 0 6 9".to_vec()),
+            Value::BulkString(b"3 0 0 0 9".to_vec()),
+            Value::BulkString(b"3 5 0 5 4".to_vec()),
+            Value::BulkString(b"4 1 0 0 0".to_vec()),
         ];
         for v in bad {
-            let e = Reply::decode(&v).expect_err("refused");
+            let e = decode(&v).expect_err("refused");
             assert_eq!(e.kind(), BackendErrorKind::Protocol, "{v:?}");
         }
     }
 
     #[test]
-    fn a_reply_decodes() {
-        let v = Value::Array(vec![
-            Value::Int(1),
-            Value::Int(1000),
+    fn each_status_decodes_to_its_decision() {
+        assert_eq!(text("1 0 3 40000 0"), Ok(Decision::allow(3, 40_000)));
+        assert_eq!(text("4 0 5 0 0"), Ok(Decision::allow(5, 0)));
+        assert_eq!(
+            text("0 12000 1 72000 0"),
+            Ok(Decision::deny(12_000, 1, 72_000))
+        );
+        let mut blocked = Decision::deny(235_000, 0, 235_000);
+        blocked.blocked_until_ms = Some(1_767_225_905_000);
+        assert_eq!(text("2 235000 0 235000 1767225905000"), Ok(blocked));
+        let mut started = Decision::deny(300_000, 0, 300_000);
+        started.blocked_until_ms = Some(1_767_225_905_000);
+        assert_eq!(text("3 300000 0 300000 1767225905000"), Ok(started));
+        let array = Value::Array(vec![
             Value::Int(0),
-            Value::Int(960),
-            Value::Int(2),
-            Value::BulkString(b"0".to_vec()),
+            Value::Int(12_000),
+            Value::BulkString(b"1".to_vec()),
+            Value::Int(72_000),
+            Value::Int(0),
         ]);
-        let r = Reply::decode(&v).expect("decodes");
-        assert_eq!(r.status, Status::Admitted);
-        assert_eq!(r.state, [960, 2, 0]);
-        let s = Reply::decode(&Value::BulkString(b"1 1000 0 960 2 0".to_vec())).expect("decodes");
-        assert_eq!(s, r);
-        let big = Reply::decode(&Value::BulkString(
-            b"3 1767225600000 1767225900000 9007199254740991 0 0".to_vec(),
-        ))
-        .expect("decodes");
-        assert_eq!(big.status, Status::PenaltyStarted);
-        assert_eq!(big.until, 1_767_225_900_000);
-        assert_eq!(big.state[0], 9_007_199_254_740_991);
+        assert_eq!(decode(&array), Ok(Decision::deny(12_000, 1, 72_000)));
+        let big = text("1 0 9007199254740991 9007199254740991 0").expect("decodes");
+        assert_eq!(big.remaining, 9_007_199_254_740_991);
+    }
+
+    /// `distinct.lua` computes the estimate as
+    /// `floor(-1024 * log(clear / 1024) + 0.5)` in doubles. It equals the
+    /// core's table, and no entry lies within 10^-6 of a half, so a libm
+    /// that differs in the last bits still rounds the same way.
+    #[test]
+    fn the_distinct_estimate_in_lua_rounds_like_the_core() {
+        use ratelimit_core::algorithm::distinct;
+        for set in 0..distinct::BITS {
+            let x = -1024.0 * (f64::from(distinct::BITS - set) / 1024.0).ln();
+            assert_eq!((x + 0.5).floor() as u32, distinct::estimate(set), "{set}");
+            assert!((x - x.floor() - 0.5).abs() > 1e-6, "{set}: {x}");
+        }
     }
 }

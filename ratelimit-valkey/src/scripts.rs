@@ -3,9 +3,9 @@
 //!
 //! Each script is the shared `prelude.lua` (time, expiry, penalty marker,
 //! exact integer helpers) followed by the algorithm's file. The scripts
-//! decide admission and update the state atomically; they return the state
-//! they found, from which [`crate::reply`] recomputes Retry-After, remaining
-//! and reset with the core's own functions, in exact u128 arithmetic.
+//! decide admission and update the state atomically; they return the
+//! decision itself (Retry-After, remaining, reset, penalty end), computed
+//! exactly as the core computes it, which [`crate::reply`] decodes.
 
 use std::sync::LazyLock;
 
@@ -15,6 +15,9 @@ use redis::{Cmd, Script};
 
 /// Values below this are exact in a Lua number (a double).
 pub(crate) const LUA_EXACT: u128 = 1 << 53;
+
+/// The scripts' exact `muldiv` takes factors and divisors below this.
+pub(crate) const LUA_FACTOR: u64 = 1 << 31;
 
 /// Added to every expiry when time is injected, so that an injected time in
 /// the past (tests replay 2026-01-01) still gives live keys; the scripts
@@ -134,7 +137,7 @@ impl Invocation {
 /// under 64 bytes of `MEMORY USAGE`. [`crate::ValkeyBackend::key_of`] names
 /// the key of a check, for debugging.
 pub fn key_of(prefix: &str, check: &Check) -> String {
-    let ns = ratelimit_core::HashKey::DEFAULT.digest(check.namespace.as_bytes());
+    let ns = &check.namespace_digest;
     let mut k = String::with_capacity(prefix.len() + 24);
     k.push_str(prefix);
     k.push('{');
@@ -214,7 +217,15 @@ pub(crate) fn invocation(
     let period = q.period_ms.max(1);
     let limit = q.limit.max(1);
     match algorithm {
-        Algorithm::FixedWindow | Algorithm::SlidingWindow => {
+        Algorithm::FixedWindow => {
+            args.extend([Arg::U(q.limit), Arg::U(period), Arg::U(q.cost)]);
+        }
+        Algorithm::SlidingWindow => {
+            // The estimate splits by the period (period^2 < 2^53); the
+            // Retry-After divides by counts, which stay below the limit.
+            if u128::from(period) * u128::from(period) >= LUA_EXACT || q.limit >= LUA_FACTOR {
+                return Err(too_large("sliding window limit or period"));
+            }
             args.extend([Arg::U(q.limit), Arg::U(period), Arg::U(q.cost)]);
         }
         Algorithm::TokenBucket => {
@@ -223,13 +234,21 @@ pub(crate) fn invocation(
             if capacity + need >= LUA_EXACT {
                 return Err(too_large("token bucket burst * period"));
             }
-            args.extend([Arg::U(limit), Arg::U(capacity as u64), Arg::U(need as u64)]);
+            args.extend([
+                Arg::U(limit),
+                Arg::U(capacity as u64),
+                Arg::U(need as u64),
+                Arg::U(q.period_ms),
+            ]);
         }
         Algorithm::LeakyBucket => {
             let (l, p) = (limit as u128, period as u128);
             let cost = q.cost as u128 * p;
             let tol = q.burst as u128 * p;
-            if (cost + tol) / l + now_ms as u128 >= LUA_EXACT / 2 {
+            if (cost + tol) / l + now_ms as u128 >= LUA_EXACT / 2
+                || limit >= LUA_FACTOR
+                || period >= LUA_FACTOR
+            {
                 return Err(too_large("leaky bucket burst * period / limit"));
             }
             args.extend([
@@ -238,6 +257,7 @@ pub(crate) fn invocation(
                 Arg::U((cost % l) as u64),
                 Arg::U((tol / l) as u64),
                 Arg::U((tol % l) as u64),
+                Arg::U(q.period_ms),
             ]);
         }
         _ => {
@@ -248,6 +268,7 @@ pub(crate) fn invocation(
                 Arg::U(period),
                 Arg::U(u64::from(distinct::max_bits(q.limit))),
                 Arg::I(bit),
+                Arg::U(q.limit),
             ]);
         }
     }

@@ -2,6 +2,12 @@
 //! time) and through the core's in-memory backend give identical decisions,
 //! Retry-After, remaining, reset and penalty ends, for all five algorithms,
 //! with and without penalty, with costs above 1 for the counting ones.
+//!
+//! The scripts compute every number of the decision themselves, so this
+//! holds their arithmetic to the core's: small quotas (many refusals), and
+//! large ones (limits up to 10^9, periods up to a day, costs up to beyond
+//! the limit) where products pass 2^53 and the scripts' exact `muldiv` and
+//! split divisions are needed. `PROPTEST_CASES` sets the cases per test.
 
 mod support;
 
@@ -58,6 +64,73 @@ fn case(algo: Algo) -> impl Strategy<Value = Case> {
         })
 }
 
+/// Large quotas: steps a random share of the period apart, costs a random
+/// share (up to 120%) of the limit or burst.
+fn big_case(algo: Algo) -> impl Strategy<Value = Case> {
+    let distinct = algo == Algo::Distinct;
+    let bucket = matches!(algo, Algo::Token | Algo::Leaky);
+    let amount = || {
+        prop_oneof![
+            1u64..=6,
+            1_000u64..=1_000_000,
+            900_000_000u64..=1_000_000_000
+        ]
+    };
+    let limits = if distinct {
+        (1u64..=80).boxed()
+    } else {
+        amount().boxed()
+    };
+    let bits = if distinct {
+        prop::option::weighted(0.95, 0u16..1024).boxed()
+    } else {
+        Just(None).boxed()
+    };
+    // Distinct: enough values, close enough together, to fill a period.
+    let (steps, spread) = if distinct { (90, 50) } else { (40, 1) };
+    (
+        limits,
+        prop_oneof![1u64..=4, 3_600u64..=86_400],
+        amount(),
+        prop::option::of(1u64..=3),
+        0u64..1_000,
+        prop::collection::vec((0u64..1_500, 0u64..=120, bits), 1..steps),
+    )
+        .prop_map(move |(limit, period_s, burst, penalty_s, start, steps)| {
+            let period_ms = period_s * 1000;
+            // Within the crate's documented limits: the token bucket needs
+            // (burst + cost) * period below 2^53, the leaky bucket
+            // (burst + cost) * period / limit ms below 2^52.
+            let burst = match algo {
+                Algo::Token => burst.min((1u64 << 53) / period_ms / 4).max(1),
+                Algo::Leaky => burst
+                    .min(limit.saturating_mul(1 << 50) / period_ms / 4)
+                    .max(1),
+                _ => burst,
+            };
+            let base = if bucket { burst } else { limit };
+            let steps = steps
+                .into_iter()
+                .map(|(per_mille, pct, bit)| {
+                    let cost = if distinct {
+                        1
+                    } else {
+                        (base * pct / 100).max(1)
+                    };
+                    (period_ms * per_mille / spread / 1000, cost, bit)
+                })
+                .collect();
+            Case {
+                limit,
+                period_s,
+                burst,
+                penalty_s,
+                start: period_ms * start / 1000,
+                steps,
+            }
+        })
+}
+
 fn rule(algo: Algo, c: &Case) -> Rule {
     let p = Duration::from_secs(c.period_s);
     let b = RuleBuilder::new(unique("d")).key(["ip"]);
@@ -75,7 +148,7 @@ fn rule(algo: Algo, c: &Case) -> Rule {
     b.build().expect("valid rule")
 }
 
-fn run(algo: Algo) {
+fn run(algo: Algo, big: bool) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -84,11 +157,19 @@ fn run(algo: Algo) {
     let backend = rt.block_on(injected(server.url()));
     let template = rt.block_on(template());
     let mut runner = TestRunner::new(Config {
-        cases: 64,
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(64),
         failure_persistence: None,
         ..Config::default()
     });
-    let result = runner.run(&case(algo), |c| {
+    let strategy = if big {
+        big_case(algo).boxed()
+    } else {
+        case(algo).boxed()
+    };
+    let result = runner.run(&strategy, |c| {
         let rule = rule(algo, &c);
         let memory = MemoryBackend::with_capacity(16);
         let mut now = T0 + c.start;
@@ -116,31 +197,56 @@ fn run(algo: Algo) {
         Ok(())
     });
     if let Err(e) = result {
-        panic!("{algo:?}: {e}");
+        panic!("{algo:?} (large: {big}): {e}");
     }
 }
 
 #[test]
 fn fixed_window_scripts_match_the_core() {
-    run(Algo::Fixed);
+    run(Algo::Fixed, false);
+}
+
+#[test]
+fn fixed_window_scripts_match_the_core_on_large_quotas() {
+    run(Algo::Fixed, true);
 }
 
 #[test]
 fn sliding_window_scripts_match_the_core() {
-    run(Algo::Sliding);
+    run(Algo::Sliding, false);
+}
+
+#[test]
+fn sliding_window_scripts_match_the_core_on_large_quotas() {
+    run(Algo::Sliding, true);
 }
 
 #[test]
 fn token_bucket_scripts_match_the_core() {
-    run(Algo::Token);
+    run(Algo::Token, false);
+}
+
+#[test]
+fn token_bucket_scripts_match_the_core_on_large_quotas() {
+    run(Algo::Token, true);
 }
 
 #[test]
 fn leaky_bucket_scripts_match_the_core() {
-    run(Algo::Leaky);
+    run(Algo::Leaky, false);
+}
+
+#[test]
+fn leaky_bucket_scripts_match_the_core_on_large_quotas() {
+    run(Algo::Leaky, true);
 }
 
 #[test]
 fn distinct_scripts_match_the_core() {
-    run(Algo::Distinct);
+    run(Algo::Distinct, false);
+}
+
+#[test]
+fn distinct_scripts_match_the_core_on_large_quotas() {
+    run(Algo::Distinct, true);
 }

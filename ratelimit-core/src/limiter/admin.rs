@@ -7,7 +7,7 @@ use std::fmt;
 use super::publish::Entry;
 use super::Limiter;
 use crate::algorithm::Decision;
-use crate::backend::{state_key, BackendError, Check};
+use crate::backend::{state_key_with, BackendError, Check};
 use crate::keys::{subject, KeyOutcome};
 use crate::{KeyDigest, RequestAttrs};
 
@@ -66,8 +66,9 @@ impl Limiter {
             let check = Check {
                 rule: e.rule.clone(),
                 namespace: e.namespace.clone(),
+                namespace_digest: e.ns_digest,
                 subject,
-                state_key: state_key(&e.namespace, &subject),
+                state_key: state_key_with(&e.ns_key, &subject),
                 quota: e.rule.quota(e.rule.cost),
                 penalty_ms: None,
                 bit: None,

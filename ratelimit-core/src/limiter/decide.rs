@@ -63,6 +63,7 @@ impl Limiter {
                 rule: c.entry.rule.clone(),
                 namespace: c.entry.namespace.clone(),
                 subject: c.subject,
+                state_key: key,
                 blocks: c.blocks,
             });
         }
@@ -83,6 +84,7 @@ impl Limiter {
                 checks.push(Check {
                     rule: rule.clone(),
                     namespace: entry.namespace.clone(),
+                    namespace_digest: entry.ns_digest,
                     subject: picked.subject,
                     state_key: key,
                     quota: rule.quota(req.cost.unwrap_or(rule.cost).max(1)),

@@ -20,6 +20,8 @@ pub(crate) struct Entry {
     pub(crate) id: Arc<str>,
     pub(crate) namespace: Arc<str>,
     pub(crate) ns_key: crate::HashKey,
+    /// [`crate::backend::namespace_digest`] of `namespace`.
+    pub(crate) ns_digest: crate::KeyDigest,
     pub(crate) stats: Arc<RuleStats>,
     pub(crate) added_at_run_time: bool,
 }
@@ -74,6 +76,7 @@ impl Published {
                 rule: rule.clone(),
                 id: rule.id.as_str().into(),
                 ns_key: crate::backend::namespace_key(&ns),
+                ns_digest: crate::backend::namespace_digest(&ns),
                 namespace: ns.into(),
                 stats,
                 added_at_run_time,

@@ -9,19 +9,21 @@
 --           limit (computed by the core)
 -- ARGV[6]   the value's bit, 0 to 1023, or -1 for a request without the
 --           value (not counted; only a penalty refuses it)
--- Reply     "status now until period_start bits_set 0"
+-- ARGV[7]   limit
+-- Reply     the decision (see the prelude)
 --
 -- Storage: the 128-byte map as a string (SETBIT); the key expires at the
 -- period's end, which gives the period's start back. A penalty marker is a
 -- 2-byte string, so the length tells them apart without reading the map.
-assert(#ARGV == 6, 'distinct expects 6 arguments')
+assert(#ARGV == 7, 'distinct expects 7 arguments')
 local period, max_bits, bit = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local limit = tonumber(ARGV[7])
 
 if exp and redis.call('STRLEN', key) <= 2 and redis.call('GET', key) == MARKER then
-  return reply(2, exp, 0, 0, 0)
+  return blocked()
 end
 if bit < 0 then
-  return reply(4, 0, 0, 0, 0)
+  return reply(4, 0, limit, 0, 0)
 end
 local start
 if exp then
@@ -40,7 +42,16 @@ else
 end
 redis.call('SETBIT', key, bit, 1)
 local set = redis.call('BITCOUNT', key)
+local to_end = start + period - now
 if set <= max_bits then
-  return reply(1, 0, start, set, 0)
+  -- The estimate -m ln(clear / m) rounded, as the core's table has it:
+  -- no entry lies within 10^-6 of a half (a test checks), so any libm's
+  -- last-bit difference gives the same count.
+  local est = math.floor(-1024 * math.log((1024 - set) / 1024) + 0.5)
+  local remaining = limit - est
+  if remaining < 0 then
+    remaining = 0
+  end
+  return reply(1, 0, remaining, to_end, 0)
 end
-return refuse(start, set, 0, nil)
+return refuse(to_end, 0, to_end, nil)

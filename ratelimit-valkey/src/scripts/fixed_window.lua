@@ -5,7 +5,7 @@
 -- ARGV[4]   limit
 -- ARGV[5]   period in ms
 -- ARGV[6]   cost of this request
--- Reply     "status now until window_start count_before 0"
+-- Reply     the decision (see the prelude)
 --
 -- Storage: the count as an integer (stored in the key object itself); the
 -- key expires at the window's end, which also says which window it counts.
@@ -13,6 +13,21 @@ assert(#ARGV == 6, 'fixed_window expects 6 arguments')
 local limit, period, cost = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 
 local start = now - now % period
+local to_end = start + period - now
+
+-- Refused with `count` in the window: Retry-After is the window's end, or
+-- a whole period for a cost that can never fit.
+local function deny(count, old)
+  local retry = to_end
+  if cost > limit then
+    retry = period
+  end
+  local remaining = limit - count
+  if remaining < 0 then
+    remaining = 0
+  end
+  return refuse(retry, remaining, to_end, old)
+end
 -- Fast path: the key counts this window (or is a penalty marker ending with
 -- it). Count first and read the count before from INCRBY's result: one call
 -- instead of a GET and a write. Counts are never negative, so a count
@@ -23,14 +38,14 @@ if exp == start + period and cost < EXACT / 2 then
     local count = r - cost
     if count == -1 then
       redis.call('INCRBY', key, int(-cost))
-      return reply(2, exp, 0, 0, 0)
+      return blocked()
     end
     if r < EXACT and count >= 0 then
       if count + cost <= limit then
-        return reply(1, 0, start, count, 0)
+        return reply(1, 0, limit - count - cost, to_end, 0)
       end
       redis.call('INCRBY', key, int(-cost))
-      return refuse(start, count, 0, count)
+      return deny(count, count)
     end
     redis.call('INCRBY', key, int(-cost))
   end
@@ -38,7 +53,7 @@ end
 
 local raw = exp and redis.call('GET', key)
 if raw == MARKER then
-  return reply(2, exp, 0, 0, 0)
+  return blocked()
 end
 local count = 0
 if raw and exp == start + period then
@@ -46,6 +61,6 @@ if raw and exp == start + period then
 end
 if count + cost <= limit then
   set_until(int(count + cost), start + period, raw)
-  return reply(1, 0, start, count, 0)
+  return reply(1, 0, limit - count - cost, to_end, 0)
 end
-return refuse(start, count, 0, raw)
+return deny(count, raw)

@@ -10,19 +10,52 @@
 -- ARGV[6]   cost * period mod limit (frac)
 -- ARGV[7]   burst * period / limit, whole ms (the tolerance)
 -- ARGV[8]   burst * period mod limit (frac)
--- Reply     "status now until tat_ms tat_frac 0" (the stored TAT before
---           this request, frac normalized below limit; zeros when none)
+-- ARGV[9]   period in ms (one request is max(period, 1) ticks)
+-- Reply     the decision (see the prelude)
 --
 -- Storage: frac as an integer; the key expires at ceil(TAT), which gives
 -- tat_ms back. The caller checks that every ms value stays below 2^52.
-assert(#ARGV == 8, 'leaky_bucket expects 8 arguments')
+assert(#ARGV == 9, 'leaky_bucket expects 9 arguments')
 local limit = tonumber(ARGV[4])
 local c_ms, c_frac = tonumber(ARGV[5]), tonumber(ARGV[6])
 local t_ms, t_frac = tonumber(ARGV[7]), tonumber(ARGV[8])
+local period = tonumber(ARGV[9])
+local ticks = period
+if ticks < 1 then
+  ticks = 1
+end
+
+-- (a_ms, a_frac) - (b_ms, b_frac), frac kept in [0, limit).
+local function sub(a_ms, a_frac, b_ms, b_frac)
+  local ms, frac = a_ms - b_ms, a_frac - b_frac
+  if frac < 0 then
+    ms, frac = ms - 1, frac + limit
+  end
+  return ms, frac
+end
+
+-- ceil of a level (ms, frac) in whole ms.
+local function ceil_ms(ms, frac)
+  if frac > 0 then
+    return ms + 1
+  end
+  return ms
+end
+
+-- How many requests still fit above a level (ms, frac): the tolerance
+-- minus the level, in ticks, floor-divided by one request's ticks.
+local function room(ms, frac)
+  local d_ms, d_frac = sub(t_ms, t_frac, ms, frac)
+  if d_ms < 0 then
+    return 0
+  end
+  local q, r = muldiv(d_ms, limit, ticks)
+  return q + divmod(r + d_frac, ticks)
+end
 
 local raw = exp and redis.call('GET', key)
 if raw == MARKER then
-  return reply(2, exp, 0, 0, 0)
+  return blocked()
 end
 local tat_ms, tat_frac = 0, 0
 if raw then
@@ -40,17 +73,22 @@ local ms, frac = tat_ms, tat_frac
 if ms < now then
   ms, frac = now, 0
 end
+-- The level before this request, as the TAT's distance from now.
+local before_ms = ms - now
+local before_frac = frac
 ms, frac = ms + c_ms, frac + c_frac
 if frac >= limit then
   ms, frac = ms + 1, frac - limit
 end
 local level = ms - now
 if level < t_ms or (level == t_ms and frac <= t_frac) then
-  local at = ms
-  if frac > 0 then
-    at = ms + 1
-  end
-  set_until(int(frac), at, raw)
-  return reply(1, 0, tat_ms, tat_frac, 0)
+  set_until(int(frac), ceil_ms(ms, frac), raw)
+  return reply(1, 0, room(level, frac), ceil_ms(level, frac), 0)
 end
-return refuse(tat_ms, tat_frac, 0, raw)
+-- Refused: Retry-After is the time until the request fits, or a whole
+-- period for a cost above the burst.
+local retry = period
+if c_ms < t_ms or (c_ms == t_ms and c_frac <= t_frac) then
+  retry = ceil_ms(sub(level, frac, t_ms, t_frac))
+end
+return refuse(retry, room(before_ms, before_frac), ceil_ms(before_ms, before_frac), raw)

@@ -10,16 +10,21 @@
 -- ARGV[3]  penalty in ms (0: none)
 -- ARGV[4..] the algorithm's parameters (see each algorithm's header)
 --
--- Every reply is one string of six decimal integers separated by spaces,
--- "status now until s1 s2 s3" (see `reply`):
---   status 0 refused, 1 admitted, 2 blocked by a penalty (until = its end,
---   nothing counted), 3 refused and a penalty started (until = its end),
---   4 not counted (distinct without a value);
---   s1.. the algorithm's state before this request, from which the caller
---   recomputes Retry-After, remaining and reset exactly.
+-- Every reply is one string of five decimal integers separated by spaces,
+-- "status retry remaining reset until", the decision itself (see `reply`):
+--   status 0 refused, 1 admitted, 2 blocked by a penalty (nothing
+--   counted), 3 refused and a penalty started, 4 not counted (distinct
+--   without a value);
+--   retry     when refused, the wait in ms until a retry would be admitted
+--             (the earliest admission, as the core computes it), else 0;
+--   remaining how many more requests of cost 1 would be admitted now;
+--   reset     ms until the subject's quota is whole again;
+--   until     the penalty's end in Unix ms (status 2 and 3), else 0.
 --
--- Numbers: Lua numbers are doubles, exact below 2^53. The caller checks
--- that every value stays below that bound; numbers are written with
+-- Numbers: Lua numbers are doubles, exact below 2^53. Every value is
+-- computed exactly (products that could pass 2^53 go through `muldiv`);
+-- the caller refuses parameters that would not fit and checks that every
+-- reply value stays below 2^53. Numbers are written with
 -- string.format('%d') since tostring would use %.14g.
 
 assert(#KEYS == 1, 'expected 1 key')
@@ -54,10 +59,28 @@ local function divmod(x, d)
   return q, r
 end
 
+-- floor(a * b / d) and its remainder, exactly, for integers 0 <= a < 2^53,
+-- 0 <= b < 2^31 and 1 <= d < 2^31, when the quotient is below 2^53: a is
+-- taken in three limbs of 21 bits so that no partial sum passes 2^53.
+local LIMB = 2097152
+local function muldiv(a, b, d)
+  local p = a * b
+  if p < 9007199254740992 then
+    return divmod(p, d)
+  end
+  local a0 = a % LIMB
+  local hi = (a - a0) / LIMB
+  local a1 = hi % LIMB
+  local q, r = divmod((hi - a1) / LIMB * b, d)
+  local q1, r1 = divmod(r * LIMB + a1 * b, d)
+  local q0, r0 = divmod(r1 * LIMB + a0 * b, d)
+  return (q * LIMB + q1) * LIMB + q0, r0
+end
+
 -- The reply. A string: Valkey turns a Lua table into an array reply
 -- element by element, which costs more than formatting one string.
-local function reply(status, untl, s1, s2, s3)
-  return string.format('%d %d %d %d %d %d', status, now, untl, s1, s2, s3)
+local function reply(status, retry, remaining, reset, untl)
+  return string.format('%d %d %d %d %d', status, retry, remaining, reset, untl)
 end
 
 -- The key's expiry as Valkey holds it: -2 absent, -1 none, else Unix ms
@@ -69,6 +92,11 @@ local pexp = redis.call('PEXPIRETIME', key)
 local exp = nil
 if pexp >= 0 and pexp - offset > now then
   exp = pexp - offset
+end
+
+-- Blocked by the penalty marker that expires at `exp`.
+local function blocked()
+  return reply(2, exp - now, 0, exp - now, exp)
 end
 
 -- Integers below this are exact in a Lua number.
@@ -111,13 +139,14 @@ end
 
 local MARKER = '-1'
 
--- Refused by the algorithm: start the penalty if there is one. The key
--- becomes a "blocked until" marker expiring at its end, so counting starts
--- fresh after it. `old` as for set_until.
-local function refuse(s1, s2, s3, old)
+-- Refused by the algorithm, which says `retry`, `remaining` and `reset`:
+-- start the penalty if there is one. The key becomes a "blocked until"
+-- marker expiring at its end, so counting starts fresh after it. `old` as
+-- for set_until.
+local function refuse(retry, remaining, reset, old)
   if penalty > 0 then
     set_until(MARKER, now + penalty, old)
-    return reply(3, now + penalty, s1, s2, s3)
+    return reply(3, penalty, 0, penalty, now + penalty)
   end
-  return reply(0, 0, s1, s2, s3)
+  return reply(0, retry, remaining, reset, 0)
 end

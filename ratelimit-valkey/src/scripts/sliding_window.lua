@@ -6,8 +6,7 @@
 -- ARGV[4]   limit
 -- ARGV[5]   period in ms
 -- ARGV[6]   cost of this request
--- Reply     "status now until window_start current previous" (the stored
---           state before this request; zeros when there was none)
+-- Reply     the decision (see the prelude)
 --
 -- Storage: current and previous packed in one decimal integer,
 -- current * 10^10 + previous (both are at most 10^9); the key expires two
@@ -30,6 +29,55 @@ local function estimate(cur, prev, start)
 end
 
 local start = now - now % period
+local elapsed = now - start
+local to_end = period - elapsed
+
+-- The time into a window from which ceil(w * (period - e) / period) <= k,
+-- that is e >= period - floor(k * period / w); 0 when always.
+local function first_fit(k, w)
+  if w == 0 or k >= w then
+    return 0
+  end
+  return period - muldiv(k, period, w)
+end
+
+-- Time until every counted request has aged out of the estimate.
+local function reset_ms(cur, prev)
+  if cur > 0 then
+    return to_end + period
+  elseif prev > 0 then
+    return to_end
+  end
+  return 0
+end
+
+-- Admitted: `cur` includes the cost.
+local function admit(est, cur, prev)
+  return reply(1, 0, limit - est - cost, reset_ms(cur, prev), 0)
+end
+
+-- Refused. Retry-After is the earliest admission if nothing else happens:
+-- in this window once enough of the previous one has aged out, or in the
+-- next one, where this window's count becomes the previous one.
+local function deny(est, cur, prev, old)
+  local retry
+  if cost > limit then
+    retry = period
+  elseif cur + cost <= limit then
+    retry = first_fit(limit - cost - cur, prev) - elapsed
+    if retry < 1 then
+      retry = 1
+    end
+  else
+    retry = to_end + first_fit(limit - cost, cur)
+  end
+  local remaining = limit - est
+  if remaining < 0 then
+    remaining = 0
+  end
+  return refuse(retry, remaining, reset_ms(cur, prev), old)
+end
+
 -- Fast path: the key holds this window (or is a penalty marker ending with
 -- it). Add the cost to `current` first and read the state before from
 -- INCRBY's result: one call instead of a GET and a write. The packed value
@@ -44,15 +92,16 @@ if exp == start + 2 * period and inc < EXACT then
     local old = r - inc
     if old == -1 then
       redis.call('INCRBY', key, int(-inc))
-      return reply(2, exp, 0, 0, 0)
+      return blocked()
     end
     if r < EXACT and old >= 0 then
       local cur, prev = divmod(old, SHIFT)
-      if estimate(cur, prev, start) + cost <= limit then
-        return reply(1, 0, start, cur, prev)
+      local est = estimate(cur, prev, start)
+      if est + cost <= limit then
+        return admit(est, cur + cost, prev)
       end
       redis.call('INCRBY', key, int(-inc))
-      return refuse(start, cur, prev, old)
+      return deny(est, cur, prev, old)
     end
     redis.call('INCRBY', key, int(-inc))
   end
@@ -60,7 +109,7 @@ end
 
 local raw = exp and redis.call('GET', key)
 if raw == MARKER then
-  return reply(2, exp, 0, 0, 0)
+  return blocked()
 end
 local ws, cur, prev = 0, 0, 0
 if raw then
@@ -73,8 +122,6 @@ if raw then
     prev = tonumber(string.sub(raw, n - 9)) or 0
   end
 end
-local s_ws, s_cur, s_prev = ws, cur, prev
-
 if ws ~= start then
   if ws + period == start then
     prev = cur
@@ -83,7 +130,8 @@ if ws ~= start then
   end
   cur = 0
 end
-if estimate(cur, prev, start) + cost <= limit then
+local est = estimate(cur, prev, start)
+if est + cost <= limit then
   cur = cur + cost
   local packed
   if cur == 0 then
@@ -92,6 +140,6 @@ if estimate(cur, prev, start) + cost <= limit then
     packed = int(cur) .. string.format('%010d', prev)
   end
   set_until(packed, start + 2 * period, raw)
-  return reply(1, 0, s_ws, s_cur, s_prev)
+  return admit(est, cur, prev)
 end
-return refuse(s_ws, s_cur, s_prev, raw)
+return deny(est, cur, prev, raw)

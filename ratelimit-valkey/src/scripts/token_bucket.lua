@@ -7,14 +7,19 @@
 -- ARGV[4]   limit (refill units per ms)
 -- ARGV[5]   capacity: burst * period
 -- ARGV[6]   this request's need: cost * period
--- Reply     "status now until spent updated_ms 0" (the stored state
---           before this request; zeros when there was none)
+-- ARGV[7]   period in ms (Retry-After of a cost above the burst)
+-- Reply     the decision (see the prelude)
 --
 -- Storage: the units spent, as an integer; the key expires when the bucket
 -- is full again, updated_ms + ceil(spent / limit), which gives updated_ms
 -- back. The caller checks that capacity + need < 2^53.
-assert(#ARGV == 6, 'token_bucket expects 6 arguments')
+assert(#ARGV == 7, 'token_bucket expects 7 arguments')
 local limit, capacity, need_cost = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local period = tonumber(ARGV[7])
+local unit = period
+if unit < 1 then
+  unit = 1
+end
 
 local function ceil_div(x, d)
   local q, r = divmod(x, d)
@@ -26,7 +31,7 @@ end
 
 local raw = exp and redis.call('GET', key)
 if raw == MARKER then
-  return reply(2, exp, 0, 0, 0)
+  return blocked()
 end
 local spent, updated = 0, 0
 if raw then
@@ -60,10 +65,20 @@ end
 local need = left + need_cost
 if need <= capacity then
   store(need)
-  return reply(1, 0, spent, updated, 0)
+  local remaining = divmod(capacity - need, unit)
+  return reply(1, 0, remaining, ceil_div(need, limit), 0)
 end
-if penalty > 0 then
-  return refuse(spent, updated, 0, raw)
+-- Refused: Retry-After is the time until the need fits, or a whole period
+-- for a cost above the burst; the bucket keeps what drained.
+local retry = period
+if need_cost <= capacity then
+  retry = ceil_div(need - capacity, limit)
 end
-store(left)
-return reply(0, 0, spent, updated, 0)
+local room = 0
+if left < capacity then
+  room = divmod(capacity - left, unit)
+end
+if penalty == 0 then
+  store(left)
+end
+return refuse(retry, room, ceil_div(left, limit), raw)

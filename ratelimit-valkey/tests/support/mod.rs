@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ratelimit_core::algorithm::{Decision, Quota};
-use ratelimit_core::backend::{state_key, Backend, Batch, BoxFuture, Check, CheckResult};
+use ratelimit_core::backend::{
+    namespace_digest, state_key, Backend, Batch, BoxFuture, Check, CheckResult,
+};
 use ratelimit_core::limiter::namespace;
 use ratelimit_core::rules::{Rule, RuleBuilder, RuleSet};
 use ratelimit_core::{HashKey, KeyDigest, Limiter, RequestAttrs};
@@ -100,6 +102,7 @@ pub fn check_of(
     let ns: Arc<str> = namespace(rule).into();
     c.subject = HashKey::DEFAULT.digest(subject.as_bytes());
     c.state_key = state_key(&ns, &c.subject);
+    c.namespace_digest = namespace_digest(&ns);
     c.namespace = ns;
     c.quota = rule.quota(cost);
     c.penalty_ms = rule.penalty_ms;
