@@ -24,6 +24,7 @@
 //! assert!(breaker.try_call().is_none(), "open");
 //! clock.advance(Duration::from_secs(1));
 //! let probe = breaker.try_call().expect("one probe");
+//! assert!(probe.is_probe());
 //! assert!(breaker.try_call().is_none(), "only one");
 //! breaker.record(probe, true);
 //! assert!(breaker.try_call().is_some(), "closed again");
@@ -111,6 +112,14 @@ pub struct Permit {
     probe: bool,
 }
 
+impl Permit {
+    /// Whether this is the half-open probe (which may wait for the node's
+    /// connection; other calls never do).
+    pub fn is_probe(&self) -> bool {
+        self.probe
+    }
+}
+
 /// One node's circuit breaker. Cheap to share behind an `Arc`.
 #[derive(Debug)]
 pub struct Breaker {
@@ -186,6 +195,12 @@ impl Breaker {
     /// Whether the breaker currently refuses calls.
     pub fn is_open(&self) -> bool {
         !matches!(*self.lock(), State::Closed { .. })
+    }
+
+    /// Open with no probe out: the node's connections wait instead of
+    /// reconnecting on their own.
+    pub(crate) fn is_resting(&self) -> bool {
+        matches!(*self.lock(), State::Open { .. })
     }
 }
 

@@ -96,10 +96,13 @@ mod error;
 pub mod fleet;
 #[doc(hidden)]
 pub mod fuzzing;
+mod hashkey;
 mod metrics;
 mod node;
+mod pool;
 mod reply;
 mod scripts;
+mod start;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod url;
