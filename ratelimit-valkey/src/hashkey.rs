@@ -4,7 +4,8 @@
 //! subject's digest is part of every state key's name, so every instance
 //! of a fleet must hash with the same key. Without configuration, the
 //! first instance to reach Valkey creates one at `<prefix>hashkey` (32 hex
-//! digits, from the operating system's random source) with `SET .. NX`,
+//! digits, from the operating system's random source) with `SET .. NX`
+//! (in a script that returns the stored key),
 //! and every instance reads it from there: once, at start or at its first
 //! connection. Until it is read, checks fail with a `Connection` error and
 //! the rules' fail modes answer.
@@ -27,6 +28,15 @@ use crate::node::Node;
 
 /// The key's name after the prefix.
 pub(crate) const NAME: &str = "hashkey";
+
+/// KEYS[1] the key's name; ARGV[1] a new key in hex. Stores ARGV[1] unless
+/// a key is there, and returns the stored key. (`SET .. NX GET` in one
+/// command needs Redis 7; a script works everywhere.)
+const SET_NX_GET: &str = r"
+assert(#KEYS == 1 and #ARGV == 1, 'hashkey expects 1 key and 1 argument')
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return redis.call('GET', KEYS[1])
+";
 
 /// The fleet's key: set explicitly, or read from Valkey once.
 #[derive(Debug, Default)]
@@ -59,10 +69,9 @@ impl FleetKey {
             return Ok(());
         }
         let mine = random_hex();
-        let mut cmd = redis::cmd("SET");
-        cmd.arg(name).arg(&mine).arg("NX").arg("GET");
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(SET_NX_GET).arg(1).arg(name).arg(&mine);
         let stored = match node.command(&cmd, within).await? {
-            Value::Nil => mine,
             Value::BulkString(b) => String::from_utf8_lossy(&b).into_owned(),
             Value::SimpleString(s) => s,
             other => return Err(node.says(format!("{name}: unexpected reply {other:?}"))),
