@@ -184,11 +184,11 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
     /// shared between processes must return the same key in all of them
     /// (the Valkey backend keeps one in Valkey).
     ///
-    /// `None` (the default): the limiter hashes with a random key of its
-    /// own process ([`HashKey::random`](crate::HashKey::random)), which
-    /// suits state kept in this process only. A backend that shares state
-    /// but does not know its key yet returns `None` and refuses checks
-    /// until it does.
+    /// The in-memory backend returns a random key of its own. `None` (the
+    /// default): the limiter hashes with a random key of its own
+    /// ([`HashKey::random`](crate::HashKey::random)), which suits state
+    /// kept for one limiter only. A backend that shares state but does not
+    /// know its key yet returns `None` and refuses checks until it does.
     fn hash_key(&self) -> Option<crate::HashKey> {
         None
     }

@@ -15,8 +15,9 @@ use std::fmt;
 /// secret one. A [`Limiter`](crate::Limiter) picks its key by itself: the
 /// one set with [`LimiterBuilder::hash_key`](crate::LimiterBuilder::hash_key),
 /// else the fleet's key that a shared backend provides
-/// ([`Backend::hash_key`](crate::backend::Backend::hash_key)), else a random
-/// key for this process.
+/// ([`Backend::hash_key`](crate::backend::Backend::hash_key): the in-memory
+/// backend's own random key, the Valkey backend's key kept in Valkey), else
+/// a random key of its own.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct HashKey {
     k0: u64,
@@ -46,8 +47,8 @@ impl HashKey {
     }
 
     /// A secret key from the operating system's random source, different
-    /// in every process: for state that lives in this process only (the
-    /// in-memory backend). A fleet sharing state needs one key for all its
+    /// in every call: for state that lives in this process only (each
+    /// in-memory backend draws one). A fleet sharing state needs one key for all its
     /// instances: the Valkey backend keeps one in Valkey.
     ///
     /// Should the operating system's source fail (it does not on supported

@@ -64,10 +64,10 @@ impl LimiterBuilder {
     /// The secret key that hashes request keys and distinct values. Every
     /// instance of a fleet must use the same one.
     ///
-    /// By default the backend's fleet key is used when it has one
-    /// ([`Backend::hash_key`]: the Valkey backend keeps one in Valkey),
-    /// else a random key of this process ([`HashKey::random`]), which suits
-    /// the in-memory backend. Keep the key secret: anyone who knows it can
+    /// By default the backend's key is used ([`Backend::hash_key`]: the
+    /// in-memory backend draws a random one, the Valkey backend keeps the
+    /// fleet's in Valkey), else a random key of this limiter
+    /// ([`HashKey::random`]). Keep the key secret: anyone who knows it can
     /// craft values that collide in a `distinct` map.
     pub fn hash_key(mut self, key: HashKey) -> Self {
         self.hash_key = Some(key);
