@@ -196,12 +196,6 @@ impl Breaker {
     pub fn is_open(&self) -> bool {
         !matches!(*self.lock(), State::Closed { .. })
     }
-
-    /// Open with no probe out: the node's connections wait instead of
-    /// reconnecting on their own.
-    pub(crate) fn is_resting(&self) -> bool {
-        matches!(*self.lock(), State::Open { .. })
-    }
 }
 
 #[cfg(test)]

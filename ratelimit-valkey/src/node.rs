@@ -205,9 +205,14 @@ impl Node {
             error(e.kind(), invs.len());
             tracing::debug!(node = %self.addr, error = %e, "valkey call failed");
         }
+        let closes = permit.is_probe() && up;
         if self.breaker.record(permit, up) {
             breaker_opened();
             tracing::warn!(node = %self.addr, "valkey circuit breaker opened");
+        }
+        if closes {
+            // Closed again: the other connections may reconnect now.
+            self.pool.wake_all();
         }
         out
     }

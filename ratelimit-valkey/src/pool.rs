@@ -6,8 +6,9 @@
 //! a request's deadline: a request finding no connection gets an immediate
 //! error (the rule's fail mode answers), and the connection's task keeps
 //! trying with a backoff. While the node's circuit breaker is open the
-//! tasks wait; the breaker's probe wakes them and waits for the connection
-//! before it is sent. A connection that failed a request is dropped and
+//! tasks wait; the breaker's probe wakes one and waits for its connection
+//! before it is sent (one connection attempt per probe); its success wakes
+//! the others. A connection that failed a request is dropped and
 //! made again; one that timed out is checked with a `PING` (a slow server
 //! keeps its connections, a dead one loses them).
 
@@ -152,25 +153,28 @@ impl Pool {
         self.slots.iter().map(|s| s.lock().attempts).collect()
     }
 
-    /// Wakes every connection task (even while the breaker is open) and
-    /// waits, at most `within`, for a connection, or until each of them
-    /// has tried once more.
-    pub(crate) async fn wait_connected(&self, within: Duration) -> Result<Lease, Arc<str>> {
-        let mut events = self.events.subscribe();
-        let before = self.attempts();
+    /// Wakes every connection task (after the breaker closed again).
+    pub(crate) fn wake_all(&self) {
         for slot in self.slots.iter() {
             slot.wake.notify_one();
         }
+    }
+
+    /// Wakes one connection task (even while the breaker is open: one
+    /// connection attempt per probe, not one per connection) and waits, at
+    /// most `within`, for a connection, or until that one has tried.
+    pub(crate) async fn wait_connected(&self, within: Duration) -> Result<Lease, Arc<str>> {
+        let mut events = self.events.subscribe();
+        let n = self.slots.len();
+        let one = &self.slots[self.next.fetch_add(1, Ordering::Relaxed) % n];
+        let before = one.lock().attempts;
+        one.wake.notify_one();
         let wait = async {
             loop {
                 match self.pick() {
                     Ok(lease) => return Ok(lease),
-                    Err(why) => {
-                        let now = self.attempts();
-                        if now.iter().zip(&before).all(|(n, b)| n > b) {
-                            return Err(why);
-                        }
-                    }
+                    Err(why) if one.lock().attempts > before => return Err(why),
+                    Err(_) => {}
                 }
                 if events.changed().await.is_err() {
                     return self.pick();
@@ -272,12 +276,20 @@ async fn keep_up(c: Connector, slot: Arc<Slot>, events: Arc<watch::Sender<u64>>)
             continue;
         }
         if failures > 0 {
-            if c.breaker.is_resting() {
-                slot.wake.notified().await;
-            } else {
+            // After the backoff, try again on our own only while the
+            // breaker is closed; else wait to be woken (by the probe).
+            loop {
+                if c.breaker.is_open() {
+                    slot.wake.notified().await;
+                    break;
+                }
                 tokio::select! {
-                    _ = tokio::time::sleep(backoff(failures)) => {}
-                    _ = slot.wake.notified() => {}
+                    _ = tokio::time::sleep(backoff(failures)) => {
+                        if !c.breaker.is_open() {
+                            break;
+                        }
+                    }
+                    _ = slot.wake.notified() => break,
                 }
             }
             if slot.closed.load(Ordering::SeqCst) {
