@@ -8,7 +8,9 @@
 //! (in a script that returns the stored key),
 //! and every instance reads it from there: once, at start or at its first
 //! connection. Until it is read, checks fail with a `Connection` error and
-//! the rules' fail modes answer.
+//! the rules' fail modes answer; meanwhile the limiter hashes what it
+//! keeps in memory (`fail_mode: local` counts) with a key of its own, and
+//! those counts start afresh once the fleet's key is known.
 //!
 //! This key has no expiry: deleting it (or `FLUSHALL`) makes the next
 //! instance to start create another one, and instances then count apart
