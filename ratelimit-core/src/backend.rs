@@ -190,6 +190,21 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
         let _ = check;
         Box::pin(std::future::ready(Err(unsupported())))
     }
+
+    /// The secret hash key shared by every instance of the fleet, once the
+    /// backend knows it. Subjects and distinct values are hashed with it,
+    /// so it decides where every state lives: a backend whose state is
+    /// shared between processes must return the same key in all of them
+    /// (the Valkey backend keeps one in Valkey).
+    ///
+    /// The in-memory backend returns a random key of its own. `None` (the
+    /// default): the limiter hashes with a random key of its own
+    /// ([`HashKey::random`](crate::HashKey::random)), which suits state
+    /// kept for one limiter only. A backend that shares state but does not
+    /// know its key yet returns `None` and refuses checks until it does.
+    fn hash_key(&self) -> Option<crate::HashKey> {
+        None
+    }
 }
 
 fn unsupported() -> BackendError {
@@ -207,5 +222,9 @@ impl<B: Backend + ?Sized> Backend for Arc<B> {
 
     fn reset<'a>(&'a self, check: &'a Check) -> BoxFuture<'a, Result<(), BackendError>> {
         (**self).reset(check)
+    }
+
+    fn hash_key(&self) -> Option<crate::HashKey> {
+        (**self).hash_key()
     }
 }

@@ -7,6 +7,17 @@
 use std::fmt;
 
 /// A 128-bit SipHash key. Every instance of a fleet must use the same one.
+///
+/// The key must be secret: whoever knows it can craft request keys and
+/// `distinct` values offline that land on the same few bits of a distinct
+/// map, and be served far past a rule's limit. [`HashKey::DEFAULT`] is
+/// public and only fits tests; [`HashKey::random`] (and `Default`) draw a
+/// secret one. A [`Limiter`](crate::Limiter) picks its key by itself: the
+/// one set with [`LimiterBuilder::hash_key`](crate::LimiterBuilder::hash_key),
+/// else the fleet's key that a shared backend provides
+/// ([`Backend::hash_key`](crate::backend::Backend::hash_key): the in-memory
+/// backend's own random key, the Valkey backend's key kept in Valkey), else
+/// a random key of its own.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct HashKey {
     k0: u64,
@@ -14,7 +25,9 @@ pub struct HashKey {
 }
 
 impl HashKey {
-    /// The default key. Set your own secret with [`HashKey::new`] in production.
+    /// A fixed, public key, for tests and benchmarks that need the same
+    /// digests in every run. Never for production: anyone can craft values
+    /// that collide under it (see [`HashKey::random`]).
     pub const DEFAULT: HashKey = HashKey {
         k0: 0x7261_7465_6c69_6d69,
         k1: 0x742d_636f_7265_2d31,
@@ -31,6 +44,31 @@ impl HashKey {
             i += 1;
         }
         Self { k0, k1 }
+    }
+
+    /// A secret key from the operating system's random source, different
+    /// in every call: for state that lives in this process only (each
+    /// in-memory backend draws one). A fleet sharing state needs one key for all its
+    /// instances: the Valkey backend keeps one in Valkey.
+    ///
+    /// Should the operating system's source fail (it does not on supported
+    /// platforms), the key comes from the standard library's per-process
+    /// random hasher keys instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelimit_core::HashKey;
+    ///
+    /// let (a, b) = (HashKey::random(), HashKey::random());
+    /// assert_ne!(a.digest(b"203.0.113.7"), b.digest(b"203.0.113.7"));
+    /// ```
+    pub fn random() -> Self {
+        let mut bytes = [0u8; 16];
+        if getrandom::fill(&mut bytes).is_err() {
+            bytes = std_entropy();
+        }
+        Self::new(bytes)
     }
 
     /// SipHash-2-4 of `data`.
@@ -66,10 +104,23 @@ impl HashKey {
     }
 }
 
+/// A secret key: [`HashKey::random`].
 impl Default for HashKey {
     fn default() -> Self {
-        Self::DEFAULT
+        Self::random()
     }
+}
+
+/// 16 bytes from the standard library's randomly keyed hasher.
+fn std_entropy() -> [u8; 16] {
+    use std::hash::{BuildHasher, Hasher};
+    let mut out = [0u8; 16];
+    for (i, half) in out.chunks_exact_mut(8).enumerate() {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_usize(i);
+        half.copy_from_slice(&h.finish().to_le_bytes());
+    }
+    out
 }
 
 impl fmt::Debug for HashKey {
@@ -284,6 +335,15 @@ mod tests {
             h.write(&data[split..]);
             assert_eq!(h.finish128(), k.digest(&data), "split {split}");
         }
+    }
+
+    #[test]
+    fn random_keys_differ_and_are_not_the_public_one() {
+        let (a, b) = (HashKey::random(), HashKey::default());
+        assert_ne!(a, b);
+        assert_ne!(a, HashKey::DEFAULT);
+        assert_ne!(b, HashKey::DEFAULT);
+        assert_ne!(std_entropy(), std_entropy());
     }
 
     #[test]

@@ -12,6 +12,7 @@ use tokio::task::JoinSet;
 
 use crate::builder::NodeFactory;
 use crate::cluster::{self, is_redirect, Addr, SlotMap};
+use crate::hashkey::FleetKey;
 use crate::metrics::error;
 use crate::node::Node;
 use crate::reply;
@@ -33,6 +34,8 @@ pub(crate) struct Inner {
     pub(crate) deadline: Duration,
     pub(crate) time: TimeSource,
     pub(crate) topology: Topology,
+    /// The fleet's hash key (see [`crate::hashkey`]).
+    pub(crate) key: Arc<FleetKey>,
 }
 
 #[derive(Debug)]
@@ -51,17 +54,26 @@ pub(crate) struct ClusterState {
 }
 
 impl ClusterState {
-    /// The node at `addr`, connecting lazily.
+    /// The node at `addr`, connecting in the background from its first use.
     pub(crate) fn node(&self, addr: &str) -> Result<Node, BackendError> {
         let mut nodes = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(n) = nodes.get(addr) {
             return Ok(n.clone());
         }
         let node = self.factory.node(addr).map_err(|e| {
-            BackendError::new(BackendErrorKind::Connection, format!("node {addr}: {e}"))
+            BackendError::new(
+                BackendErrorKind::Connection,
+                format!("valkey at {addr}: {e}"),
+            )
         })?;
         nodes.insert(addr.to_string(), node.clone());
         Ok(node)
+    }
+
+    /// The nodes known now.
+    pub(crate) fn nodes(&self) -> Vec<Node> {
+        let nodes = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
+        nodes.values().cloned().collect()
     }
 
     pub(crate) fn map(&self) -> Arc<SlotMap> {
@@ -84,14 +96,42 @@ impl ClusterState {
             let cmd = redis::cmd("CLUSTER").arg("SLOTS").to_owned();
             match node.command(&cmd, self.factory.connect_timeout).await {
                 Ok(v) => {
-                    let map = SlotMap::parse(&v)?;
-                    *self.map.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(map);
+                    let map = SlotMap::parse(&v).map_err(|e| node.says(e))?;
+                    self.adopt(map);
                     return Ok(());
                 }
-                Err(e) => last = format!("{addr}: {e}"),
+                Err(e) => last = e,
             }
         }
         Err(last)
+    }
+
+    /// Uses `map`: its primaries start connecting, nodes that are neither
+    /// primaries nor seeds are dropped (their connections close).
+    fn adopt(&self, map: SlotMap) {
+        for addr in &map.nodes {
+            if let Err(e) = self.node(addr) {
+                tracing::warn!(error = %e, "cannot use a cluster node");
+            }
+        }
+        {
+            let mut nodes = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
+            nodes.retain(|a, _| map.nodes.contains(a) || self.factory.seeds.contains(a));
+        }
+        *self.map.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(map);
+    }
+
+    /// Reads the fleet's hash key from the node serving its slot.
+    pub(crate) async fn read_key(&self, key: &FleetKey, name: &str) -> Result<(), String> {
+        if key.get().is_some() {
+            return Ok(());
+        }
+        let map = self.map();
+        let addr = map
+            .node_of(cluster::slot(name.as_bytes()))
+            .ok_or_else(|| format!("valkey cluster: no node serves {name}"))?;
+        let node = self.node(addr).map_err(|e| e.to_string())?;
+        key.read(&node, name, self.factory.connect_timeout).await
     }
 }
 
@@ -119,9 +159,28 @@ impl ValkeyBackend {
         scripts::key_of(&self.inner.prefix, check)
     }
 
+    /// Why no check can be sent yet: the fleet's hash key is not known.
+    fn key_unknown(&self) -> Option<BackendError> {
+        if self.inner.key.get().is_some() {
+            return None;
+        }
+        let status = match &self.inner.topology {
+            Topology::Single(node) => node.status(),
+            Topology::Cluster(_) => "valkey cluster".into(),
+        };
+        Some(BackendError::new(
+            BackendErrorKind::Connection,
+            format!("{status}: the fleet's hash key is not read yet"),
+        ))
+    }
+
     async fn run(&self, batch: &Batch) -> Vec<CheckResult> {
         let inner = &self.inner;
         let n = batch.checks.len();
+        if let Some(e) = self.key_unknown() {
+            error(e.kind(), n);
+            return vec![Err(e); n];
+        }
         let mut results: Vec<Option<CheckResult>> = vec![None; n];
         let mut invs: Vec<(usize, Invocation)> = Vec::with_capacity(n);
         for (i, c) in batch.checks.iter().enumerate() {
@@ -192,7 +251,10 @@ impl ValkeyBackend {
                     g.1.push(inv);
                 }
                 None => {
-                    let e = BackendError::new(BackendErrorKind::Connection, "slot not served");
+                    let e = BackendError::new(
+                        BackendErrorKind::Connection,
+                        "valkey cluster: slot not served (or the slot map not read yet)",
+                    );
                     error(e.kind(), 1);
                     state.stale.notify_one();
                     out.push((vec![i], Err(e)));
@@ -271,5 +333,9 @@ impl Backend for ValkeyBackend {
 
     fn reset<'a>(&'a self, check: &'a Check) -> BoxFuture<'a, Result<(), BackendError>> {
         Box::pin(self.reset_one(check))
+    }
+
+    fn hash_key(&self) -> Option<ratelimit_core::HashKey> {
+        self.inner.key.get()
     }
 }

@@ -24,6 +24,7 @@
 //! assert!(breaker.try_call().is_none(), "open");
 //! clock.advance(Duration::from_secs(1));
 //! let probe = breaker.try_call().expect("one probe");
+//! assert!(probe.is_probe());
 //! assert!(breaker.try_call().is_none(), "only one");
 //! breaker.record(probe, true);
 //! assert!(breaker.try_call().is_some(), "closed again");
@@ -109,6 +110,14 @@ enum State {
 #[must_use]
 pub struct Permit {
     probe: bool,
+}
+
+impl Permit {
+    /// Whether this is the half-open probe (which may wait for the node's
+    /// connection; other calls never do).
+    pub fn is_probe(&self) -> bool {
+        self.probe
+    }
 }
 
 /// One node's circuit breaker. Cheap to share behind an `Arc`.

@@ -4,11 +4,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use ratelimit_core::HashKey;
+
 use crate::backend::{ClusterState, Inner, Topology, ValkeyBackend};
 use crate::breaker::{Breaker, BreakerConfig, Monotonic, SystemMonotonic};
 use crate::cluster::SlotMap;
+use crate::hashkey::{FleetKey, NAME};
 use crate::node::Node;
+use crate::pool::DEFAULT_CONNECTIONS;
 use crate::scripts::TimeSource;
+use crate::start;
 use crate::url::{addr_of, normalize_url, with_addr};
 use crate::Error;
 
@@ -16,8 +21,6 @@ use crate::Error;
 pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(50);
 /// The default key prefix.
 pub const DEFAULT_PREFIX: &str = "rl:";
-/// How often the cluster's slot map is read again.
-const REFRESH_EVERY: Duration = Duration::from_secs(5);
 
 /// Builds a [`ValkeyBackend`]: see [`ValkeyBackend::builder`].
 #[derive(Debug, Clone)]
@@ -27,6 +30,9 @@ pub struct ValkeyBuilder {
     prefix: String,
     deadline: Duration,
     connect_timeout: Duration,
+    connections: usize,
+    require_connection: bool,
+    hash_key: Option<HashKey>,
     breaker: BreakerConfig,
     clock: Option<Arc<dyn Monotonic>>,
     injected_time: bool,
@@ -44,6 +50,9 @@ impl ValkeyBackend {
             prefix: DEFAULT_PREFIX.into(),
             deadline: DEFAULT_DEADLINE,
             connect_timeout: Duration::from_secs(2),
+            connections: DEFAULT_CONNECTIONS,
+            require_connection: false,
+            hash_key: None,
             breaker: BreakerConfig::default(),
             clock: None,
             injected_time: false,
@@ -52,39 +61,29 @@ impl ValkeyBackend {
     }
 }
 
-/// Makes nodes (connecting on first use, never re-sending a request).
+/// Makes nodes (connecting in the background, never re-sending a request).
 #[derive(Debug, Clone)]
 pub(crate) struct NodeFactory {
     url: String,
     pub(crate) seeds: Vec<String>,
     pub(crate) connect_timeout: Duration,
+    connections: usize,
     breaker: BreakerConfig,
     clock: Arc<dyn Monotonic>,
 }
 
 impl NodeFactory {
-    fn breaker(&self) -> Breaker {
-        Breaker::with_shared_clock(self.breaker, self.clock.clone())
-    }
-
-    /// A node at `addr` (`host:port`), connecting on first use.
+    /// A node at `addr` (`host:port`), starting to connect in the
+    /// background. Must be called within a tokio runtime.
     pub(crate) fn node(&self, addr: &str) -> Result<Node, redis::RedisError> {
         let client = redis::Client::open(with_addr(&self.url, addr))?;
-        Ok(Node::new(
+        Ok(Node::start(
             addr,
             client,
             self.connect_timeout,
-            self.breaker(),
+            Breaker::with_shared_clock(self.breaker, self.clock.clone()),
+            self.connections,
         ))
-    }
-
-    async fn connected(&self, url: &str) -> Result<Node, Error> {
-        let client = redis::Client::open(url)?;
-        let node = Node::new(addr_of(url)?, client, self.connect_timeout, self.breaker());
-        tokio::time::timeout(self.connect_timeout, node.connection())
-            .await
-            .map_err(|_| Error::Topology(format!("connecting to {url} timed out")))??;
-        Ok(node)
     }
 }
 
@@ -102,10 +101,39 @@ impl ValkeyBuilder {
         self
     }
 
-    /// How long connecting may take when building, and for each
-    /// reconnection attempt (default 2 s).
+    /// How long one connection attempt may take (default 2 s), which is
+    /// also how long [`build`](Self::build) waits for the first attempts.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
+        self
+    }
+
+    /// Multiplexed connections per node (default 4), chosen round robin;
+    /// each request's pipeline goes on one of them. Each is remade in the
+    /// background on its own when it breaks.
+    pub fn connections(mut self, n: usize) -> Self {
+        self.connections = n;
+        self
+    }
+
+    /// Whether [`build`](Self::build) fails when Valkey cannot be reached
+    /// within the connect time-out (default `false`: the backend is built
+    /// anyway, connects in the background, and until it does, checks fail
+    /// with a `Connection` error so the rules' fail modes answer).
+    pub fn require_connection(mut self, on: bool) -> Self {
+        self.require_connection = on;
+        self
+    }
+
+    /// The fleet's secret hash key, explicitly (the same on every
+    /// instance). By default it is created once in Valkey at
+    /// `<prefix>hashkey` and read by every instance, with no
+    /// configuration: see [`HashKey`] and the [crate docs](crate). Set
+    /// here, nothing is read or written in Valkey (a key set only on the
+    /// limiter still needs the backend to read its own before checks go
+    /// out).
+    pub fn hash_key(mut self, key: HashKey) -> Self {
+        self.hash_key = Some(key);
         self
     }
 
@@ -146,36 +174,28 @@ impl ValkeyBuilder {
         self
     }
 
-    /// Connects.
+    /// Builds the backend and starts connecting, in the background.
+    ///
+    /// `build` waits, at most the connect time-out, for the first attempt
+    /// of each connection, for the hash key to be read and, in cluster
+    /// mode, for the slot map. Without
+    /// [`require_connection`](Self::require_connection) it succeeds even
+    /// when Valkey is down: a service whose rules fail open can start
+    /// during an outage, and the backend connects when Valkey is back.
     ///
     /// # Errors
     ///
     /// - [`Error::InvalidUrl`] for a URL of another scheme, or unparsable.
     /// - [`Error::TlsDisabled`] for `rediss://` / `valkeys://` without the
     ///   `tls` feature.
-    /// - [`Error::InvalidSetting`] for a zero deadline, zero breaker
-    ///   failures, or a key prefix containing `{` or `}`.
-    /// - [`Error::Connect`] when the node cannot be reached in time.
-    /// - [`Error::Topology`] when no seed answers `CLUSTER SLOTS`.
+    /// - [`Error::InvalidSetting`] for a zero deadline or connect time-out,
+    ///   zero connections, zero breaker failures, or a key prefix
+    ///   containing `{` or `}`.
+    /// - With `require_connection`: [`Error::Connect`] (naming the node's
+    ///   address) when no connection or no hash key could be had, and
+    ///   [`Error::Topology`] when no seed answered `CLUSTER SLOTS`.
     pub async fn build(self) -> Result<ValkeyBackend, Error> {
-        if self.deadline.is_zero() {
-            return Err(Error::InvalidSetting {
-                name: "deadline",
-                reason: "must be above zero",
-            });
-        }
-        if self.breaker.failures == 0 {
-            return Err(Error::InvalidSetting {
-                name: "breaker",
-                reason: "failures must be at least 1",
-            });
-        }
-        if self.prefix.contains(['{', '}']) {
-            return Err(Error::InvalidSetting {
-                name: "key_prefix",
-                reason: "must not contain { or }: the subject is the hash tag",
-            });
-        }
+        self.validate()?;
         let urls = self
             .urls
             .iter()
@@ -186,15 +206,34 @@ impl ValkeyBuilder {
             url: first.clone(),
             seeds: urls.iter().map(|u| addr_of(u)).collect::<Result<_, _>>()?,
             connect_timeout: self.connect_timeout,
+            connections: self.connections,
             breaker: self.breaker,
             clock: self
                 .clock
                 .unwrap_or_else(|| Arc::new(SystemMonotonic::default())),
         };
+        let key = Arc::new(FleetKey::new(self.hash_key));
+        let name = format!("{}{NAME}", self.prefix);
+        let wait = self.connect_timeout;
         let topology = if self.cluster {
-            Topology::Cluster(cluster_state(factory).await?)
+            let state = Arc::new(ClusterState {
+                map: RwLock::new(Arc::new(SlotMap::empty())),
+                nodes: Mutex::new(HashMap::new()),
+                factory,
+                stale: Arc::new(tokio::sync::Notify::new()),
+            });
+            let progress = start::cluster(&state, key.clone(), name);
+            start::settle_cluster(&state, progress, &key, wait, self.require_connection).await?;
+            Topology::Cluster(state)
         } else {
-            Topology::Single(Box::new(factory.connected(&first).await?))
+            let addr = factory.seeds.first().cloned().unwrap_or_default();
+            let node = factory.node(&addr).map_err(|e| Error::InvalidUrl {
+                url: first.clone(),
+                reason: e.to_string(),
+            })?;
+            let progress = start::single(node.clone(), key.clone(), name, wait);
+            start::settle_single(&node, progress, &key, wait, self.require_connection).await?;
+            Topology::Single(Box::new(node))
         };
         Ok(ValkeyBackend {
             inner: Arc::new(Inner {
@@ -206,37 +245,31 @@ impl ValkeyBuilder {
                     TimeSource::Valkey
                 },
                 topology,
+                key,
             }),
         })
     }
-}
 
-async fn cluster_state(factory: NodeFactory) -> Result<Arc<ClusterState>, Error> {
-    let state = Arc::new(ClusterState {
-        map: RwLock::new(Arc::new(
-            SlotMap::parse(&redis::Value::Array(Vec::new())).map_err(Error::Topology)?,
-        )),
-        nodes: Mutex::new(HashMap::new()),
-        factory,
-        stale: Arc::new(tokio::sync::Notify::new()),
-    });
-    state.refresh().await.map_err(Error::Topology)?;
-    let weak = Arc::downgrade(&state);
-    let stale = state.stale.clone();
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep(REFRESH_EVERY) => {}
-                _ = stale.notified() => {}
-            }
-            let Some(state) = weak.upgrade() else { return };
-            if let Err(e) = state.refresh().await {
-                tracing::warn!(error = %e, "cannot read the cluster's slots");
-            }
-            drop(state);
-            // At most ten reads a second, whatever the redirects.
-            tokio::time::sleep(Duration::from_millis(100)).await;
+    fn validate(&self) -> Result<(), Error> {
+        let invalid = |name, reason| Err(Error::InvalidSetting { name, reason });
+        if self.deadline.is_zero() {
+            return invalid("deadline", "must be above zero");
         }
-    });
-    Ok(state)
+        if self.connect_timeout.is_zero() {
+            return invalid("connect_timeout", "must be above zero");
+        }
+        if self.connections == 0 {
+            return invalid("connections", "must be at least 1");
+        }
+        if self.breaker.failures == 0 {
+            return invalid("breaker", "failures must be at least 1");
+        }
+        if self.prefix.contains(['{', '}']) {
+            return invalid(
+                "key_prefix",
+                "must not contain { or }: the subject is the hash tag",
+            );
+        }
+        Ok(())
+    }
 }

@@ -3,9 +3,11 @@
 //! Every key carries the subject in a `{hash tag}`, so one subject's state
 //! lives in one slot. A batch's checks are grouped by the node that serves
 //! their slot, and each node gets one pipelined round trip, all nodes in
-//! parallel. The slot map is read with `CLUSTER SLOTS` when the backend is
-//! built, every few seconds after, and soon after a reply says `MOVED`,
-//! `ASK` or `CLUSTERDOWN`.
+//! parallel. The slot map is read with `CLUSTER SLOTS` in the background:
+//! from the start (retrying with a backoff until a seed answers; until
+//! then every check fails with a `Connection` error and the rules' fail
+//! modes answer), every few seconds after, and soon after a reply says
+//! `MOVED`, `ASK` or `CLUSTERDOWN`.
 //!
 //! The servers must run with `cluster-require-full-coverage no`: with the
 //! default, one failed primary makes every node refuse every key, not just
@@ -57,6 +59,14 @@ pub(crate) struct SlotMap {
 }
 
 impl SlotMap {
+    /// No slot served (before the first `CLUSTER SLOTS`).
+    pub(crate) fn empty() -> Self {
+        SlotMap {
+            slots: vec![u16::MAX; SLOTS],
+            nodes: Vec::new(),
+        }
+    }
+
     /// The primary of `slot`.
     pub(crate) fn node_of(&self, slot: u16) -> Option<&Addr> {
         let i = *self.slots.get(slot as usize)?;

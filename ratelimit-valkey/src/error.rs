@@ -25,10 +25,19 @@ pub enum Error {
         /// What is wrong.
         reason: &'static str,
     },
-    /// Valkey could not be reached or refused a command while connecting.
-    #[error("cannot connect to Valkey: {0}")]
-    Connect(#[from] redis::RedisError),
-    /// The cluster's slot map could not be read from any seed node.
-    #[error("cannot read the cluster's slots: {0}")]
+    /// With [`require_connection`](crate::ValkeyBuilder::require_connection):
+    /// Valkey could not be reached, or its hash key not read, within the
+    /// connect time-out.
+    #[error("valkey at {addr}: {reason}")]
+    Connect {
+        /// The node's `host:port`.
+        addr: String,
+        /// What failed, e.g. `connection refused`.
+        reason: String,
+    },
+    /// With [`require_connection`](crate::ValkeyBuilder::require_connection)
+    /// in cluster mode: the slot map could not be read from any seed node
+    /// within the connect time-out.
+    #[error("valkey cluster: cannot read the slot map: {0}")]
     Topology(String),
 }

@@ -15,9 +15,10 @@
 //!   Nothing is recomputed on this side; a differential test holds every
 //!   number to the core's.
 //! - **One round trip.** All of a request's checks go out in one pipelined
-//!   call (in cluster mode: one per node, in parallel), over a shared
-//!   multiplexed connection. Calls are never retried: a call that timed out
-//!   may have counted. A `NOSCRIPT` reply (the script did not run) is
+//!   call (in cluster mode: one per node, in parallel), on one of the
+//!   node's multiplexed connections (4 by default, taken round robin, see
+//!   [`ValkeyBuilder::connections`]). Calls are never retried: a call that
+//!   timed out may have counted. A `NOSCRIPT` reply (the script did not run) is
 //!   answered by loading the script and sending that check, once.
 //! - **Keys.** `<prefix>{<subject>}<namespace>` in 27 bytes (see
 //!   [`key_of`]), the subject as the hash tag so one subject lives in one
@@ -32,9 +33,34 @@
 //!   [circuit breaker](breaker) per node (5 consecutive failures: 1 s
 //!   without calls, then one probe). A check that got no answer is an
 //!   `Err(BackendError)` (`Timeout`, `Connection`, `BreakerOpen` or
-//!   `Protocol`) and the core applies the rule's `fail_mode`. Metrics:
-//!   `ratelimit_valkey_errors_total{kind}`,
+//!   `Protocol`) and the core applies the rule's `fail_mode`; its text
+//!   names the node (`valkey at 127.0.0.1:6379: connection refused`).
+//!   Metrics: `ratelimit_valkey_errors_total{kind}`,
 //!   `ratelimit_valkey_breaker_open_total`.
+//! - **Connections.** Made and remade in the background, each with a
+//!   backoff, never inside a call's deadline: a call that finds none up
+//!   fails at once with `Connection`, while the node's breaker is open the
+//!   connections wait, and its probe wakes them and waits for one. A
+//!   connection that broke is remade alone; one whose call timed out is
+//!   checked with a `PING` first.
+//! - **Start-up.** [`ValkeyBuilder::build`] waits at most the connect
+//!   time-out for the first connections (and, in cluster mode, the slot
+//!   map), then succeeds even when Valkey is down: a service whose rules
+//!   fail open starts during an outage and connects when Valkey is back.
+//!   [`ValkeyBuilder::require_connection`] makes it fail instead.
+//! - **Hash key.** Subjects and distinct values are hashed with a secret
+//!   key, and the subject's digest is part of every key name, so every
+//!   instance of a fleet must hash with the same key. By default the first
+//!   instance to reach Valkey creates one at `<prefix>hashkey` (`SET ..
+//!   NX`, random bytes) and every instance reads it there, with no
+//!   configuration; the limiter takes it from the backend
+//!   ([`Backend::hash_key`](ratelimit_core::backend::Backend::hash_key)).
+//!   Until it is read, checks fail with `Connection`. It is the one key
+//!   without an expiry: deleting it (`FLUSHALL`) makes instances started
+//!   afterwards create another, and the fleet counts apart until every
+//!   instance is restarted. [`ValkeyBuilder::hash_key`] sets it explicitly
+//!   instead (the same on every instance; a key set on the limiter wins
+//!   over the backend's).
 //! - **Fleet size.** [`ValkeyBackend::live_fleet`] announces the instance
 //!   and keeps a live count for `fail_mode: local` (see [`fleet`]).
 //! - **Cluster.** [`ValkeyBuilder::cluster`]; see [`cluster`]. The servers
@@ -101,10 +127,13 @@ mod error;
 pub mod fleet;
 #[doc(hidden)]
 pub mod fuzzing;
+mod hashkey;
 mod metrics;
 mod node;
+mod pool;
 mod reply;
 mod scripts;
+mod start;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod url;

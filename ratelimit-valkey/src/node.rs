@@ -1,5 +1,5 @@
-//! One Valkey node: a multiplexed connection, its circuit breaker, and the
-//! one pipelined round trip that carries a batch's checks.
+//! One Valkey node: its connections, its circuit breaker, and the one
+//! pipelined round trip that carries a batch's checks.
 //!
 //! # NOSCRIPT
 //!
@@ -18,26 +18,25 @@ use std::time::Duration;
 
 use ratelimit_core::backend::{BackendError, BackendErrorKind};
 use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Client, ErrorKind, RedisError, Value};
-use tokio::sync::Mutex;
+use redis::{ErrorKind, RedisError, Value};
 
-use crate::breaker::Breaker;
+use crate::breaker::{Breaker, Permit};
 use crate::metrics::{breaker_opened, error};
+use crate::pool::{describe, Connector, Lease, Pool};
 use crate::scripts::{Invocation, SOURCES};
 
-/// One node: cheap to clone, clones share the connection and the breaker.
+/// One node: cheap to clone, clones share the connections and the breaker.
 ///
-/// The connection is one multiplexed connection shared by every concurrent
-/// request, so Valkey sees pipelined traffic. It is made on first use and
-/// dropped on a transport error; the next call (a half-open probe, say)
-/// connects afresh as part of its own deadline. Nothing is ever re-sent.
+/// The node keeps a small fixed set of multiplexed connections (see
+/// [`crate::pool`]), each made and remade in the background; concurrent
+/// requests share them, so Valkey sees pipelined traffic. Nothing is ever
+/// re-sent.
 #[derive(Debug, Clone)]
 pub(crate) struct Node {
     /// `host:port`, for errors and metrics.
     pub(crate) addr: Arc<str>,
-    client: Client,
-    config: AsyncConnectionConfig,
-    conn: Arc<Mutex<Option<MultiplexedConnection>>>,
+    pool: Arc<Pool>,
+    connect_timeout: Duration,
     pub(crate) breaker: Arc<Breaker>,
 }
 
@@ -53,68 +52,100 @@ fn classify(e: &RedisError) -> (BackendErrorKind, bool) {
 }
 
 impl Node {
-    pub(crate) fn new(
+    /// A node whose `connections` start connecting at once, in the
+    /// background. Must be called within a tokio runtime.
+    pub(crate) fn start(
         addr: impl Into<Arc<str>>,
-        client: Client,
+        client: redis::Client,
         connect_timeout: Duration,
         breaker: Breaker,
+        connections: usize,
     ) -> Self {
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(connect_timeout))
-            .set_response_timeout(None);
+        let addr = addr.into();
+        let breaker = Arc::new(breaker);
+        let pool = Pool::start(
+            Connector {
+                addr: addr.clone(),
+                client,
+                connect_timeout,
+                breaker: breaker.clone(),
+            },
+            connections,
+        );
         Self {
-            addr: addr.into(),
-            client,
-            config,
-            conn: Arc::new(Mutex::new(None)),
-            breaker: Arc::new(breaker),
+            addr,
+            pool: Arc::new(pool),
+            connect_timeout,
+            breaker,
         }
     }
 
-    /// The shared connection, connecting if there is none.
-    pub(crate) async fn connection(&self) -> redis::RedisResult<MultiplexedConnection> {
-        let mut slot = self.conn.lock().await;
-        if let Some(c) = slot.as_ref() {
-            return Ok(c.clone());
+    /// `valkey at <addr>: <what>`.
+    pub(crate) fn says(&self, what: impl std::fmt::Display) -> String {
+        format!("valkey at {}: {what}", self.addr)
+    }
+
+    /// Waits, at most `within`, until each connection has tried once.
+    pub(crate) async fn first_attempts(&self, within: Duration) {
+        self.pool.first_attempts(within).await;
+    }
+
+    /// Whether a connection is up.
+    pub(crate) fn is_connected(&self) -> bool {
+        self.pool.is_connected()
+    }
+
+    /// Why the node has no connection (or `connected`).
+    pub(crate) fn status(&self) -> String {
+        match self.pool.pick() {
+            Ok(_) => self.says("connected"),
+            Err(why) => self.says(why),
         }
-        let c = self
-            .client
-            .get_multiplexed_async_connection_with_config(&self.config)
-            .await?;
-        *slot = Some(c.clone());
-        Ok(c)
-    }
-
-    /// Forgets a broken connection.
-    async fn forget(&self) {
-        *self.conn.lock().await = None;
-    }
-
-    async fn round_trip(&self, invs: &[Invocation]) -> redis::RedisResult<Vec<Value>> {
-        let mut conn = self.connection().await?;
-        send(&mut conn, invs).await
     }
 
     /// A plain command to this node (management, not rate limiting), under
-    /// the deadline and outside the breaker.
+    /// the deadline and outside the breaker. With no connection up, it
+    /// wakes the connections and waits for one within the deadline.
     pub(crate) async fn command(
         &self,
         cmd: &redis::Cmd,
         deadline: Duration,
     ) -> Result<Value, String> {
         let call = async {
-            let mut conn = self.connection().await?;
-            cmd.query_async::<Value>(&mut conn).await
+            let mut lease = match self.pool.pick() {
+                Ok(lease) => lease,
+                Err(_) => self
+                    .pool
+                    .wait_connected(deadline)
+                    .await
+                    .map_err(|why| self.says(why))?,
+            };
+            let r = cmd.query_async::<Value>(&mut lease.conn).await;
+            if let Err(e) = &r {
+                if classify(e).0 == BackendErrorKind::Connection {
+                    self.pool.broken(&lease, &describe(e));
+                }
+            }
+            r.map_err(|e| self.says(describe(&e)))
         };
         match tokio::time::timeout(deadline, call).await {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => {
-                if !matches!(e.kind(), ErrorKind::Server(_)) {
-                    self.forget().await;
-                }
-                Err(e.to_string())
-            }
-            Err(_) => Err("timed out".into()),
+            Ok(r) => r,
+            Err(_) => Err(self.says(format!("no answer within {deadline:?}"))),
+        }
+    }
+
+    /// The connection for a call: the next one up; none up, the breaker's
+    /// probe waits for one (at most the connect time-out), any other call
+    /// fails at once.
+    async fn lease(&self, permit: &Permit) -> Result<Lease, String> {
+        match self.pool.pick() {
+            Ok(lease) => Ok(lease),
+            Err(_) if permit.is_probe() => self
+                .pool
+                .wait_connected(self.connect_timeout)
+                .await
+                .map_err(|why| self.says(format!("not connected: {why}"))),
+            Err(why) => Err(self.says(format!("not connected: {why}"))),
         }
     }
 
@@ -129,44 +160,59 @@ impl Node {
             error(BackendErrorKind::BreakerOpen, invs.len());
             return Err(BackendError::new(
                 BackendErrorKind::BreakerOpen,
-                format!("node {} not called", self.addr),
+                self.says("not called"),
             ));
         };
-        let result = tokio::time::timeout(deadline, self.round_trip(invs)).await;
-        let (out, up) = match result {
-            Err(_) => (
-                Err(BackendError::new(
-                    BackendErrorKind::Timeout,
-                    format!("node {} after {deadline:?}", self.addr),
-                )),
+        let (out, up) = match self.lease(&permit).await {
+            Err(why) => (
+                Err(BackendError::new(BackendErrorKind::Connection, why)),
                 false,
             ),
-            Ok(Err(e)) => {
-                let (kind, up) = classify(&e);
-                (
-                    Err(BackendError::new(kind, format!("node {}: {e}", self.addr))),
-                    up,
-                )
+            Ok(mut lease) => {
+                let result = tokio::time::timeout(deadline, send(&mut lease.conn, invs)).await;
+                match result {
+                    Err(_) => {
+                        self.pool.suspect(&lease);
+                        (
+                            Err(BackendError::new(
+                                BackendErrorKind::Timeout,
+                                self.says(format!("no answer within {deadline:?}")),
+                            )),
+                            false,
+                        )
+                    }
+                    Ok(Err(e)) => {
+                        let (kind, up) = classify(&e);
+                        match kind {
+                            BackendErrorKind::Connection => self.pool.broken(&lease, &describe(&e)),
+                            BackendErrorKind::Timeout => self.pool.suspect(&lease),
+                            _ => {}
+                        }
+                        (Err(BackendError::new(kind, self.says(describe(&e)))), up)
+                    }
+                    Ok(Ok(values)) if values.len() != invs.len() => (
+                        Err(BackendError::new(
+                            BackendErrorKind::Protocol,
+                            self.says(format!("{} replies for {} calls", values.len(), invs.len())),
+                        )),
+                        true,
+                    ),
+                    Ok(Ok(values)) => (Ok(values), true),
+                }
             }
-            Ok(Ok(values)) if values.len() != invs.len() => (
-                Err(BackendError::new(
-                    BackendErrorKind::Protocol,
-                    format!("{} replies for {} calls", values.len(), invs.len()),
-                )),
-                true,
-            ),
-            Ok(Ok(values)) => (Ok(values), true),
         };
-        if !up {
-            self.forget().await;
-        }
         if let Err(e) = &out {
             error(e.kind(), invs.len());
             tracing::debug!(node = %self.addr, error = %e, "valkey call failed");
         }
+        let closes = permit.is_probe() && up;
         if self.breaker.record(permit, up) {
             breaker_opened();
             tracing::warn!(node = %self.addr, "valkey circuit breaker opened");
+        }
+        if closes {
+            // Closed again: the other connections may reconnect now.
+            self.pool.wake_all();
         }
         out
     }

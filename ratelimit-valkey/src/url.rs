@@ -44,7 +44,11 @@ pub(crate) fn with_addr(url: &str, addr: &str) -> String {
 
 /// `host:port` of a normalized URL.
 pub(crate) fn addr_of(url: &str) -> Result<String, Error> {
-    let info = redis::IntoConnectionInfo::into_connection_info(url)?;
+    let info =
+        redis::IntoConnectionInfo::into_connection_info(url).map_err(|e| Error::InvalidUrl {
+            url: url.into(),
+            reason: e.to_string(),
+        })?;
     match info.addr() {
         redis::ConnectionAddr::Tcp(h, p) => Ok(format!("{h}:{p}")),
         redis::ConnectionAddr::TcpTls { host, port, .. } => Ok(format!("{host}:{port}")),

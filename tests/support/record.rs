@@ -136,6 +136,10 @@ impl<B: Backend> Backend for Recorder<B> {
         self.inner.peek(check, now_ms)
     }
 
+    fn hash_key(&self) -> Option<ratelimit_core::HashKey> {
+        self.inner.hash_key()
+    }
+
     fn reset<'a>(&'a self, check: &'a Check) -> BoxFuture<'a, Result<(), BackendError>> {
         self.inner.reset(check)
     }

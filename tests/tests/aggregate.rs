@@ -125,6 +125,8 @@ async fn fleet_holds_the_limit(algorithm: &str) {
             .expect("backend");
         limiters.push(
             Limiter::builder(rules.clone())
+                // Subjects are checked below with the public test key.
+                .hash_key(HashKey::DEFAULT)
                 .backend(Recorder::new(backend, i, log.clone()))
                 .fleet_size(StaticFleet(INSTANCES as u64))
                 .build(),
@@ -353,6 +355,8 @@ async fn control_per_pod_memory_counters_are_caught() {
     let limiters: Vec<Limiter> = (0..INSTANCES)
         .map(|i| {
             Limiter::builder(rules.clone())
+                // Subjects are checked below with the public test key.
+                .hash_key(HashKey::DEFAULT)
                 .backend(Recorder::new(
                     ratelimit_core::store::MemoryBackend::with_capacity(1000),
                     i,
@@ -420,6 +424,8 @@ async fn through_the_tower_layer_two_servers_share_the_limit() {
             .await
             .expect("backend");
         let limiter = Limiter::builder(rules.clone())
+            // Subjects are checked below with the public test key.
+            .hash_key(HashKey::DEFAULT)
             .backend(Recorder::new(backend, i, log.clone()))
             .fleet_size(StaticFleet(2))
             .build();

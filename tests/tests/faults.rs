@@ -91,6 +91,8 @@ async fn fleet(url: &str, n: usize, first_id: usize) -> Fleet {
             .expect("backend");
         limiters.push(
             Limiter::builder(rules())
+                // Subjects are checked below with the public test key.
+                .hash_key(HashKey::DEFAULT)
                 .backend(Recorder::new(backend, first_id + i, log.clone()))
                 .fleet_size(StaticFleet(INSTANCES as u64))
                 .build(),
@@ -753,6 +755,8 @@ async fn cluster_one_primary_down_fails_only_its_keys() {
             .expect("cluster backend");
         limiters.push(
             Limiter::builder(rules())
+                // Subjects are checked below with the public test key.
+                .hash_key(HashKey::DEFAULT)
                 .backend(Recorder::new(backend, i, log.clone()))
                 .fleet_size(StaticFleet(INSTANCES as u64))
                 .build(),

@@ -55,7 +55,8 @@ impl Limiter {
     /// Unknown rule, or no key in the request.
     pub fn subject_of(&self, id: &str, req: &RequestAttrs) -> Result<KeyDigest, AdminError> {
         let jwt_off = self.switches().jwt_disabled();
-        match self.with_entry(id, |e| subject(&e.rule, req, &self.inner.hash_key, jwt_off))? {
+        let key = self.hash_key();
+        match self.with_entry(id, |e| subject(&e.rule, req, &key, jwt_off))? {
             KeyOutcome::Subject(s) => Ok(s),
             _ => Err(AdminError::NoSubject),
         }

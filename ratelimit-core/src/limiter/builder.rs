@@ -20,7 +20,7 @@ pub struct LimiterBuilder {
     rules: RuleSet,
     backend: Option<Arc<dyn Backend>>,
     clock: Arc<dyn Clock>,
-    hash_key: HashKey,
+    hash_key: Option<HashKey>,
     penalty_capacity: usize,
     local_capacity: usize,
     count_capacity: usize,
@@ -34,7 +34,7 @@ impl LimiterBuilder {
             rules,
             backend: None,
             clock: Arc::new(SystemClock),
-            hash_key: HashKey::DEFAULT,
+            hash_key: None,
             penalty_capacity: DEFAULT_PENALTY_CAPACITY,
             local_capacity: DEFAULT_LOCAL_CAPACITY,
             count_capacity: DEFAULT_LOCAL_CAPACITY,
@@ -63,8 +63,14 @@ impl LimiterBuilder {
 
     /// The secret key that hashes request keys and distinct values. Every
     /// instance of a fleet must use the same one.
+    ///
+    /// By default the backend's key is used ([`Backend::hash_key`]: the
+    /// in-memory backend draws a random one, the Valkey backend keeps the
+    /// fleet's in Valkey), else a random key of this limiter
+    /// ([`HashKey::random`]). Keep the key secret: anyone who knows it can
+    /// craft values that collide in a `distinct` map.
     pub fn hash_key(mut self, key: HashKey) -> Self {
-        self.hash_key = key;
+        self.hash_key = Some(key);
         self
     }
 
@@ -108,7 +114,8 @@ impl LimiterBuilder {
             inner: Arc::new(Inner {
                 backend,
                 clock: self.clock,
-                hash_key: self.hash_key,
+                own_key: self.hash_key.unwrap_or_else(HashKey::random),
+                key_is_set: self.hash_key.is_some(),
                 published: RwLock::new(Arc::new(published)),
                 penalties: PenaltyCache::new(self.penalty_capacity),
                 local: LocalStore::new(self.local_capacity),

@@ -36,9 +36,10 @@ impl Limiter {
             }
         }
         let published = self.published();
+        let hash_key = self.hash_key();
         let selector = Selector {
             req,
-            hash_key: &inner.hash_key,
+            hash_key: &hash_key,
             switches: &inner.switches,
             now,
         };

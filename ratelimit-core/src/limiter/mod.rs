@@ -65,7 +65,11 @@ pub struct Limiter {
 struct Inner {
     backend: Arc<dyn Backend>,
     clock: Arc<dyn Clock>,
-    hash_key: HashKey,
+    /// The key set on the builder, or a random one of this process.
+    own_key: HashKey,
+    /// Whether `own_key` was set on the builder (it then wins over the
+    /// backend's).
+    key_is_set: bool,
     published: RwLock<Arc<Published>>,
     penalties: PenaltyCache,
     local: LocalStore,
@@ -85,6 +89,17 @@ impl Limiter {
     /// Configures a limiter for `rules`.
     pub fn builder(rules: RuleSet) -> LimiterBuilder {
         LimiterBuilder::new(rules)
+    }
+
+    /// The key that hashes subjects and distinct values: the one set on
+    /// the builder, else the backend's fleet key once known, else this
+    /// process's random key.
+    fn hash_key(&self) -> HashKey {
+        let inner = &self.inner;
+        if inner.key_is_set {
+            return inner.own_key;
+        }
+        inner.backend.hash_key().unwrap_or(inner.own_key)
     }
 
     fn published(&self) -> Arc<Published> {

@@ -9,6 +9,7 @@
 use super::{Inserted, Sharded, WhenFull};
 use crate::algorithm::{Decision, SubjectState};
 use crate::backend::{Backend, BackendError, Batch, BoxFuture, Check, CheckResult};
+use crate::HashKey;
 
 /// Subjects held by default.
 pub const DEFAULT_CAPACITY: usize = 1_000_000;
@@ -23,9 +24,15 @@ pub const DEFAULT_CAPACITY: usize = 1_000_000;
 /// let backend = MemoryBackend::with_capacity(10_000);
 /// assert_eq!(backend.len(), 0);
 /// ```
+///
+/// Each store draws a secret hash key of its own ([`HashKey::random`]) and
+/// gives it to the limiters that use it ([`Backend::hash_key`]), so
+/// limiters sharing one store hash subjects alike, and nobody outside the
+/// process can craft values that collide.
 #[derive(Debug)]
 pub struct MemoryBackend {
     map: Sharded<SubjectState>,
+    hash_key: HashKey,
 }
 
 impl Default for MemoryBackend {
@@ -39,6 +46,7 @@ impl MemoryBackend {
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
             map: Sharded::new(capacity, 64),
+            hash_key: HashKey::random(),
         }
     }
 
@@ -100,5 +108,9 @@ impl Backend for MemoryBackend {
     fn reset<'a>(&'a self, check: &'a Check) -> BoxFuture<'a, Result<(), BackendError>> {
         self.map.shard(&check.state_key).remove(&check.state_key);
         Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn hash_key(&self) -> Option<HashKey> {
+        Some(self.hash_key)
     }
 }
