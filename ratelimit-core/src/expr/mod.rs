@@ -166,6 +166,13 @@ impl Expression {
         self.root.headers_used(out);
     }
 
+    /// The paths a request must have to match, when the expression pins
+    /// `http.request.uri.path` with `eq` or `in` (alone or as an `and`
+    /// term); `None` when any path can match.
+    pub(crate) fn pinned_paths(&self) -> Option<Vec<&str>> {
+        self.root.pinned(&ast::StrField::Path)
+    }
+
     /// The text the expression was parsed from, as given.
     pub fn source(&self) -> &str {
         &self.source

@@ -5,6 +5,7 @@ use super::key::{DistinctOf, KeyPart, StatusMatch};
 use super::raw::RawRule;
 use super::rule::{Action, FailMode, OnMissingKey, Rule};
 use crate::algorithm::Algorithm;
+use crate::limiter::MAX_OTHER_RULES;
 use crate::Expression;
 
 /// Most requests per period.
@@ -209,23 +210,42 @@ pub(crate) fn set(rules: &[&Rule]) -> Result<(), RuleError> {
             format!("at most {MAX_SITE_WIDE} site-wide rules (expression true) are allowed"),
         ));
     }
-    let ip_backstop = rules
-        .iter()
-        .any(|r| r.is_site_wide() && r.key == [KeyPart::Ip] && r.algorithm != Algorithm::Distinct);
+    let ip_backstop = rules.iter().any(|r| is_ip_partner(r));
     for r in rules.iter().copied() {
         let exposed = r.key.iter().find(|p| p.attacker_controlled());
         let partnered = r.key.iter().any(KeyPart::is_partner);
         if let (Some(p), false, false) = (exposed, partnered, ip_backstop) {
-            return Err(RuleError::new(Some(&r.id), Some("key"), format!(
-                "{p} is chosen by the client: add ip or jwt_claim to the key, or a site-wide rule keyed on ip")));
+            return Err(RuleError::new(
+                Some(&r.id),
+                Some("key"),
+                format!(
+                    "{p} is chosen by the client: add ip or jwt_claim to the key, or a site-wide \
+                 rule keyed on ip that blocks (action block, no canary, no allow list a client \
+                 can pass)"
+                ),
+            ));
         }
     }
     Ok(())
 }
 
+/// Whether `r` is the site-wide `ip` rule that partners client-chosen keys:
+/// it must count every client in the shared backend and refuse them, so not
+/// `distinct`, not log-only, not a canary, not with an allow list every
+/// client can pass. One that expires is a partner until then (a warning
+/// says so).
+fn is_ip_partner(r: &Rule) -> bool {
+    r.is_site_wide()
+        && r.key == [KeyPart::Ip]
+        && r.algorithm != Algorithm::Distinct
+        && r.is_blocking()
+        && r.canary_bp.is_none_or(|bp| bp >= 10_000)
+        && !r.allow.as_ref().is_some_and(|a| a.bypassable())
+}
+
 /// Warnings: a rule set that loads but may not do what its author meant.
 pub(crate) fn warnings(rules: &[Rule], now_ms: u64) -> Vec<Warning> {
-    let mut out = Vec::new();
+    let mut out = crowded(rules);
     let mut warn = |r: &Rule, field: &str, m: &str| {
         out.push(Warning {
             rule: r.id.clone(),
@@ -233,7 +253,22 @@ pub(crate) fn warnings(rules: &[Rule], now_ms: u64) -> Vec<Warning> {
             message: m.to_owned(),
         })
     };
+    let partners: Vec<&Rule> = rules.iter().filter(|r| is_ip_partner(r)).collect();
+    let lasting = partners.iter().any(|p| p.expires_at_ms.is_none());
     for r in rules {
+        let exposed = r.key.iter().any(KeyPart::attacker_controlled);
+        let partnered = r.key.iter().any(KeyPart::is_partner);
+        if exposed && !partnered && !lasting {
+            if let Some(p) = partners.first() {
+                let m = format!(
+                    "the site-wide ip rule {:?} that partners this client-chosen key expires \
+                     (expires_at): from then on a client can rotate the value to get a fresh \
+                     counter; add ip or jwt_claim to the key",
+                    p.id
+                );
+                warn(r, "key", &m);
+            }
+        }
         if r.is_count_rule() && r.fail_mode != FailMode::Open {
             warn(
                 r,
@@ -260,4 +295,59 @@ pub(crate) fn warnings(rules: &[Rule], now_ms: u64) -> Vec<Warning> {
         }
     }
     out
+}
+
+/// A warning for each group of more than [`MAX_OTHER_RULES`] blocking rules
+/// (not site-wide, not count rules) that one request can match: the cap
+/// then leaves some out of evaluation, and a client picks which by what it
+/// sends. Rules whose expressions pin the path to different values
+/// (`http.request.uri.path eq` / `in`) cannot match together; every other
+/// pair is assumed to.
+fn crowded(rules: &[Rule]) -> Vec<Warning> {
+    let blocking: Vec<(&Rule, Option<Vec<&str>>)> = rules
+        .iter()
+        .filter(|r| r.is_blocking() && !r.is_site_wide() && !r.is_count_rule())
+        .map(|r| (r, r.expression.pinned_paths()))
+        .collect();
+    let mut paths: Vec<Option<&str>> = vec![None];
+    for (_, pinned) in &blocking {
+        paths.extend(pinned.iter().flatten().map(|p| Some(*p)));
+    }
+    paths.sort_unstable();
+    paths.dedup();
+    let mut groups: Vec<Vec<&Rule>> = Vec::new();
+    for path in paths {
+        let group: Vec<&Rule> = blocking
+            .iter()
+            .filter(|(_, pinned)| match (pinned, path) {
+                (None, _) => true,
+                (Some(list), Some(p)) => list.contains(&p),
+                (Some(_), None) => false,
+            })
+            .map(|(r, _)| *r)
+            .collect();
+        let same = |g: &Vec<&Rule>| {
+            g.len() == group.len() && g.iter().zip(&group).all(|(a, b)| a.id == b.id)
+        };
+        if group.len() > MAX_OTHER_RULES && !groups.iter().any(same) {
+            groups.push(group);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|g| {
+            let names: Vec<&str> = g.iter().map(|r| r.id.as_str()).collect();
+            Warning {
+                rule: g[MAX_OTHER_RULES].id.clone(),
+                field: "expression".to_owned(),
+                message: format!(
+                    "{} blocking rules can match one request ({}); at most {MAX_OTHER_RULES} \
+                     run, blocking rules in the order written, so a client that makes the first \
+                     ones match pushes the others out (a running penalty still applies)",
+                    g.len(),
+                    names.join(", ")
+                ),
+            }
+        })
+        .collect()
 }
