@@ -6,12 +6,14 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
-use http::{Request, Response};
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
 use pin_project_lite::pin_project;
 use ratelimit_core::{Outcome, Verdict};
 use tower_service::Service;
 use tracing::Span;
 
+use crate::extract::TooLarge;
 use crate::layer::Shared;
 use crate::response::outcome_label;
 use crate::service::own_answer;
@@ -51,6 +53,9 @@ pin_project! {
             future: S::Future,
             verdict: Verdict,
         },
+        Refused {
+            too_large: TooLarge,
+        },
         Done,
     }
 }
@@ -72,6 +77,20 @@ where
                 request: Some(request),
                 inner: Some(inner),
             },
+            shared,
+            span,
+        }
+    }
+}
+
+impl<S, ReqB, M> ResponseFuture<S, ReqB, M>
+where
+    S: Service<Request<ReqB>>,
+{
+    /// Answers 414 or 431 without asking the limiter or calling `S`.
+    pub(crate) fn refused(too_large: TooLarge, shared: Arc<Shared<M>>, span: Span) -> Self {
+        Self {
+            state: State::Refused { too_large },
             shared,
             span,
         }
@@ -114,10 +133,29 @@ where
                     this.state.set(State::Done);
                     return Poll::Ready(result);
                 }
+                StateProj::Refused { too_large } => {
+                    let status = too_large.status();
+                    this.state.set(State::Done);
+                    let mut res = own_answer(too_large_answer(status));
+                    this.shared.counters.response(status);
+                    *res.status_mut() = status;
+                    return Poll::Ready(Ok(res));
+                }
                 StateProj::Done => return Poll::Pending,
             }
         }
     }
+}
+
+/// The body of a 414 or 431: small JSON, like the limiter's own answers.
+fn too_large_answer(status: StatusCode) -> Response<Bytes> {
+    let mut res = Response::new(Bytes::from_static(br#"{"error":"too_large"}"#));
+    *res.status_mut() = status;
+    res.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    res
 }
 
 /// Records the verdict on the span, the metrics and one event per rule.

@@ -95,7 +95,7 @@ pub use cidr::{Cidr, CidrError};
 pub use claims::{AppValues, Cost, VerifiedClaims, WouldLimit};
 pub use client_ip::{ClientIp, SetClientIp, SetClientIpLayer};
 pub use error::LoadError;
-pub use extract::{RequestExtractor, ViewerHeaders};
+pub use extract::{RequestExtractor, TooLarge, ViewerHeaders};
 pub use future::ResponseFuture;
 pub use layer::RateLimitLayer;
 pub use proxy::{ForwardedHeader, TrustedProxies};
