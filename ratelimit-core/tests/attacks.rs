@@ -170,3 +170,54 @@ async fn empty_values_are_missing_keys() {
         assert!(l.check(&full).await.is_forward(), "{part}");
     }
 }
+
+/// Item 6: patterns that cost milliseconds per request were accepted; they
+/// are refused when the rules load, naming the rule, the field and the
+/// problem.
+#[test]
+fn costly_patterns_are_refused_at_load() {
+    for pattern in [
+        r"[\\w\\W]{100}z",
+        r"\\w{10,30}\\.\\w{2,5}",
+        r"(?:a{60}){60}",
+        r"\\w{65}",
+    ] {
+        let expr = format!(r#"http.request.uri.path matches "{pattern}""#);
+        let json = set(&[rule("costly", &expr, "")]);
+        let err = RuleSet::from_json_at(&json, T0).unwrap_err();
+        assert_eq!(
+            (err.rule(), err.field()),
+            (Some("costly"), Some("expression")),
+            "{pattern}"
+        );
+        assert!(err.to_string().contains("regular expression"), "{err}");
+    }
+    // Ordinary patterns still load.
+    for pattern in [
+        r"^/api/v[0-9]+/users/[0-9a-f]{32}$",
+        r"\\.php$",
+        r"(?-u:\\w){10,30}\\.(?-u:\\w){2,5}",
+        r"[A-Za-z0-9_]{10,30}\\.[a-z]{2,5}",
+        r"\\w+@\\w+",
+    ] {
+        let expr = format!(r#"http.request.uri.path matches "{pattern}""#);
+        assert!(
+            RuleSet::from_json_at(&set(&[rule("ok", &expr, "")]), T0).is_ok(),
+            "{pattern}"
+        );
+    }
+}
+
+/// Item 6: `(?i)` was refused (the regex crate was built without Unicode
+/// case folding).
+#[tokio::test]
+async fn case_insensitive_patterns_work() {
+    let expr = r#"http.request.uri.path matches "(?i)^/admin""#;
+    let (l, _c, _p) = limiter(&set(&[rule("admin", expr, r#", "limit": 1"#)]));
+    assert!(l.check(&req("192.0.2.1", "/ADMIN/x")).await.is_forward());
+    assert_eq!(
+        l.check(&req("192.0.2.1", "/Admin")).await.outcome,
+        Outcome::Limited
+    );
+    assert!(l.check(&req("192.0.2.1", "/user")).await.is_forward());
+}

@@ -100,6 +100,7 @@ pub(crate) mod ipnet;
 mod lexer;
 mod operator;
 mod parser;
+mod regex_cost;
 mod subject;
 
 use std::fmt;
