@@ -14,7 +14,7 @@
 //!   `\w` alone weighs about a hundred; write `[A-Za-z0-9_]` or `(?-u:\w)`
 //!   for ASCII word characters).
 //!
-//! `*`, `+` and `?` cost their sub-pattern about twice: they add no copies.
+//! `*`, `+` and `?` cost their sub-pattern once: they loop, adding no copies.
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 
@@ -57,7 +57,7 @@ fn cost(hir: &Hir) -> Result<u64, u32> {
         HirKind::Repetition(r) => {
             let copies = match r.max {
                 Some(max) => max,
-                None => r.min.saturating_add(1),
+                None => r.min,
             };
             if copies > MAX_REPEAT {
                 return Err(copies);
