@@ -11,9 +11,13 @@
 //! - 503 with `Retry-After: 1` and `{"error":"unavailable"}` (a
 //!   `fail_mode: closed` rule whose backend could not answer),
 //! - 400 `{"error":"bad_request"}` (a missing key with
-//!   `on_missing_key: reject`),
+//!   `on_missing_key: reject` under a blocking rule),
 //!
-//! (replaceable, see [`MakeResponse`]). Every answer carries the
+//! (replaceable, see [`MakeResponse`]), or, before any rule runs, 414 URI Too
+//! Long or 431 Request Header Fields Too Large with `{"error":"too_large"}`
+//! when the path, query or a header the rules read is longer than they may
+//! read ([`RateLimitLayer::max_uri_bytes`], [`extract::TooLarge`]): rules
+//! never decide on a prefix of what the application sees. Every answer carries the
 //! `RateLimit-Policy` / `RateLimit` headers of the rules that ask for them
 //! ([`headers`]). The inner service's status is counted for
 //! `count_statuses` rules; the limiter's own answers never are.
@@ -44,6 +48,26 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # What the rules see
+//!
+//! - **Nested routers.** A layer on a router given to `Router::nest("/api", ..)`
+//!   sees the path with the prefix stripped (`/login`, not `/api/login`):
+//!   write its rules for that path, or put the layer on the outer router.
+//! - **Repeated query arguments.** A `query:<name>` key and the rules read
+//!   the *first* `a` of `?a=1&a=2`; axum's `Query<HashMap<String, String>>`
+//!   keeps the *last*. Read the first in the application too
+//!   (`Query<Vec<(String, String)>>`), or refuse repeats, so that a client
+//!   cannot be counted for one value and served another.
+//! - **`HEAD`.** axum answers `HEAD` with the `GET` handler: a rule on
+//!   `http.request.method eq "GET"` does not see `HEAD` requests; write
+//!   `http.request.method in { "GET" "HEAD" }`.
+//! - **Host.** `http.host` is the request target's authority when the target
+//!   is in absolute form, otherwise `Host`, lower-cased, without port and
+//!   one trailing dot.
+//! - **IPv6.** Keys take IPv6 clients per /64; an IPv4-mapped address is its
+//!   IPv4 address, but the deprecated IPv4-compatible form (`::192.0.2.1`)
+//!   is in `::/64`, one bucket for all such clients.
 //!
 //! # The limiter
 //!

@@ -188,10 +188,10 @@ mod client_prefix {
     fn appended() -> impl Strategy<Value = (IpAddr, String, String)> {
         let v4 = any::<[u8; 4]>()
             .prop_filter("untrusted", |o| o[0] != 127)
-            .prop_map(|o| IpAddr::from(o));
+            .prop_map(IpAddr::from);
         let v6 = any::<[u16; 8]>()
             .prop_filter("not mapped", |s| s[..6] != [0, 0, 0, 0, 0, 0xffff])
-            .prop_map(|s| IpAddr::from(s));
+            .prop_map(IpAddr::from);
         (prop_oneof![v4, v6], 0u8..3, any::<u16>()).prop_map(|(addr, shape, port)| {
             let (xff, fwd) = match (addr, shape) {
                 (IpAddr::V4(a), 0) => (a.to_string(), format!("for={a}")),
