@@ -1,9 +1,19 @@
 //! Request keys: a rule's key parts, read from the request and hashed to a
 //! fixed-size digest.
 //!
+//! A header, cookie, query argument or JWT claim whose value is empty or
+//! only whitespace (after percent-decoding, for query arguments) counts as
+//! missing, so `on_missing_key` applies: a value a client can set to nothing
+//! must not open a fresh counter, nor pass `reject`.
+//!
 //! Every part is written as a tag, a length and the value, so no two
-//! different keys share an encoding. IPv6 addresses are keyed per /64. A
-//! repeated header, argument or cookie is keyed on its first value. The
+//! different keys share an encoding. IPv6 addresses are keyed per /64; an
+//! IPv4-mapped address (`::ffff:192.0.2.1`) is keyed as its IPv4 address,
+//! but the deprecated IPv4-compatible form (`::192.0.2.1`) is an IPv6
+//! address in `::/64`, so every such client shares one bucket (with `::1`).
+//! A repeated header, argument or cookie is keyed on its first value (axum's
+//! `Query<HashMap<..>>` keeps the last: an application should read the first
+//! too, with `Query<Vec<(String, String)>>`, or refuse repeats). The
 //! fallback key of `on_missing_key: fallback_ip` has a namespace of its own,
 //! so no value a client chooses can land in an IP's bucket.
 //!
@@ -74,11 +84,17 @@ fn part_value<'r>(part: &KeyPart, req: &'r RequestAttrs, jwt_off: bool) -> Optio
             let (b, n) = ip_bytes(req.client_ip);
             PartValue::Inline(b, n)
         }
-        KeyPart::JwtClaim(n) if !jwt_off => PartValue::Bytes(req.jwt_claim(n)?.as_bytes()),
+        KeyPart::JwtClaim(n) if !jwt_off => {
+            PartValue::Bytes(present(req.jwt_claim(n)?.as_bytes())?)
+        }
         KeyPart::JwtClaim(_) => return None,
-        KeyPart::Header(n) => PartValue::Bytes(req.header(n)?),
-        KeyPart::Cookie(n) => PartValue::Bytes(req.cookie(n)?),
-        KeyPart::Query(n) => PartValue::Owned(req.query_arg_bytes(n)?.into_owned()),
+        KeyPart::Header(n) => PartValue::Bytes(present(req.header(n)?)?),
+        KeyPart::Cookie(n) => PartValue::Bytes(present(req.cookie(n)?)?),
+        KeyPart::Query(n) => {
+            let v = req.query_arg_bytes(n)?;
+            present(&v)?;
+            PartValue::Owned(v.into_owned())
+        }
         KeyPart::Host => PartValue::Bytes(req.host.as_bytes()),
         KeyPart::Method => PartValue::Bytes(req.method.as_bytes()),
         KeyPart::Country => PartValue::Bytes(req.country.as_deref()?.as_bytes()),
@@ -88,6 +104,11 @@ fn part_value<'r>(part: &KeyPart, req: &'r RequestAttrs, jwt_off: bool) -> Optio
         KeyPart::App(n) => PartValue::Bytes(req.app_value(n)?.as_bytes()),
         KeyPart::Constant => PartValue::Bytes(b""),
     })
+}
+
+/// `value`, unless it is empty or only whitespace: then missing.
+fn present(value: &[u8]) -> Option<&[u8]> {
+    (!value.iter().all(u8::is_ascii_whitespace)).then_some(value)
 }
 
 enum PartValue<'r> {

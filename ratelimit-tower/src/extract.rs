@@ -8,14 +8,27 @@
 //!   here directly, or with
 //!   [`shared_bucket_without_peer`](RequestExtractor::shared_bucket_without_peer),
 //!   such a request is keyed as `0.0.0.0`: all of them share one bucket.
-//! - Method, host (from `Host` or the URI's authority, without port,
-//!   lower-cased), path and query; invalid UTF-8 is decoded lossily.
+//! - Method, host, path and query; invalid UTF-8 is decoded lossily. The
+//!   host is the request target's authority when the target is in absolute
+//!   form (`GET http://api.example.com/ HTTP/1.1`, and HTTP/2's
+//!   `:authority`), as RFC 9112 says, otherwise the `Host` header; it is
+//!   lower-cased, without port and without one trailing dot, so
+//!   `API.example.com.:443` is `api.example.com`.
 //! - Headers: for each header name its first value (the core keys on the
 //!   first of repeated values), and every `Cookie` line (the cookie key
 //!   looks across lines). Copied are at most [`MAX_HEADERS`] values and
-//!   [`MAX_HEADER_BYTES`] bytes in all; a value longer than
-//!   [`MAX_VALUE_BYTES`] is cut to that length. What falls outside is
-//!   dropped, which a client could achieve by leaving it out anyway.
+//!   [`MAX_HEADER_BYTES`] bytes in all, each value at most
+//!   [`MAX_VALUE_BYTES`].
+//!
+//! Rules never decide on a prefix of what the application sees: the layer
+//! reads requests with [`RequestExtractor::try_extract_only`], which refuses
+//! a path, query or request-target host longer than
+//! [`RequestExtractor::max_uri_bytes`] ([`MAX_URI_PART`], 16 KiB, by
+//! default) with [`TooLarge::Uri`] (414 URI Too Long), and headers the rules
+//! read beyond the bounds above with [`TooLarge::Headers`] (431 Request
+//! Header Fields Too Large), before any rule runs. [`RequestExtractor::extract`]
+//! and [`RequestExtractor::extract_only`] instead cut what is too long (for
+//! callers that only want the attributes).
 //! - Verified JWT claims from [`VerifiedClaims`], `app:` values from
 //!   [`AppValues`].
 //! - Country, ASN, JA4 and locale from the [`ViewerHeaders`] you name, off
@@ -25,8 +38,8 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use http::header::{HeaderName, COOKIE, HOST};
-use http::{HeaderMap, Request};
+use http::header::HeaderName;
+use http::{HeaderMap, Request, StatusCode};
 use ratelimit_core::RequestAttrs;
 
 use crate::{AppValues, ClientIp, Cost, TrustedProxies, VerifiedClaims};
@@ -37,7 +50,8 @@ pub const MAX_HEADERS: usize = 256;
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 /// Longest header value copied; longer ones are cut.
 pub const MAX_VALUE_BYTES: usize = 8 * 1024;
-/// Longest path, query or host copied; longer ones are cut.
+/// The default longest path, query or host (see
+/// [`RequestExtractor::max_uri_bytes`]).
 pub const MAX_URI_PART: usize = 16 * 1024;
 /// Longest viewer value (country, ASN, JA4, locale) read.
 pub const MAX_VIEWER_VALUE: usize = 256;
@@ -84,13 +98,49 @@ impl ViewerHeaders {
     }
 }
 
+/// Why a request is refused before any rule sees it: part of it is longer
+/// than the rules may read, and deciding on a prefix of what the
+/// application sees would let a client hide what the rules look for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TooLarge {
+    /// The path, the query or the request target's host: 414 URI Too Long.
+    Uri,
+    /// A header the rules read, or the headers together: 431 Request
+    /// Header Fields Too Large.
+    Headers,
+}
+
+impl TooLarge {
+    /// The status the layer answers with.
+    pub fn status(self) -> StatusCode {
+        match self {
+            TooLarge::Uri => StatusCode::URI_TOO_LONG,
+            TooLarge::Headers => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        }
+    }
+}
+
 /// Builds [`RequestAttrs`] from requests; the layer holds one.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RequestExtractor {
     proxies: TrustedProxies,
     viewer: ViewerHeaders,
     shared_without_peer: bool,
+    max_uri: usize,
     warned_no_peer: AtomicBool,
+}
+
+impl Default for RequestExtractor {
+    fn default() -> Self {
+        Self {
+            proxies: TrustedProxies::default(),
+            viewer: ViewerHeaders::default(),
+            shared_without_peer: false,
+            max_uri: MAX_URI_PART,
+            warned_no_peer: AtomicBool::new(false),
+        }
+    }
 }
 
 impl Clone for RequestExtractor {
@@ -99,6 +149,7 @@ impl Clone for RequestExtractor {
             proxies: self.proxies.clone(),
             viewer: self.viewer.clone(),
             shared_without_peer: self.shared_without_peer,
+            max_uri: self.max_uri,
             warned_no_peer: AtomicBool::new(self.warned_no_peer.load(Ordering::Relaxed)),
         }
     }
@@ -108,6 +159,15 @@ impl RequestExtractor {
     /// No trusted proxy, no viewer header.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The longest path, query and host, in bytes ([`MAX_URI_PART`],
+    /// 16 KiB, unless set): the layer refuses longer ones with 414 (see
+    /// [`TooLarge`]), `extract` cuts them.
+    #[must_use]
+    pub fn max_uri_bytes(mut self, max: usize) -> Self {
+        self.max_uri = max;
+        self
     }
 
     /// Trusts these proxies for the client address.
@@ -151,22 +211,78 @@ impl RequestExtractor {
     /// The attributes of `req`, copying only the headers named in `only`
     /// (lower-case; see `Limiter::headers_used`), or all of them for `None`.
     pub fn extract_only<B>(&self, req: &Request<B>, only: Option<&[String]>) -> RequestAttrs {
+        match self.build(req, only, false) {
+            Ok(attrs) | Err((attrs, _)) => attrs,
+        }
+    }
+
+    /// Like [`RequestExtractor::extract_only`], but a request with a part
+    /// longer than the bounds is refused instead of cut (what the layer
+    /// does).
+    ///
+    /// # Errors
+    ///
+    /// [`TooLarge`]: the part that is too long.
+    pub fn try_extract_only<B>(
+        &self,
+        req: &Request<B>,
+        only: Option<&[String]>,
+    ) -> Result<RequestAttrs, TooLarge> {
+        self.build(req, only, true).map_err(|(_, e)| e)
+    }
+
+    /// The attributes; `Err` (with the attributes, cut) when something was
+    /// cut or dropped. With `stop`, returns at the first such part.
+    #[allow(clippy::result_large_err)]
+    fn build<B>(
+        &self,
+        req: &Request<B>,
+        only: Option<&[String]>,
+        stop: bool,
+    ) -> Result<RequestAttrs, (RequestAttrs, TooLarge)> {
         let headers = req.headers();
         let peer = self.peer(req);
-        let lines = headers
+        // A line that is not UTF-8 is decoded lossily, not dropped: a
+        // client's bad bytes must not hide the entry a proxy appended.
+        let lines: Vec<std::borrow::Cow<'_, str>> = headers
             .get_all(self.proxies.forwarded_header().name())
             .iter()
-            .map(|v| std::str::from_utf8(v.as_bytes()).unwrap_or("unknown"));
-        let client_ip = self.proxies.client_ip(peer, lines);
+            .map(|v| String::from_utf8_lossy(v.as_bytes()))
+            .collect();
+        let client_ip = self
+            .proxies
+            .client_ip(peer, lines.iter().map(AsRef::as_ref));
         let mut attrs = RequestAttrs::blank(client_ip);
+        let mut too_large = None;
+        let path = req.uri().path();
+        let query = req.uri().query().unwrap_or("");
+        let (host, host_from_target) = host::host(req);
+        if path.len() > self.max_uri || query.len() > self.max_uri {
+            too_large = Some(TooLarge::Uri);
+        } else if host.len() > self.max_uri {
+            too_large = Some(match host_from_target {
+                true => TooLarge::Uri,
+                false => TooLarge::Headers,
+            });
+        }
+        if let (true, Some(e)) = (stop, too_large) {
+            return Err((attrs, e));
+        }
         attrs.method = req.method().as_str().to_owned();
-        attrs.host = host(req);
-        attrs.path = cut(req.uri().path(), MAX_URI_PART).to_owned();
-        attrs.query = cut(req.uri().query().unwrap_or(""), MAX_URI_PART).to_owned();
-        attrs.headers = match only {
-            Some(names) => copy_named(headers, names),
-            None => copy_headers(headers),
+        attrs.host = cut(&host, self.max_uri).to_owned();
+        attrs.path = cut(path, self.max_uri).to_owned();
+        attrs.query = cut(query, self.max_uri).to_owned();
+        let (copied, dropped) = match only {
+            Some(names) => copy::copy_named(headers, names),
+            None => copy::copy_headers(headers),
         };
+        attrs.headers = copied;
+        if dropped {
+            too_large = too_large.or(Some(TooLarge::Headers));
+        }
+        if let (true, Some(e)) = (stop, too_large) {
+            return Err((attrs, e));
+        }
         let ext = req.extensions();
         attrs.jwt_claims = ext.get::<VerifiedClaims>().map(|c| c.0.clone());
         if let Some(values) = ext.get::<AppValues>() {
@@ -179,7 +295,10 @@ impl RequestExtractor {
             attrs.ja4 = viewer(headers, self.viewer.ja4.as_ref());
             attrs.locale = viewer(headers, self.viewer.locale.as_ref());
         }
-        attrs
+        match too_large {
+            Some(e) => Err((attrs, e)),
+            None => Ok(attrs),
+        }
     }
 
     fn peer<B>(&self, req: &Request<B>) -> IpAddr {
@@ -223,64 +342,6 @@ pub(crate) fn cut(s: &str, max: usize) -> &str {
     s.get(..end).unwrap_or("")
 }
 
-fn host<B>(req: &Request<B>) -> String {
-    let raw = match req.headers().get(HOST) {
-        Some(v) => String::from_utf8_lossy(v.as_bytes()),
-        None => req.uri().host().unwrap_or("").into(),
-    };
-    let raw = cut(raw.trim(), MAX_URI_PART);
-    let without_port = match raw.strip_prefix('[') {
-        Some(rest) => rest.split_once(']').map_or(raw, |(h, _)| h),
-        None => match raw.rsplit_once(':') {
-            Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
-            _ => raw,
-        },
-    };
-    without_port.to_ascii_lowercase()
-}
-
-fn copy_headers(map: &HeaderMap) -> Vec<(String, Vec<u8>)> {
-    copy(map, map.keys().map(HeaderName::as_str))
-}
-
-/// Copies the headers named in `names` only, within the same bounds.
-fn copy_named(map: &HeaderMap, names: &[String]) -> Vec<(String, Vec<u8>)> {
-    copy(map, names.iter().map(String::as_str))
-}
-
-/// Copies the first value of each named header, then the `Cookie` lines,
-/// within the bounds: cookies come last so that a flood of them cannot
-/// crowd out the other headers.
-fn copy<'a>(map: &HeaderMap, names: impl Iterator<Item = &'a str>) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut budget = MAX_HEADER_BYTES;
-    let mut cookies = false;
-    for name in names {
-        if name == COOKIE.as_str() {
-            cookies = true;
-            continue;
-        }
-        if let Some(v) = map.get(name) {
-            push(&mut out, &mut budget, name, v.as_bytes());
-        }
-    }
-    if cookies {
-        for v in map.get_all(COOKIE) {
-            push(&mut out, &mut budget, COOKIE.as_str(), v.as_bytes());
-        }
-    }
-    out
-}
-
-fn push(out: &mut Vec<(String, Vec<u8>)>, budget: &mut usize, name: &str, value: &[u8]) {
-    let value = value.get(..MAX_VALUE_BYTES).unwrap_or(value);
-    let cost = name.len() + value.len();
-    if out.len() < MAX_HEADERS && cost <= *budget {
-        *budget -= cost;
-        out.push((name.to_owned(), value.to_vec()));
-    }
-}
-
 fn viewer(headers: &HeaderMap, name: Option<&HeaderName>) -> Option<String> {
     let value = headers.get(name?)?.as_bytes();
     let value = value.get(..MAX_VIEWER_VALUE).unwrap_or(value);
@@ -289,5 +350,7 @@ fn viewer(headers: &HeaderMap, name: Option<&HeaderName>) -> Option<String> {
     (!text.is_empty()).then(|| text.to_owned())
 }
 
+mod copy;
+mod host;
 #[cfg(test)]
 mod tests;

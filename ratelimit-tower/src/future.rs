@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
-use http::{Request, Response};
+use http::{Request, Response, StatusCode};
 use pin_project_lite::pin_project;
 use ratelimit_core::{Outcome, Verdict};
 use tower_service::Service;
@@ -52,7 +52,7 @@ pin_project! {
             future: S::Future,
             verdict: Verdict,
         },
-        // The layer's answer without asking the limiter (no client address).
+        // The layer's own answer, without asking the limiter.
         Answered {
             response: Option<Response<Bytes>>,
         },
@@ -82,14 +82,15 @@ where
         }
     }
 
-    /// A future that answers `response` without asking the limiter.
-    pub(crate) fn answered(response: Response<Bytes>, shared: Arc<Shared<M>>) -> Self {
+    /// A future that answers `response` without asking the limiter (no
+    /// client address: 500; a URI or header too long: 414 / 431).
+    pub(crate) fn answered(response: Response<Bytes>, shared: Arc<Shared<M>>, span: Span) -> Self {
         Self {
             state: State::Answered {
                 response: Some(response),
             },
             shared,
-            span: Span::none(),
+            span,
         }
     }
 }
@@ -145,6 +146,17 @@ where
             }
         }
     }
+}
+
+/// The body of a 414 or 431: small JSON, like the limiter's own answers.
+pub(crate) fn too_large_answer(status: StatusCode) -> Response<Bytes> {
+    let mut res = Response::new(Bytes::from_static(br#"{"error":"too_large"}"#));
+    *res.status_mut() = status;
+    res.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    res
 }
 
 /// Records the verdict on the span, the metrics and one event per rule.

@@ -103,6 +103,17 @@ impl<M> RateLimitLayer<M> {
         self
     }
 
+    /// The longest path, query and request-target host the rules read, in
+    /// bytes (16 KiB by default): longer ones are answered 414 URI Too Long
+    /// before any rule runs, since a rule deciding on a prefix would miss
+    /// what the application sees. Headers the rules read are bounded by
+    /// [`extract`](crate::extract)'s limits and answered 431 beyond them.
+    /// Set it after [`RateLimitLayer::extractor`], which replaces it.
+    pub fn max_uri_bytes(mut self, max: usize) -> Self {
+        self.extractor = self.extractor.max_uri_bytes(max);
+        self
+    }
+
     /// Replaces how requests are read.
     pub fn extractor(mut self, extractor: RequestExtractor) -> Self {
         self.extractor = extractor;

@@ -11,14 +11,18 @@
 //! - 503 with `Retry-After: 1` and `{"error":"unavailable"}` (a
 //!   `fail_mode: closed` rule whose backend could not answer),
 //! - 400 `{"error":"bad_request"}` (a missing key with
-//!   `on_missing_key: reject`),
+//!   `on_missing_key: reject` under a blocking rule),
 //!
 //! (replaceable, see [`MakeResponse`]). A request that carries no client
 //! address (no [`ClientIp`], no axum `ConnectInfo<SocketAddr>`, no
 //! `SocketAddr` extension) gets 500 with a body naming the fix, and an
 //! error is logged: keyed alike, all such clients would share one bucket.
 //! [`RateLimitLayer::shared_bucket_without_peer`] asks for that bucket on
-//! purpose. Every answer carries the
+//! purpose. Before any rule runs, a request whose path, query or a header
+//! the rules read is longer than they may read gets 414 URI Too Long or 431
+//! Request Header Fields Too Large with `{"error":"too_large"}`
+//! ([`RateLimitLayer::max_uri_bytes`], [`extract::TooLarge`]): rules never
+//! decide on a prefix of what the application sees. Every answer carries the
 //! `RateLimit-Policy` / `RateLimit` headers of the rules that ask for them
 //! ([`headers`]). The inner service's status is counted for
 //! `count_statuses` rules; the limiter's own answers never are.
@@ -49,6 +53,26 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # What the rules see
+//!
+//! - **Nested routers.** A layer on a router given to `Router::nest("/api", ..)`
+//!   sees the path with the prefix stripped (`/login`, not `/api/login`):
+//!   write its rules for that path, or put the layer on the outer router.
+//! - **Repeated query arguments.** A `query:<name>` key and the rules read
+//!   the *first* `a` of `?a=1&a=2`; axum's `Query<HashMap<String, String>>`
+//!   keeps the *last*. Read the first in the application too
+//!   (`Query<Vec<(String, String)>>`), or refuse repeats, so that a client
+//!   cannot be counted for one value and served another.
+//! - **`HEAD`.** axum answers `HEAD` with the `GET` handler: a rule on
+//!   `http.request.method eq "GET"` does not see `HEAD` requests; write
+//!   `http.request.method in { "GET" "HEAD" }`.
+//! - **Host.** `http.host` is the request target's authority when the target
+//!   is in absolute form, otherwise `Host`, lower-cased, without port and
+//!   one trailing dot.
+//! - **IPv6.** Keys take IPv6 clients per /64; an IPv4-mapped address is its
+//!   IPv4 address, but the deprecated IPv4-compatible form (`::192.0.2.1`)
+//!   is in `::/64`, one bucket for all such clients.
 //!
 //! # The limiter
 //!
@@ -99,7 +123,7 @@ pub use cidr::{Cidr, CidrError};
 pub use claims::{AppValues, Cost, VerifiedClaims, WouldLimit};
 pub use client_ip::{ClientIp, SetClientIp, SetClientIpLayer};
 pub use error::LoadError;
-pub use extract::{RequestExtractor, ViewerHeaders};
+pub use extract::{RequestExtractor, TooLarge, ViewerHeaders};
 pub use future::ResponseFuture;
 pub use layer::RateLimitLayer;
 pub use proxy::{ForwardedHeader, TrustedProxies};

@@ -15,10 +15,15 @@
 //!   entries inside the ranges are skipped from the right and the first one
 //!   outside is the client.
 //!
-//! An entry that cannot be read (`unknown`, an obfuscated `_id`, garbage)
-//! stops the walk: the client is then the nearest address known, the last
-//! trusted hop. A chain shorter than expected gives its leftmost entry. At
-//! most [`MAX_CHAIN`] entries are looked at.
+//! `X-Forwarded-For` is a plain comma-separated list (it has no quoted
+//! strings); `Forwarded` elements may quote their values, and an element
+//! whose quote is never closed is broken on its own: what a proxy appended
+//! after it is still read. Empty entries are left out. An entry that cannot
+//! be read (`unknown`, an obfuscated `_id`, garbage) stops the walk: the
+//! client is then the nearest address known, the last trusted hop. So a
+//! client's own bytes, written to the left of what your proxies append,
+//! can never make the proxy the client. A chain shorter than expected gives
+//! its leftmost entry. At most [`MAX_CHAIN`] entries are looked at.
 //!
 //! # Examples
 //!
@@ -159,7 +164,7 @@ impl TrustedProxies {
 }
 
 /// The rightmost [`MAX_CHAIN`] entries of every line, parsed (`None` when an
-/// entry is not an address).
+/// entry is not an address). Empty entries are left out.
 fn rightmost<'a>(
     lines: impl IntoIterator<Item = &'a str>,
     header: ForwardedHeader,
@@ -172,7 +177,12 @@ fn rightmost<'a>(
         chain.push_back(entry);
     };
     for line in lines {
-        for element in split_outside_quotes(line, b',') {
+        let elements: Vec<&str> = match header {
+            // No quoted strings in X-Forwarded-For: a plain comma list.
+            ForwardedHeader::XForwardedFor => line.split(',').collect(),
+            ForwardedHeader::Forwarded => split_quoted(line, b','),
+        };
+        for element in elements {
             let element = element.trim();
             if element.is_empty() {
                 continue;
@@ -186,39 +196,40 @@ fn rightmost<'a>(
     chain
 }
 
-/// Splits at `sep` outside double-quoted strings (a `\` escapes in quotes).
-fn split_outside_quotes(s: &str, sep: u8) -> impl Iterator<Item = &str> {
+/// Splits `s` at `sep` outside double-quoted strings (a `\` escapes in
+/// quotes). A quote still open at the end means the quoting is broken
+/// (a client's `for="x` before what a proxy appended): then `s` is split at
+/// every `sep`, so the broken part stays one entry and what follows it keeps
+/// its own. No node value (address, port, `unknown`, `_obfuscated`) holds a
+/// `,` or `;`, so a readable entry never needs its quotes to span one.
+fn split_quoted(s: &str, sep: u8) -> Vec<&str> {
     let bytes = s.as_bytes();
+    let mut parts = Vec::new();
     let mut start = 0;
     let mut i = 0;
     let mut quoted = false;
-    let mut done = false;
-    std::iter::from_fn(move || {
-        if done {
-            return None;
-        }
-        while i < bytes.len() {
-            match bytes[i] {
-                b'\\' if quoted => i += 1,
-                b'"' => quoted = !quoted,
-                b if b == sep && !quoted => {
-                    let part = s.get(start..i).unwrap_or("");
-                    i += 1;
-                    start = i;
-                    return Some(part);
-                }
-                _ => {}
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if quoted => i += 1,
+            b'"' => quoted = !quoted,
+            b if b == sep && !quoted => {
+                parts.push(s.get(start..i).unwrap_or(""));
+                start = i + 1;
             }
-            i += 1;
+            _ => {}
         }
-        done = true;
-        Some(s.get(start..).unwrap_or(""))
-    })
+        i += 1;
+    }
+    if quoted {
+        return s.split(char::from(sep)).collect();
+    }
+    parts.push(s.get(start..).unwrap_or(""));
+    parts
 }
 
 /// The `for=` value of one `Forwarded` element.
 fn forwarded_for(element: &str) -> Option<&str> {
-    split_outside_quotes(element, b';').find_map(|pair| {
+    split_quoted(element, b';').into_iter().find_map(|pair| {
         let (k, v) = pair.split_once('=')?;
         k.trim().eq_ignore_ascii_case("for").then(|| v.trim())
     })

@@ -8,7 +8,10 @@
 //! | backend unavailable (`fail_mode: closed`) | 503 | `1` | `{"error":"unavailable"}` |
 //! | missing key with `on_missing_key: reject` | 400 | | `{"error":"bad_request"}` |
 //!
-//! with `Content-Type: application/json`. The message stays generic on
+//! with `Content-Type: application/json`. (Requests too large for the rules
+//! to read whole are answered 414 or 431 before the limiter is asked, not
+//! through [`MakeResponse`]; see [`TooLarge`](crate::extract::TooLarge).)
+//! The message stays generic on
 //! purpose: it never says how many attempts are left.
 //!
 //! Replace it with anything implementing [`MakeResponse`], such as a closure

@@ -8,8 +8,9 @@ use bytes::Bytes;
 use http::{Request, Response};
 use ratelimit_core::Limiter;
 use tower_service::Service;
+use tracing::Span;
 
-use crate::future::{CheckFuture, ResponseFuture};
+use crate::future::{too_large_answer, CheckFuture, ResponseFuture};
 use crate::layer::Shared;
 use crate::missing_peer::missing_peer_answer;
 use crate::{JsonResponse, MakeResponse, RateLimitLayer, ResponseBody};
@@ -19,7 +20,9 @@ use crate::{JsonResponse, MakeResponse, RateLimitLayer, ResponseBody};
 /// For each request: read its attributes, decide with the limiter, then
 /// either call `S` (adding the `RateLimit` headers to its answer and
 /// counting its status for `count_statuses` rules) or answer 429, 503 or
-/// 400 with `M`. `poll_ready` is the inner service's; errors are the inner
+/// 400 with `M`. A request too large for the rules to read whole is
+/// answered 414 or 431 before any rule runs (see
+/// [`TooLarge`](crate::extract::TooLarge)). `poll_ready` is the inner service's; errors are the inner
 /// service's.
 pub struct RateLimit<S, M = JsonResponse> {
     inner: S,
@@ -91,10 +94,21 @@ where
 
     fn call(&mut self, req: Request<ReqB>) -> Self::Future {
         if !self.shared.extractor.has_peer(&req) {
-            return ResponseFuture::answered(missing_peer_answer(), self.shared.clone());
+            return ResponseFuture::answered(
+                missing_peer_answer(),
+                self.shared.clone(),
+                Span::none(),
+            );
         }
         let needed = self.shared.limiter.headers_used();
-        let attrs = self.shared.extractor.extract_only(&req, Some(&needed));
+        let attrs = match self.shared.extractor.try_extract_only(&req, Some(&needed)) {
+            Ok(attrs) => attrs,
+            Err(too_large) => {
+                let span = tracing::debug_span!("ratelimit", outcome = "too_large");
+                let answer = too_large_answer(too_large.status());
+                return ResponseFuture::answered(answer, self.shared.clone(), span);
+            }
+        };
         let span = tracing::debug_span!(
             "ratelimit",
             method = %attrs.method,

@@ -53,12 +53,16 @@ async fn a_64_kib_header_is_answered_over_tcp() {
     let addr = serve_axum(app(layer(KEYED, &clock))).await;
     let big_a = "a".repeat(64 * 1024);
     let big_b = "b".repeat(64 * 1024);
-    let r = hit_with(addr, "/h", &[("x-tenant", &big_a), ("x-filler", &big_b)]).await;
+    // A header no rule reads may be large.
+    let r = hit_with(addr, "/h", &[("x-tenant", "a"), ("x-filler", &big_b)]).await;
     assert_eq!(r.status, 200);
-    let r = hit_with(addr, "/h", &[("x-tenant", &big_a)]).await;
+    let r = hit_with(addr, "/h", &[("x-tenant", "a")]).await;
     assert_eq!(r.status, 429);
+    // One the rules read is refused whole rather than cut (431).
+    let r = hit_with(addr, "/h", &[("x-tenant", &big_a)]).await;
+    assert_eq!(r.status, 431);
     let r = hit_with(addr, "/h", &[("x-tenant", &big_b)]).await;
-    assert_eq!(r.status, 200);
+    assert_eq!(r.status, 431);
 }
 
 #[tokio::test]
@@ -91,6 +95,9 @@ async fn thousands_of_repeated_headers_cookies_and_arguments() {
         );
         for i in 0..5_000 {
             h.append("x-tenant", HeaderValue::from_str(&format!("t{i}")).unwrap());
+        }
+        // Cookie lines are all read: as many as the bounds hold.
+        for i in 0..200 {
             h.append(
                 "cookie",
                 HeaderValue::from_str(&format!("sid=s{i}; c{i}=v")).unwrap(),
@@ -106,14 +113,27 @@ async fn thousands_of_repeated_headers_cookies_and_arguments() {
     assert_eq!(oneshot(&layer, build("/c", "one")).await, 429);
     assert_eq!(oneshot(&layer, build("/c", "two")).await, 200);
 
-    let query = |first: &str| {
+    // More cookie lines than the bounds hold: refused whole (431).
+    let mut flood = build("/c", "three");
+    for i in 0..5_000 {
+        let line = HeaderValue::from_str(&format!("c{i}=v")).unwrap();
+        flood.headers_mut().append("cookie", line);
+    }
+    assert_eq!(oneshot(&layer, flood).await, 431);
+
+    let query = |first: &str, n: usize| {
         let mut q = format!("/q?a={first}");
-        // Close to the 64 KiB an `http::Uri` can hold.
-        for i in 0..4_000 {
+        for i in 0..n {
             q.push_str(&format!("&a={i}&b=%zz"));
         }
         q
     };
+    // Close to the 64 KiB an `http::Uri` can hold: refused whole (414).
+    let long = from_client(&query("x", 4_000))
+        .body(Full::default())
+        .unwrap();
+    assert_eq!(oneshot(&layer, long).await, 414);
+    let query = |first: &str| query(first, 1_000);
     assert_eq!(
         oneshot(
             &layer,
@@ -145,7 +165,8 @@ async fn many_repeats_and_a_long_query_over_tcp() {
     let clock = clock();
     let addr = serve_axum(app(layer(KEYED, &clock))).await;
     let mut q = String::from("/q?a=first");
-    for i in 0..8_000 {
+    // Within the 16 KiB the rules read (longer: 414).
+    for i in 0..2_000 {
         q.push_str(&format!("&a={i}"));
     }
     let mut b = request("GET", &q);

@@ -46,6 +46,34 @@ impl Node {
     }
 }
 
+impl Node {
+    /// Whether evaluating this node may run a regular expression. The
+    /// nesting is bounded by the parser.
+    pub(super) fn runs_a_regex(&self) -> bool {
+        match self {
+            Node::Str(t) => matches!(t.op, StrOp::Matches(_)),
+            Node::Not(n) => n.runs_a_regex(),
+            Node::And(v) | Node::Or(v) => v.iter().any(Node::runs_a_regex),
+            Node::Const(_) | Node::Ip(_) => false,
+        }
+    }
+
+    /// The values `field` (not lower-cased) must have for this node to
+    /// match, when an `eq` or `in` on it is the node or one of its `and`
+    /// terms; `None` when the node does not pin the field.
+    pub(super) fn pinned(&self, field: &StrField) -> Option<Vec<&str>> {
+        match self {
+            Node::Str(t) if t.subject.field == *field && !t.subject.lower => match &t.op {
+                StrOp::Eq(v) => Some(vec![v.as_str()]),
+                StrOp::In(v) => Some(v.iter().map(String::as_str).collect()),
+                _ => None,
+            },
+            Node::And(terms) => terms.iter().find_map(|n| n.pinned(field)),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(super) struct StrTest {
     pub(super) subject: Subject,

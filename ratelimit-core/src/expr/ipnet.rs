@@ -30,6 +30,11 @@ impl IpSet {
         set
     }
 
+    /// Whether the set holds every IPv4 or every IPv6 address.
+    pub(crate) fn covers_a_family(&self) -> bool {
+        self.v4 == [(0, u128::from(u32::MAX))] || self.v6 == [(0, u128::MAX)]
+    }
+
     /// Whether `addr` (canonical or not) is in one of the networks.
     pub(crate) fn contains(&self, addr: IpAddr) -> bool {
         let (ranges, x) = match addr.to_canonical() {

@@ -34,12 +34,21 @@
 //! |---|---|
 //! | `http.request.uri.path` | the path, without the query |
 //! | `http.request.uri.query` | the raw query, without the `?`, not decoded |
-//! | `http.request.method` | the method, such as `GET` (case-sensitive) |
-//! | `http.host` | the host, without the port |
+//! | `http.request.method` | the method, such as `GET` (case-sensitive); see below for `HEAD` |
+//! | `http.host` | the host, lower-cased, without the port and one trailing dot |
 //! | `http.user_agent` | the first `User-Agent` header |
 //! | `http.cookie` | every `Cookie` header, joined with `"; "` |
 //! | `http.request.headers["name"]` | the first header called `name` (any case) |
 //! | `ip.src` | the client address (an address, not a string) |
+//!
+//! Servers such as axum answer `HEAD` with the `GET` handler, so a limit on
+//! `http.request.method eq "GET"` is bypassed by sending `HEAD`: match both
+//! with `http.request.method in { "GET" "HEAD" }`.
+//!
+//! The tower layer takes `http.host` from the request target when it is in
+//! absolute form (`GET http://api.example.com/ HTTP/1.1`, or HTTP/2's
+//! `:authority`), as RFC 9112 says, otherwise from the `Host` header, and
+//! normalizes it: `API.example.com.:8443` is `api.example.com`.
 //!
 //! A missing header is the empty string, so `http.request.headers["x-k"] eq ""`
 //! holds when `x-k` is absent. Header bytes that are not UTF-8 are compared
@@ -77,9 +86,17 @@
 //!   IPv6 address (`::ffff:192.0.2.1`) equals the IPv4 address; host bits
 //!   after the prefix of a network are ignored. `eq` takes one address; use
 //!   `in` for networks.
-//! * `matches` uses the [`regex`] crate's syntax, close to RE2. The pattern is
-//!   compiled at parse time; at most 1000 characters, nested at most 64
-//!   deep (groups, repetitions, classes) and 1 MiB compiled.
+//! * `matches` uses the [`regex`] crate's syntax, close to RE2, with its
+//!   Unicode classes (`\w`, `\d`, `\s` are Unicode unless written
+//!   `(?-u:\w)`) and `(?i)` case folding. The pattern is compiled at parse
+//!   time; at most 1000 characters, nested at most 64 deep (groups,
+//!   repetitions, classes) and 1 MiB compiled. Since it runs on every
+//!   request, its cost is bounded too: a counted repetition (`{n,m}`) asks
+//!   for at most 64 copies, and the pattern with repetitions expanded,
+//!   each class weighing by its size (Unicode `\w` about 100 times a
+//!   literal), must stay under 1024; `\w{10,30}` is refused, `[A-Za-z0-9_]{10,30}`
+//!   is not. In `and` / `or` chains, tests that run a pattern are evaluated
+//!   after the others.
 //!
 //! # Limits
 //!
@@ -100,6 +117,7 @@ pub(crate) mod ipnet;
 mod lexer;
 mod operator;
 mod parser;
+mod regex_cost;
 mod subject;
 
 use std::fmt;
@@ -164,6 +182,13 @@ impl Expression {
     /// expression reads, so that callers can copy only those.
     pub fn headers_used(&self, out: &mut Vec<String>) {
         self.root.headers_used(out);
+    }
+
+    /// The paths a request must have to match, when the expression pins
+    /// `http.request.uri.path` with `eq` or `in` (alone or as an `and`
+    /// term); `None` when any path can match.
+    pub(crate) fn pinned_paths(&self) -> Option<Vec<&str>> {
+        self.root.pinned(&ast::StrField::Path)
     }
 
     /// The text the expression was parsed from, as given.

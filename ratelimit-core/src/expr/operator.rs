@@ -170,7 +170,7 @@ fn compile_regex(pattern: &str, col: usize) -> Result<Regex, ExprError> {
         let msg = format!("regular expression longer than {MAX_REGEX_CHARS} characters");
         return Err(ExprError::new(col, msg));
     }
-    RegexBuilder::new(pattern)
+    let regex = RegexBuilder::new(pattern)
         .size_limit(REGEX_SIZE_LIMIT)
         .dfa_size_limit(REGEX_SIZE_LIMIT)
         .nest_limit(REGEX_NEST_LIMIT)
@@ -191,7 +191,11 @@ fn compile_regex(pattern: &str, col: usize) -> Result<Regex, ExprError> {
                 _ => "invalid regular expression".to_owned(),
             };
             ExprError::new(col, msg)
-        })
+        })?;
+    match super::regex_cost::refusal(pattern, REGEX_NEST_LIMIT) {
+        Some(msg) => Err(ExprError::new(col, msg)),
+        None => Ok(regex),
+    }
 }
 
 #[cfg(test)]

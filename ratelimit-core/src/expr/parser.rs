@@ -147,6 +147,10 @@ impl Parser {
             self.bump();
             items.push(item(self)?);
         }
+        // Cheap tests first: evaluation has no side effects, so the order
+        // of `and` / `or` terms never changes the result, only what a
+        // short-circuit saves.
+        items.sort_by_key(Node::runs_a_regex);
         Ok(flat(items))
     }
 
@@ -243,6 +247,23 @@ mod tests {
         assert_eq!(items.len(), 2);
         assert!(matches!(&items[0], Node::And(a) if a.len() == 3));
         assert!(matches!(&items[1], Node::Const(false)));
+    }
+
+    #[test]
+    fn regex_terms_run_after_cheap_ones() {
+        let n = tree(
+            r#"http.host matches "a+" and (ip.src eq 192.0.2.1 or http.host matches "b") and http.host eq "c""#,
+        );
+        let Node::And(items) = n else { panic!("{n:?}") };
+        assert!(
+            matches!(&items[0], Node::Str(t) if matches!(t.op, StrOp::Eq(_))),
+            "{items:?}"
+        );
+        assert!(items[1].runs_a_regex() && items[2].runs_a_regex());
+        let Node::Or(inner) = &items[2] else {
+            panic!("{items:?}")
+        };
+        assert!(matches!(&inner[0], Node::Ip(_)), "{inner:?}");
     }
 
     #[test]

@@ -52,6 +52,18 @@ impl Limiter {
             verdict.outcome = Outcome::BadRequest;
             return verdict;
         }
+        for e in &sel.would_reject {
+            verdict.would_limit.push(e.rule.id.clone());
+        }
+        // Rules the cap left out: a running penalty still refuses.
+        for p in &sel.penalty_only {
+            let key = state_key_with(&p.entry.ns_key, &p.subject);
+            if let (true, Some(until)) = (p.blocks, inner.penalties.blocked_until(&key, now)) {
+                verdict.outcome = Outcome::Limited;
+                verdict.retry_after_ms = verdict.retry_after_ms.max(until - now);
+                p.entry.stats.record(Event::Limited);
+            }
+        }
         // Count rules at request time: only their blocks in the penalty cache.
         for c in sel.counts {
             let key = state_key_with(&c.entry.ns_key, &c.subject);

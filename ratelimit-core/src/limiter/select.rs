@@ -2,6 +2,16 @@
 //! matching rules, blocking rules before log rules; count rules in their
 //! own cap of 5. A skipped rule (missing key with `skip`, no distinct value,
 //! or expired) takes no slot.
+//!
+//! The cap bounds the rules evaluated against the backend, not a running
+//! penalty: a blocking rule with a penalty that the cap left out is still
+//! looked up in the penalty cache (a local lookup), so a client cannot
+//! push its login rule out of evaluation during its penalty by making five
+//! other rules match.
+//!
+//! A missing key with `on_missing_key: reject` answers 400 only under a
+//! rule that blocks; a log rule (or any rule while the kill switch is on)
+//! lets the request through and records that it would have rejected it.
 
 use super::publish::{Entry, Published};
 use crate::algorithm::distinct;
@@ -29,6 +39,12 @@ pub(crate) struct Picked<'p> {
 pub(crate) struct Selection<'p> {
     pub(crate) rules: Vec<Picked<'p>>,
     pub(crate) counts: Vec<Picked<'p>>,
+    /// Blocking rules with a penalty that the cap left out: only their
+    /// penalty cache is consulted.
+    pub(crate) penalty_only: Vec<Picked<'p>>,
+    /// Rules that would have rejected the request (a missing key with
+    /// `reject`) but only log.
+    pub(crate) would_reject: Vec<&'p Entry>,
     pub(crate) reject: bool,
     pub(crate) capped: bool,
 }
@@ -54,8 +70,15 @@ impl Selector<'_> {
 
     /// Keys one matching rule; expired rules are counted and skipped.
     fn pick<'p>(&self, e: &'p Entry) -> Pick<'p> {
+        self.pick_with(e, true)
+    }
+
+    /// Keys one matching rule, recording skips in its stats when `record`.
+    fn pick_with<'p>(&self, e: &'p Entry, record: bool) -> Pick<'p> {
         if e.rule.expired_at(self.now) {
-            e.stats.record(Event::Expired);
+            if record {
+                e.stats.record(Event::Expired);
+            }
             return Pick::Skip;
         }
         let jwt_off = self.switches.jwt_disabled();
@@ -64,7 +87,9 @@ impl Selector<'_> {
             .as_ref()
             .is_some_and(|a| a.matches(self.req, jwt_off))
         {
-            e.stats.record(Event::Allowlisted);
+            if record {
+                e.stats.record(Event::Allowlisted);
+            }
             return Pick::Skip;
         }
         let subject = match subject(&e.rule, self.req, self.hash_key, jwt_off) {
@@ -88,13 +113,24 @@ impl Selector<'_> {
         })
     }
 
+    /// A missing key with `reject`: 400 under a blocking rule; a log rule
+    /// only records that it would have rejected.
+    fn reject<'p>(&self, e: &'p Entry, sel: &mut Selection<'p>) {
+        if self.blocks(e) {
+            sel.reject = true;
+        } else {
+            e.stats.record(Event::WouldLimit);
+            sel.would_reject.push(e);
+        }
+    }
+
     pub(crate) fn select<'p>(&self, p: &'p Published) -> Selection<'p> {
         let mut sel = Selection::default();
         for e in &p.site_wide {
             match self.pick(e) {
                 Pick::Take(t) => sel.rules.push(t),
                 Pick::Skip => {}
-                Pick::Reject => sel.reject = true,
+                Pick::Reject => self.reject(e, &mut sel),
             }
         }
         let mut taken = 0;
@@ -103,11 +139,30 @@ impl Selector<'_> {
                 if self.blocks(e) != blocking_pass || !e.rule.expression.matches(self.req) {
                     continue;
                 }
+                if sel.capped {
+                    // Past the cap: only a running penalty still counts.
+                    if !blocking_pass {
+                        break 'passes;
+                    }
+                    if e.rule.penalty_ms.is_some() {
+                        if let Pick::Take(t) = self.pick_with(e, false) {
+                            sel.penalty_only.push(t);
+                        }
+                    }
+                    continue;
+                }
                 match self.pick(e) {
                     Pick::Take(_) | Pick::Reject if taken == MAX_OTHER_RULES => {
                         sel.capped = true;
                         e.stats.record(Event::Capped);
-                        break 'passes;
+                        if !blocking_pass {
+                            break 'passes;
+                        }
+                        if e.rule.penalty_ms.is_some() {
+                            if let Pick::Take(t) = self.pick_with(e, false) {
+                                sel.penalty_only.push(t);
+                            }
+                        }
                     }
                     Pick::Take(t) => {
                         sel.rules.push(t);
@@ -115,7 +170,7 @@ impl Selector<'_> {
                     }
                     Pick::Skip => {}
                     Pick::Reject => {
-                        sel.reject = true;
+                        self.reject(e, &mut sel);
                         taken += 1;
                     }
                 }
@@ -131,7 +186,7 @@ impl Selector<'_> {
             match self.pick(e) {
                 Pick::Take(t) => sel.counts.push(t),
                 Pick::Skip => {}
-                Pick::Reject => sel.reject = true,
+                Pick::Reject => self.reject(e, &mut sel),
             }
         }
         sel

@@ -104,6 +104,14 @@ impl AllowList {
         self.values.iter().map(|(p, _)| p)
     }
 
+    /// Whether a client can bypass the rule at will: the list holds every
+    /// IPv4 or every IPv6 address, or a value of a part the client chooses
+    /// (header, cookie, query, host, method, ja4).
+    pub(crate) fn bypassable(&self) -> bool {
+        (self.has_ips && self.ips.covers_a_family())
+            || self.values.iter().any(|(p, _)| p.attacker_controlled())
+    }
+
     /// Whether `req` bypasses the rule. With `jwt_off`, claims are missing.
     pub fn matches(&self, req: &RequestAttrs, jwt_off: bool) -> bool {
         if self.has_ips && self.ips.contains(req.client_ip) {

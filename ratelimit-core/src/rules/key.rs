@@ -6,7 +6,8 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum KeyPart {
-    /// The client IP (IPv6 per /64).
+    /// The client IP (IPv6 per /64; `::192.0.2.1`, the deprecated
+    /// IPv4-compatible form, is in `::/64` with every other such address).
     Ip,
     /// A claim of a verified JWT.
     JwtClaim(String),
@@ -131,7 +132,8 @@ pub enum DistinctOf {
     Path,
     /// The decoded first value of a query argument.
     Query(String),
-    /// The client IP (IPv6 per /64).
+    /// The client IP (IPv6 per /64; `::192.0.2.1`, the deprecated
+    /// IPv4-compatible form, is in `::/64` with every other such address).
     Ip,
     /// Viewer autonomous system number.
     Asnum,

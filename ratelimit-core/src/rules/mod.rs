@@ -32,6 +32,7 @@
 
 mod allow;
 mod builder;
+mod crowding;
 mod duration;
 mod error;
 mod key;

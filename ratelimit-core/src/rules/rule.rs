@@ -15,7 +15,9 @@ pub enum Action {
     Log,
 }
 
-/// What a rule does when its key part is missing.
+/// What a rule does when its key part is missing. A header, cookie, query
+/// argument or claim that is empty or only whitespace is missing too: a
+/// value a client can set to nothing must not open a fresh counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum OnMissingKey {
@@ -24,7 +26,9 @@ pub enum OnMissingKey {
     FallbackIp,
     /// Do not apply the rule.
     Skip,
-    /// Answer 400 `bad_request`.
+    /// Answer 400 `bad_request`, when the rule blocks. A `log` rule (or
+    /// any rule while the kill switch is on) lets the request through and
+    /// lists itself in the verdict's `would_limit`.
     Reject,
 }
 

@@ -209,23 +209,42 @@ pub(crate) fn set(rules: &[&Rule]) -> Result<(), RuleError> {
             format!("at most {MAX_SITE_WIDE} site-wide rules (expression true) are allowed"),
         ));
     }
-    let ip_backstop = rules
-        .iter()
-        .any(|r| r.is_site_wide() && r.key == [KeyPart::Ip] && r.algorithm != Algorithm::Distinct);
+    let ip_backstop = rules.iter().any(|r| is_ip_partner(r));
     for r in rules.iter().copied() {
         let exposed = r.key.iter().find(|p| p.attacker_controlled());
         let partnered = r.key.iter().any(KeyPart::is_partner);
         if let (Some(p), false, false) = (exposed, partnered, ip_backstop) {
-            return Err(RuleError::new(Some(&r.id), Some("key"), format!(
-                "{p} is chosen by the client: add ip or jwt_claim to the key, or a site-wide rule keyed on ip")));
+            return Err(RuleError::new(
+                Some(&r.id),
+                Some("key"),
+                format!(
+                    "{p} is chosen by the client: add ip or jwt_claim to the key, or a site-wide \
+                 rule keyed on ip that blocks (action block, no canary, no allow list a client \
+                 can pass)"
+                ),
+            ));
         }
     }
     Ok(())
 }
 
+/// Whether `r` is the site-wide `ip` rule that partners client-chosen keys:
+/// it must count every client in the shared backend and refuse them, so not
+/// `distinct`, not log-only, not a canary, not with an allow list every
+/// client can pass. One that expires is a partner until then (a warning
+/// says so).
+fn is_ip_partner(r: &Rule) -> bool {
+    r.is_site_wide()
+        && r.key == [KeyPart::Ip]
+        && r.algorithm != Algorithm::Distinct
+        && r.is_blocking()
+        && r.canary_bp.is_none_or(|bp| bp >= 10_000)
+        && !r.allow.as_ref().is_some_and(|a| a.bypassable())
+}
+
 /// Warnings: a rule set that loads but may not do what its author meant.
 pub(crate) fn warnings(rules: &[Rule], now_ms: u64) -> Vec<Warning> {
-    let mut out = Vec::new();
+    let mut out = super::crowding::crowded(rules);
     let mut warn = |r: &Rule, field: &str, m: &str| {
         out.push(Warning {
             rule: r.id.clone(),
@@ -233,7 +252,22 @@ pub(crate) fn warnings(rules: &[Rule], now_ms: u64) -> Vec<Warning> {
             message: m.to_owned(),
         })
     };
+    let partners: Vec<&Rule> = rules.iter().filter(|r| is_ip_partner(r)).collect();
+    let lasting = partners.iter().any(|p| p.expires_at_ms.is_none());
     for r in rules {
+        let exposed = r.key.iter().any(KeyPart::attacker_controlled);
+        let partnered = r.key.iter().any(KeyPart::is_partner);
+        if exposed && !partnered && !lasting {
+            if let Some(p) = partners.first() {
+                let m = format!(
+                    "the site-wide ip rule {:?} that partners this client-chosen key expires \
+                     (expires_at): from then on a client can rotate the value to get a fresh \
+                     counter; add ip or jwt_claim to the key",
+                    p.id
+                );
+                warn(r, "key", &m);
+            }
+        }
         if r.is_count_rule() && r.fail_mode != FailMode::Open {
             warn(
                 r,

@@ -1,4 +1,5 @@
 use super::*;
+use http::header::COOKIE;
 use http::HeaderValue;
 
 fn request() -> http::request::Builder {
@@ -135,4 +136,42 @@ fn cut_respects_character_boundaries() {
     assert_eq!(cut("héllo", 2), "h");
     assert_eq!(cut("héllo", 3), "hé");
     assert_eq!(cut("abc", 10), "abc");
+}
+
+#[test]
+fn too_long_parts_are_refused_whole_by_try_extract() {
+    let e = RequestExtractor::new().max_uri_bytes(8);
+    let get = |uri: &str| request().uri(uri).body(()).unwrap();
+    assert!(e.try_extract_only(&get("/1234567"), None).is_ok());
+    assert_eq!(
+        e.try_extract_only(&get("/12345678"), None).unwrap_err(),
+        TooLarge::Uri
+    );
+    assert_eq!(
+        e.try_extract_only(&get("/?123456789"), None).unwrap_err(),
+        TooLarge::Uri
+    );
+    // extract() still cuts.
+    assert_eq!(e.extract(&get("/12345678")).path, "/1234567");
+    let mut req = get("/");
+    let long = HeaderValue::from_bytes(&vec![b'x'; MAX_VALUE_BYTES + 1]).unwrap();
+    req.headers_mut().insert("x-op", long);
+    let only = ["x-op".to_owned()];
+    assert_eq!(
+        e.try_extract_only(&req, Some(&only)).unwrap_err(),
+        TooLarge::Headers
+    );
+    // A header no rule reads is not looked at.
+    assert!(e.try_extract_only(&req, Some(&[])).is_ok());
+    assert_eq!(TooLarge::Uri.status(), http::StatusCode::URI_TOO_LONG);
+}
+
+#[test]
+fn a_forwarding_line_that_is_not_utf8_keeps_what_the_proxy_appended() {
+    let e = RequestExtractor::new().trusted_proxies(TrustedProxies::hops(1));
+    let mut req = request().body(()).unwrap();
+    let line = HeaderValue::from_bytes(b"\xff\"x, 203.0.113.50").unwrap();
+    req.headers_mut().insert("x-forwarded-for", line);
+    let ip: IpAddr = "203.0.113.50".parse().unwrap();
+    assert_eq!(e.extract(&req).client_ip, ip);
 }

@@ -131,3 +131,106 @@ fn long_chains_are_bounded() {
     // Only the rightmost MAX_CHAIN entries are looked at, all trusted.
     assert_eq!(p.client_ip(ip("10.0.0.2"), [line.as_str()]), ip("10.0.0.1"));
 }
+
+/// Issue 15, item 1: a proxy appending to the client's `X-Forwarded-For`
+/// (nginx's `$proxy_add_x_forwarded_for`) turned `"x` into `"x, 203.0.113.50`,
+/// which the quoted-string parsing read as one unreadable entry: the client
+/// was keyed as the proxy.
+#[test]
+fn a_client_quote_does_not_swallow_what_the_proxy_appended() {
+    let peer = ip("127.0.0.1");
+    let client = ip("203.0.113.50");
+    for p in [nets(&["127.0.0.0/8"]), TrustedProxies::hops(1)] {
+        assert_eq!(p.client_ip(peer, [r#""x, 203.0.113.50"#]), client);
+        assert_eq!(p.client_ip(peer, [r#"a"b\, 203.0.113.50"#]), client);
+        let fwd = p.clone().header(ForwardedHeader::Forwarded);
+        assert_eq!(fwd.client_ip(peer, [r#"for="x, for=203.0.113.50"#]), client);
+        assert_eq!(
+            fwd.client_ip(peer, [r#"for="x\, for="203.0.113.50:80";proto=http"#]),
+            client
+        );
+        assert_eq!(
+            fwd.client_ip(peer, [r#"for=";x, for="[2001:db8::7]""#]),
+            ip("2001:db8::7")
+        );
+    }
+}
+
+mod client_prefix {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Bytes a client can write to the left of what the proxy appends.
+    fn prefix() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("\"".to_owned()),
+            Just("\\".to_owned()),
+            Just(",".to_owned()),
+            Just(";".to_owned()),
+            Just("=".to_owned()),
+            Just(" ".to_owned()),
+            Just("for=".to_owned()),
+            Just("unknown".to_owned()),
+            Just("_hidden".to_owned()),
+            Just("[".to_owned()),
+            Just("]".to_owned()),
+            Just(":".to_owned()),
+            Just("127.0.0.9".to_owned()),
+            Just("10.0.0.1".to_owned()),
+            Just("2001:db8::1".to_owned()),
+            "[ -~]{0,6}",
+            "\\PC{0,3}",
+        ];
+        proptest::collection::vec(piece, 0..12).prop_map(|v| v.concat())
+    }
+
+    /// A readable address the proxy writes, in one of its shapes.
+    fn appended() -> impl Strategy<Value = (IpAddr, String, String)> {
+        let v4 = any::<[u8; 4]>()
+            .prop_filter("untrusted", |o| o[0] != 127)
+            .prop_map(IpAddr::from);
+        let v6 = any::<[u16; 8]>()
+            .prop_filter("not mapped", |s| s[..6] != [0, 0, 0, 0, 0, 0xffff])
+            .prop_map(IpAddr::from);
+        (prop_oneof![v4, v6], 0u8..3, any::<u16>()).prop_map(|(addr, shape, port)| {
+            let (xff, fwd) = match (addr, shape) {
+                (IpAddr::V4(a), 0) => (a.to_string(), format!("for={a}")),
+                (IpAddr::V4(a), _) => (format!("{a}:{port}"), format!("for=\"{a}:{port}\"")),
+                (IpAddr::V6(a), 0) => (a.to_string(), format!("for=\"[{a}]\"")),
+                (IpAddr::V6(a), 1) => (format!("[{a}]"), format!("For=\"[{a}]\";proto=https")),
+                (IpAddr::V6(a), _) => (format!("[{a}]:{port}"), format!("for=\"[{a}]:{port}\"")),
+            };
+            (addr.to_canonical(), xff, fwd)
+        })
+    }
+
+    proptest! {
+        /// Whatever the client sent, on one line joined by the proxy or on
+        /// lines of its own, the client is the address the proxy appended:
+        /// never the proxy.
+        #[test]
+        fn the_client_never_becomes_the_proxy(
+            lines in proptest::collection::vec(prefix(), 1..3),
+            (addr, xff, fwd) in appended(),
+            joined in any::<bool>(),
+        ) {
+            let peer = ip("127.0.0.1");
+            for header in [ForwardedHeader::XForwardedFor, ForwardedHeader::Forwarded] {
+                let tail = match header {
+                    ForwardedHeader::XForwardedFor => &xff,
+                    _ => &fwd,
+                };
+                let mut all = lines.clone();
+                match (joined, all.last_mut()) {
+                    (true, Some(last)) => *last = format!("{last}, {tail}"),
+                    _ => all.push(tail.clone()),
+                }
+                let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+                for p in [nets(&["127.0.0.0/8"]), TrustedProxies::hops(1)] {
+                    let got = p.header(header).client_ip(peer, refs.iter().copied());
+                    prop_assert_eq!(got, addr, "{:?} {:?}", header, all);
+                }
+            }
+        }
+    }
+}
