@@ -74,7 +74,8 @@ impl Limiter {
     /// their own: they never share a count with HTTP requests.
     ///
     /// The rule is looked up on every call, so a publish applies to the
-    /// handle.
+    /// handle. The emergency [`Switches`](crate::switches::Switches) are for
+    /// HTTP requests: keyed calls do not read them.
     ///
     /// # Errors
     ///
@@ -225,6 +226,27 @@ impl KeyedLimit {
     /// # Errors
     ///
     /// As [`KeyedLimit::check_n`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::num::NonZeroU32;
+    /// use ratelimit_core::keyed::Quota;
+    /// use ratelimit_core::rules::RuleSet;
+    /// use ratelimit_core::Limiter;
+    ///
+    /// let limiter = Limiter::new(RuleSet::default());
+    /// let messages = limiter.keyed_quota("ws", Quota::per_second(NonZeroU32::new(20).unwrap()));
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let connection_id: u64 = 981;
+    /// let d = messages.check(&connection_id).await?;
+    /// if !d.is_allowed() {
+    ///     // drop the message, or tell the client to slow down for d.retry_after()
+    /// }
+    /// assert_eq!(d.remaining(), 19);
+    /// # Ok::<(), ratelimit_core::keyed::KeyedError>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn check<K: Key + ?Sized>(&self, key: &K) -> Result<KeyedDecision, KeyedError> {
         self.check_cost(key, None).await
     }
