@@ -189,7 +189,7 @@ fn a_named_rule_applies_its_penalty_from_the_penalty_cache() {
             (stats.get(Event::Allowed), stats.get(Event::Limited)),
             (1, 2)
         );
-        assert_eq!(stats.top_limited()[0].0, api.subject(&9u32));
+        assert_eq!(stats.top_limited(), vec![(api.subject(&9u32), 2)]);
         // A reset lifts the penalty.
         api.reset(&9u32).await.unwrap();
         assert!(api.check(&9u32).await.unwrap().is_allowed());

@@ -79,6 +79,9 @@ impl Limiter {
         let now = inner.clock.now_ms();
         if let Some(d) = self.cached_block(&check, now) {
             record(Event::Limited);
+            if let Some(s) = stats {
+                s.record_subject(check.subject);
+            }
             return Answer::Decided(d);
         }
         let batch = Batch::new(now, vec![check]);
