@@ -44,6 +44,7 @@
 //! | [`algorithm`] | the five algorithms and the penalty, pure integer functions |
 //! | [`rules`] | the JSON rule model, validation, [`rules::RuleBuilder`] |
 //! | [`expr`] | match expressions (a subset of the Cloudflare rules language) |
+//! | [`keyed`] | the keyed API: any key, a rule or a quota in code, waiting (`until_ready`) |
 //! | [`keys`] | request keys hashed to fixed-size digests |
 //! | [`limiter`] | the request pipeline: selection, penalties, fail modes, verdicts, publishing, peek/reset, temporary rules |
 //! | [`store`] | the bounded in-memory backend |
@@ -67,6 +68,7 @@ pub mod expr;
 pub mod fuzzing;
 pub mod hash;
 pub mod heavy;
+pub mod keyed;
 pub mod keys;
 pub mod limiter;
 pub mod local;

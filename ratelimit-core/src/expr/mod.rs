@@ -165,6 +165,15 @@ impl Expression {
         })
     }
 
+    /// The expression `true`, for rules the crate builds itself (the keyed
+    /// API's quotas).
+    pub(crate) fn always_true() -> Expression {
+        Expression {
+            root: ast::Node::Const(true),
+            source: "true".to_owned(),
+        }
+    }
+
     /// Whether the expression is the literal `true` (a site-wide rule),
     /// ignoring surrounding whitespace and parentheses.
     ///

@@ -189,7 +189,7 @@ impl Limiter {
     /// Turns a backend answer (or its absence) into a decision, following
     /// the rule's `fail_mode` when the backend failed. Returns (decision,
     /// failed, from cache).
-    fn resolve(
+    pub(super) fn resolve(
         &self,
         check: &Check,
         answer: Option<CheckResult>,

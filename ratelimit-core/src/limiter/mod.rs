@@ -33,6 +33,7 @@
 mod admin;
 mod builder;
 mod decide;
+mod keyed_hooks;
 mod publish;
 mod respond;
 mod select;
@@ -41,6 +42,7 @@ use std::sync::{Arc, RwLock};
 
 pub use admin::AdminError;
 pub use builder::LimiterBuilder;
+pub(crate) use keyed_hooks::{Answer, RuleTarget};
 pub(crate) use publish::Published;
 pub use publish::{namespace, MAX_TEMPORARY_MS};
 pub use select::{MAX_COUNT_RULES, MAX_OTHER_RULES};

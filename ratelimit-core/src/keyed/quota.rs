@@ -1,0 +1,241 @@
+//! A quota written in code: a rate, a burst, an algorithm and what to do
+//! when the backend cannot answer.
+
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use crate::algorithm::Algorithm;
+use crate::rules::{Action, FailMode, OnMissingKey, Rule};
+use crate::Expression;
+
+/// The longest period of a quota: 24 hours, as for rules.
+const MAX_PERIOD_MS: u64 = 86_400_000;
+
+/// A rate limit declared in code, read like the rate: `limit` per period,
+/// with a burst.
+///
+/// By default a quota is a token bucket whose burst is its limit (a full
+/// period's worth may be spent at once, then it refills evenly), and it
+/// fails open (admits) when the backend cannot answer. Every constructor is
+/// a `const fn` and takes non-zero numbers, so a quota can be a constant.
+///
+/// Not to be confused with [`algorithm::Quota`](crate::algorithm::Quota),
+/// the plain numbers one algorithm step runs on.
+///
+/// # Examples
+///
+/// ```
+/// use std::num::NonZeroU32;
+/// use std::time::Duration;
+/// use ratelimit_core::algorithm::Algorithm;
+/// use ratelimit_core::keyed::Quota;
+/// use ratelimit_core::rules::FailMode;
+///
+/// const HUNDRED: NonZeroU32 = NonZeroU32::new(100).unwrap();
+/// const TWENTY: NonZeroU32 = NonZeroU32::new(20).unwrap();
+///
+/// // 100 per minute, at most 20 at once.
+/// const API: Quota = Quota::per_minute(HUNDRED).allow_burst(TWENTY);
+/// assert_eq!(API.burst(), TWENTY);
+/// assert_eq!(API.algorithm(), Algorithm::TokenBucket);
+///
+/// // 100 per sliding minute; 503-like errors when the backend is down.
+/// let strict = Quota::per_minute(HUNDRED).sliding_window().fail_mode(FailMode::Closed);
+/// assert_eq!(strict.period(), Duration::from_secs(60));
+///
+/// // One every 250 ms.
+/// let paced = Quota::with_period(NonZeroU32::MIN, Duration::from_millis(250)).unwrap();
+/// assert_eq!(paced.limit(), NonZeroU32::MIN);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quota {
+    limit: NonZeroU32,
+    period_ms: u64,
+    burst: Option<NonZeroU32>,
+    algorithm: Algorithm,
+    fail_mode: FailMode,
+}
+
+impl Quota {
+    const fn new(limit: NonZeroU32, period_ms: u64) -> Self {
+        Self {
+            limit,
+            period_ms,
+            burst: None,
+            algorithm: Algorithm::TokenBucket,
+            fail_mode: FailMode::Open,
+        }
+    }
+
+    /// `limit` per second.
+    pub const fn per_second(limit: NonZeroU32) -> Self {
+        Self::new(limit, 1000)
+    }
+
+    /// `limit` per minute.
+    pub const fn per_minute(limit: NonZeroU32) -> Self {
+        Self::new(limit, 60_000)
+    }
+
+    /// `limit` per hour.
+    pub const fn per_hour(limit: NonZeroU32) -> Self {
+        Self::new(limit, 3_600_000)
+    }
+
+    /// `limit` per `period`, counted in whole milliseconds; `None` unless
+    /// the period is 1 ms to 24 hours.
+    pub const fn with_period(limit: NonZeroU32, period: Duration) -> Option<Self> {
+        let ms = period.as_millis();
+        if ms == 0 || ms > MAX_PERIOD_MS as u128 {
+            return None;
+        }
+        Some(Self::new(limit, ms as u64))
+    }
+
+    /// The most that may be spent at once (the bucket's size). It applies
+    /// to the buckets; the windows hold `limit` per period.
+    #[must_use]
+    pub const fn allow_burst(mut self, burst: NonZeroU32) -> Self {
+        self.burst = Some(burst);
+        self
+    }
+
+    /// A token bucket (the default): starts full with `burst`, refills
+    /// `limit` per period.
+    #[must_use]
+    pub const fn token_bucket(self) -> Self {
+        self.with_algorithm(Algorithm::TokenBucket)
+    }
+
+    /// A leaky bucket (GCRA, governor's algorithm): admits what the token
+    /// bucket admits, paced evenly.
+    #[must_use]
+    pub const fn leaky_bucket(self) -> Self {
+        self.with_algorithm(Algorithm::LeakyBucket)
+    }
+
+    /// A fixed window: `limit` per calendar period (a minute starts on the
+    /// minute).
+    #[must_use]
+    pub const fn fixed_window(self) -> Self {
+        self.with_algorithm(Algorithm::FixedWindow)
+    }
+
+    /// A sliding window: `limit` per period ending now, estimated from the
+    /// previous window and rounded against the caller.
+    #[must_use]
+    pub const fn sliding_window(self) -> Self {
+        self.with_algorithm(Algorithm::SlidingWindow)
+    }
+
+    const fn with_algorithm(mut self, algorithm: Algorithm) -> Self {
+        self.algorithm = algorithm;
+        self
+    }
+
+    /// What to do when the backend cannot answer: `Open` (admit, the
+    /// default), `Closed` (an error) or `Local` (count on this instance at
+    /// `limit / fleet size`).
+    #[must_use]
+    pub const fn fail_mode(mut self, mode: FailMode) -> Self {
+        self.fail_mode = mode;
+        self
+    }
+
+    /// The limit per period.
+    pub const fn limit(&self) -> NonZeroU32 {
+        self.limit
+    }
+
+    /// The period.
+    pub const fn period(&self) -> Duration {
+        Duration::from_millis(self.period_ms)
+    }
+
+    /// The most that may be spent at once: the burst for buckets (the limit
+    /// unless set), the limit for windows.
+    pub const fn burst(&self) -> NonZeroU32 {
+        match (self.algorithm, self.burst) {
+            (Algorithm::TokenBucket | Algorithm::LeakyBucket, Some(b)) => b,
+            _ => self.limit,
+        }
+    }
+
+    /// The algorithm that counts.
+    pub const fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+
+    /// The rule the backends run for this quota under `name`: the same
+    /// numbers, no expression, key or penalty.
+    pub(crate) fn rule(&self, name: &str) -> Rule {
+        let buckets = matches!(
+            self.algorithm,
+            Algorithm::TokenBucket | Algorithm::LeakyBucket
+        );
+        Rule {
+            id: name.to_owned(),
+            expression: Expression::always_true(),
+            algorithm: self.algorithm,
+            limit: u64::from(self.limit.get()),
+            period_ms: self.period_ms,
+            burst: buckets.then_some(u64::from(self.burst().get())),
+            distinct_of: None,
+            count_statuses: Vec::new(),
+            key: Vec::new(),
+            on_missing_key: OnMissingKey::Skip,
+            action: Action::Block,
+            penalty_ms: None,
+            fail_mode: self.fail_mode,
+            expires_at_ms: None,
+            ratelimit_headers: false,
+            cost: 1,
+            allow: None,
+            canary_bp: None,
+        }
+    }
+
+    /// Where the state of quota `name` lives. It starts with `~`, which no
+    /// rule id holds, so it never meets a rule's state; like a rule's, it
+    /// names the algorithm and the period, so changing them starts fresh.
+    pub(crate) fn namespace(&self, name: &str) -> String {
+        format!("~keyed:{name}:{}:{}", self.algorithm.tag(), self.period_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const N5: NonZeroU32 = NonZeroU32::new(5).unwrap();
+
+    #[test]
+    fn periods_outside_one_ms_to_a_day_are_refused() {
+        assert!(Quota::with_period(N5, Duration::from_micros(999)).is_none());
+        assert!(Quota::with_period(N5, Duration::from_millis(1)).is_some());
+        assert!(Quota::with_period(N5, Duration::from_secs(86_400)).is_some());
+        assert!(Quota::with_period(N5, Duration::from_secs(86_401)).is_none());
+    }
+
+    #[test]
+    fn windows_ignore_the_burst() {
+        let q = Quota::per_second(N5).allow_burst(NonZeroU32::MIN);
+        assert_eq!(q.burst(), NonZeroU32::MIN);
+        assert_eq!(q.fixed_window().burst(), N5);
+        assert_eq!(q.fixed_window().rule("x").burst, None);
+        assert_eq!(q.rule("x").quota(1).burst, 1);
+    }
+
+    #[test]
+    fn a_quota_namespace_never_equals_a_rule_namespace() {
+        let q = Quota::per_second(N5);
+        let rule = crate::rules::RuleBuilder::new("api")
+            .token_bucket(5, Duration::from_secs(1), 5)
+            .key(["ip"])
+            .build()
+            .expect("rule");
+        assert_ne!(q.namespace("api"), crate::limiter::namespace(&rule));
+        assert!(q.namespace("api").starts_with('~'));
+        assert_ne!(q.namespace("a"), q.leaky_bucket().namespace("a"));
+    }
+}
