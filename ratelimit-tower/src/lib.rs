@@ -45,6 +45,22 @@
 //! # }
 //! ```
 //!
+//! # One line
+//!
+//! A limit per client IP, the way governor users write it (the algorithm
+//! and its guarantees: [`RateLimitLayer::per_ip_per_minute`]):
+//!
+//! ```no_run
+//! # use axum::{routing::get, Router};
+//! use ratelimit_tower::RateLimitLayer;
+//! # let app: Router = Router::new().route("/", get(|| async { "hi" }));
+//! let app = app.layer(RateLimitLayer::per_ip_per_minute(100));
+//! ```
+//!
+//! Key rules on values the layer derives from each request (a tenant from
+//! an API key) with [`RateLimitLayer::key_part`] and `app:<name>` key
+//! parts; give routes their own limits with axum's `Router::route_layer`.
+//!
 //! # The limiter
 //!
 //! [`RateLimitLayer::new`] takes any [`Limiter`], built with
@@ -85,7 +101,9 @@ mod error;
 pub mod extract;
 mod future;
 pub mod headers;
+mod key_extractor;
 mod layer;
+mod per_ip;
 pub mod proxy;
 pub mod response;
 mod service;
@@ -97,6 +115,7 @@ pub use client_ip::{ClientIp, SetClientIp, SetClientIpLayer};
 pub use error::LoadError;
 pub use extract::{RequestExtractor, ViewerHeaders};
 pub use future::ResponseFuture;
+pub use key_extractor::KeyExtractor;
 pub use layer::RateLimitLayer;
 pub use proxy::{ForwardedHeader, TrustedProxies};
 pub use response::{JsonResponse, MakeResponse};

@@ -90,7 +90,8 @@ where
 
     fn call(&mut self, req: Request<ReqB>) -> Self::Future {
         let needed = self.shared.limiter.headers_used();
-        let attrs = self.shared.extractor.extract_only(&req, Some(&needed));
+        let mut attrs = self.shared.extractor.extract_only(&req, Some(&needed));
+        let req = self.shared.keys.apply(req, &mut attrs);
         let span = tracing::debug_span!(
             "ratelimit",
             method = %attrs.method,
