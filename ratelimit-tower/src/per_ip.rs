@@ -9,50 +9,53 @@ use crate::RateLimitLayer;
 /// The id of the rule the one-line constructors build.
 const RULE_ID: &str = "per-ip";
 
-/// # One-line limits per client IP
-///
-/// `per_ip_per_second(n)`, `per_ip_per_minute(n)` and `per_ip_per_hour(n)`
-/// read like governor's quotas and behave like them: each client IP may
-/// send a burst of `n` requests, then one more every `1/n` of the period.
-///
-/// The algorithm is the leaky bucket in its meter form (GCRA), the one
-/// governor and `tower_governor` use, so a governor user gets what they
-/// expect: no window edge where twice the limit gets through in a moment,
-/// an exact `Retry-After`, and constant memory per client. Over any whole
-/// period a client gets at most about `2n - 1` requests (a full burst, then
-/// the refill); for a hard "at most `n` in any period", write a
-/// `sliding_window` rule instead.
-///
-/// The layer has one rule, `"per-ip"`: keyed on the client IP (IPv6 per
-/// /64), on the in-memory backend and the system clock, sending the
-/// `RateLimit-Policy` / `RateLimit` headers. `n` of 0 is taken as 1 and `n`
-/// above one billion as one billion. Chain the usual options
-/// (`.trusted_proxies(...)` behind a proxy), or write rules for anything
-/// else.
-///
-/// ```no_run
-/// use axum::{routing::get, Router};
-/// use ratelimit_tower::RateLimitLayer;
-///
-/// let app: Router = Router::new()
-///     .route("/", get(|| async { "hello" }))
-///     .layer(RateLimitLayer::per_ip_per_minute(100));
-/// ```
-///
-/// Serve it with `into_make_service_with_connect_info::<SocketAddr>()` so
-/// the layer sees the client address.
+/// One-line limits per client IP.
 impl RateLimitLayer {
-    /// `n` requests per second per client IP (burst `n`); see above.
+    /// `n` requests per second per client IP (burst `n`), like
+    /// [`per_ip_per_minute`](Self::per_ip_per_minute).
     pub fn per_ip_per_second(n: u32) -> Self {
         Self::per_ip(n, 1)
     }
 
-    /// `n` requests per minute per client IP (burst `n`); see above.
+    /// `n` requests per minute per client IP: a layer in one line.
+    ///
+    /// `per_ip_per_second(n)`, `per_ip_per_minute(n)` and
+    /// `per_ip_per_hour(n)` read like governor's quotas and behave like
+    /// them: each client IP may send a burst of `n` requests, then one more
+    /// every `1/n` of the period.
+    ///
+    /// The algorithm is the leaky bucket in its meter form (GCRA), the one
+    /// governor and `tower_governor` use, so a governor user gets what they
+    /// expect: no window edge where twice the limit gets through in a
+    /// moment, an exact `Retry-After`, and constant memory per client. Over
+    /// any whole period a client gets at most about `2n - 1` requests (a
+    /// full burst, then the refill); for a hard "at most `n` in any period",
+    /// write a `sliding_window` rule instead.
+    ///
+    /// The layer has one rule, `"per-ip"`: keyed on the client IP (IPv6 per
+    /// /64), on the in-memory backend and the system clock, sending the
+    /// `RateLimit-Policy` / `RateLimit` headers. `n` of 0 is taken as 1 and
+    /// `n` above one billion as one billion. Chain the usual options
+    /// (`.trusted_proxies(...)` behind a proxy), or write rules for anything
+    /// else.
+    ///
+    /// ```no_run
+    /// use axum::{routing::get, Router};
+    /// use ratelimit_tower::RateLimitLayer;
+    ///
+    /// let app: Router = Router::new()
+    ///     .route("/", get(|| async { "hello" }))
+    ///     .layer(RateLimitLayer::per_ip_per_minute(100));
+    /// ```
+    ///
+    /// Serve it with `into_make_service_with_connect_info::<SocketAddr>()`
+    /// so the layer sees the client address.
     pub fn per_ip_per_minute(n: u32) -> Self {
         Self::per_ip(n, 60)
     }
 
-    /// `n` requests per hour per client IP (burst `n`); see above.
+    /// `n` requests per hour per client IP (burst `n`), like
+    /// [`per_ip_per_minute`](Self::per_ip_per_minute).
     pub fn per_ip_per_hour(n: u32) -> Self {
         Self::per_ip(n, 3600)
     }

@@ -14,6 +14,9 @@
 
 use serde_json::{json, Value};
 
+use super::export::{fail_mode_name, on_missing_name};
+use super::raw::{ACTIONS, ALGORITHMS, FAIL_MODES, ON_MISSING};
+use super::rule::{FailMode, OnMissingKey};
 use super::validate::{MAX_DISTINCT_LIMIT, MAX_KEY_PARTS, MAX_LIMIT, PERIOD_RANGE_MS};
 use super::RuleSet;
 
@@ -86,9 +89,7 @@ fn properties() -> Value {
             "type": "string", "maxLength": 16384,
             "description": "Which requests the rule applies to; \"true\" matches all (a site-wide rule, at most 2 per set)."
         },
-        "algorithm": {
-            "enum": ["fixed_window", "sliding_window", "token_bucket", "leaky_bucket", "distinct"]
-        },
+        "algorithm": {"enum": names(&ALGORITHMS)},
         "limit": {
             "type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
             "description": format!("Requests per period (1 to {MAX_LIMIT}); different values per period for distinct (1 to {MAX_DISTINCT_LIMIT}).")
@@ -112,14 +113,14 @@ fn properties() -> Value {
             "items": {"type": "string", "pattern": KEY_PART},
             "description": format!("1 to {MAX_KEY_PARTS} parts; constant only alone. A part the client chooses (header, cookie, query, host, method, ja4, app) needs ip or jwt_claim in the key, or a site-wide rule keyed on ip. Names up to 128 bytes.")
         },
-        "on_missing_key": {"enum": ["fallback_ip", "skip", "reject"], "default": "fallback_ip"},
-        "action": {"enum": ["block", "log"], "default": "block"},
+        "on_missing_key": {"enum": names(&ON_MISSING), "default": on_missing_name(OnMissingKey::default())},
+        "action": {"enum": names(&ACTIONS), "default": "block"},
         "penalty": {
             "$ref": "#/$defs/duration",
             "description": "Once over the limit, stay blocked this long (1s to 24h)."
         },
         "fail_mode": {
-            "enum": ["open", "closed", "local"], "default": "open",
+            "enum": names(&FAIL_MODES), "default": fail_mode_name(FailMode::default()),
             "description": "When the backend cannot answer: pass, answer 503, or count locally. local is refused for distinct."
         },
         "expires_at": {
@@ -149,6 +150,11 @@ fn properties() -> Value {
             "description": "The percentage of subjects for which a blocking rule blocks; it only logs for the others. Not with action log."
         }
     })
+}
+
+/// The JSON names of a choice, as loading reads them.
+fn names<T>(options: &[(&str, T)]) -> Vec<String> {
+    options.iter().map(|(n, _)| (*n).to_owned()).collect()
 }
 
 /// What each algorithm (and action) requires or refuses.
