@@ -5,7 +5,8 @@
 //! `VerifiedClaims` after looking the bearer token up in a static table;
 //! counting 404s and 401s; an admin route with each rule's counters
 //! (`limiter.rule_stats(id)`, with the subjects each rule limited most) and
-//! the emergency switch. With `VALKEY_URL` set (`redis://127.0.0.1:6379`)
+//! the emergency switch; the running rules exported as JSON
+//! (`RuleSet::to_json`). With `VALKEY_URL` set (`redis://127.0.0.1:6379`)
 //! every instance shares its counts through Valkey; otherwise it counts in
 //! memory.
 //!
@@ -14,6 +15,7 @@
 //! curl -i -X POST localhost:3000/login    # 6th within a minute: 429
 //! curl -i -H 'authorization: Bearer alice-token' localhost:3000/api/items
 //! curl -s -H 'authorization: Bearer admin-token' localhost:3000/admin/rules
+//! curl -s -H 'authorization: Bearer admin-token' localhost:3000/admin/rules.json
 //! curl -s -X POST -H 'authorization: Bearer admin-token' localhost:3000/admin/kill-switch/on
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -127,6 +129,21 @@ async fn all_rules(
         .into_response()
 }
 
+/// The running rules, as JSON that loads back (`RuleSet::to_json`).
+async fn export_rules(
+    State(limiter): State<Limiter>,
+    claims: Option<Extension<VerifiedClaims>>,
+) -> Response {
+    if !is_admin(&claims) {
+        return StatusCode::FORBIDDEN.into_response();
+    }
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        limiter.rules().to_json(),
+    )
+        .into_response()
+}
+
 async fn one_rule(
     State(limiter): State<Limiter>,
     Path(id): Path<String>,
@@ -170,6 +187,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .route("/login", post(|| async { "welcome\n" }))
         .route("/api/items", get(items))
         .route("/admin/rules", get(all_rules))
+        .route("/admin/rules.json", get(export_rules))
         .route("/admin/rules/{id}", get(one_rule))
         .route("/admin/kill-switch/{on}", post(kill_switch))
         .with_state(limiter)
@@ -179,8 +197,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let port = std::env::var("PORT").unwrap_or_else(|_| "3000".into());
     let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await?;
-    println!("listening on http://{}", listener.local_addr()?);
+    let addr = listener.local_addr()?;
+    println!("listening on http://{addr}");
     println!("rules: {RULES}");
+    println!("try:");
+    println!("  curl -i -X POST {addr}/login    # the 6th within a minute: 429");
+    println!("  curl -i -H 'authorization: Bearer alice-token' {addr}/api/items");
+    println!("  curl -s -H 'authorization: Bearer admin-token' {addr}/admin/rules");
+    println!("  curl -s -H 'authorization: Bearer admin-token' {addr}/admin/rules.json");
+    println!(
+        "  curl -s -X POST -H 'authorization: Bearer admin-token' {addr}/admin/kill-switch/on"
+    );
     let make = app.into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(listener, make).await?;
     Ok(())

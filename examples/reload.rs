@@ -9,6 +9,7 @@
 //!
 //! ```text
 //! cargo run --example reload -- /tmp/rules.json
+//! curl -s localhost:3001/rules      # the running rules, exported as JSON
 //! # edit /tmp/rules.json, save, and watch the output
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -77,7 +78,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("loaded {}: {}", path.display(), describe(&set));
     let layer = RateLimitLayer::from_rules(set);
+    let shown = path.clone();
     tokio::spawn(watch(path, layer.limiter().clone()));
+    let limiter = layer.limiter().clone();
 
     let app = Router::new()
         .route("/", get(|| async { "ok\n" }))
@@ -85,10 +88,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "/login",
             get(|| async { "welcome\n" }).post(|| async { "welcome\n" }),
         )
+        // The running rules, exported as JSON that loads back.
+        .route(
+            "/rules",
+            get(move || async move { limiter.rules().to_json() + "\n" }),
+        )
         .layer(layer);
     let port = std::env::var("PORT").unwrap_or_else(|_| "3001".into());
     let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await?;
-    println!("listening on http://{}", listener.local_addr()?);
+    let addr = listener.local_addr()?;
+    println!("listening on http://{addr}");
+    println!("try:");
+    println!("  curl -i {addr}/");
+    println!("  curl -i -X POST {addr}/login    # over the login rule's limit: 429");
+    println!("  curl -s {addr}/rules            # the running rules, as JSON");
+    println!(
+        "then edit {} and save: the next request runs the new rules",
+        shown.display()
+    );
     let make = app.into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(listener, make).await?;
     Ok(())

@@ -8,12 +8,17 @@ use ratelimit_core::rules::{RuleError, RuleSet};
 use ratelimit_core::Limiter;
 use tower_layer::Layer;
 
-use crate::{JsonResponse, LoadError, RateLimit, RequestExtractor, TrustedProxies, ViewerHeaders};
+use crate::key_extractor::KeyParts;
+use crate::{
+    JsonResponse, KeyExtractor, LoadError, RateLimit, RequestExtractor, TrustedProxies,
+    ViewerHeaders,
+};
 
 /// What every clone of the service shares.
 pub(crate) struct Shared<M> {
     pub(crate) limiter: Limiter,
     pub(crate) extractor: RequestExtractor,
+    pub(crate) keys: KeyParts,
     pub(crate) make_response: M,
     pub(crate) legacy_headers: bool,
     pub(crate) counters: crate::response::Counters,
@@ -31,6 +36,7 @@ pub(crate) struct Shared<M> {
 pub struct RateLimitLayer<M = JsonResponse> {
     limiter: Limiter,
     extractor: RequestExtractor,
+    keys: KeyParts,
     make_response: M,
     legacy_headers: bool,
 }
@@ -41,6 +47,7 @@ impl RateLimitLayer {
         Self {
             limiter,
             extractor: RequestExtractor::new(),
+            keys: KeyParts::default(),
             make_response: JsonResponse,
             legacy_headers: false,
         }
@@ -120,6 +127,29 @@ impl<M> RateLimitLayer<M> {
         self
     }
 
+    /// Derives the key part `app:<name>` from each request with
+    /// `extractor` (a closure `|req: &http::request::Parts| -> Option<String>`
+    /// or a [`KeyExtractor`]), for rules keyed on it. `None` makes the part
+    /// missing: the rule's `on_missing_key` applies. Registering a name
+    /// again replaces its extractor. See [`KeyExtractor`].
+    ///
+    /// ```
+    /// use http::request::Parts;
+    /// use ratelimit_tower::RateLimitLayer;
+    ///
+    /// let layer = RateLimitLayer::from_json_str(r#"[{"id": "per-user",
+    ///     "expression": "true", "algorithm": "sliding_window", "limit": 100,
+    ///     "period": "1m", "key": ["ip", "app:user"], "on_missing_key": "skip"}]"#)?
+    /// .key_part("user", |req: &Parts| {
+    ///     Some(req.headers.get("x-user")?.to_str().ok()?.to_owned())
+    /// });
+    /// # Ok::<(), ratelimit_core::rules::RuleError>(())
+    /// ```
+    pub fn key_part(mut self, name: impl Into<String>, extractor: impl KeyExtractor) -> Self {
+        self.keys.insert(name.into(), Arc::new(extractor));
+        self
+    }
+
     /// Also sends `X-RateLimit-Limit`, `-Remaining` and `-Reset` (off by
     /// default); see [`headers`](crate::headers).
     pub fn legacy_headers(mut self, on: bool) -> Self {
@@ -132,6 +162,7 @@ impl<M> RateLimitLayer<M> {
         RateLimitLayer {
             limiter: self.limiter,
             extractor: self.extractor,
+            keys: self.keys,
             make_response,
             legacy_headers: self.legacy_headers,
         }
@@ -143,6 +174,7 @@ impl<M: Clone> Clone for RateLimitLayer<M> {
         Self {
             limiter: self.limiter.clone(),
             extractor: self.extractor.clone(),
+            keys: self.keys.clone(),
             make_response: self.make_response.clone(),
             legacy_headers: self.legacy_headers,
         }
@@ -153,6 +185,7 @@ impl<M> fmt::Debug for RateLimitLayer<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RateLimitLayer")
             .field("extractor", &self.extractor)
+            .field("key_parts", &self.keys)
             .field("legacy_headers", &self.legacy_headers)
             .finish_non_exhaustive()
     }
@@ -165,6 +198,7 @@ impl<S, M: Clone> Layer<S> for RateLimitLayer<M> {
         let shared = Shared {
             limiter: self.limiter.clone(),
             extractor: self.extractor.clone(),
+            keys: self.keys.clone(),
             make_response: self.make_response.clone(),
             legacy_headers: self.legacy_headers,
             counters: crate::response::Counters::new(),

@@ -54,6 +54,22 @@
 //! # }
 //! ```
 //!
+//! # One line
+//!
+//! A limit per client IP, the way governor users write it (the algorithm
+//! and its guarantees: [`RateLimitLayer::per_ip_per_minute`]):
+//!
+//! ```no_run
+//! # use axum::{routing::get, Router};
+//! use ratelimit_tower::RateLimitLayer;
+//! # let app: Router = Router::new().route("/", get(|| async { "hi" }));
+//! let app = app.layer(RateLimitLayer::per_ip_per_minute(100));
+//! ```
+//!
+//! Key rules on values the layer derives from each request (a tenant from
+//! an API key) with [`RateLimitLayer::key_part`] and `app:<name>` key
+//! parts; give routes their own limits with axum's `Router::route_layer`.
+//!
 //! # What the rules see
 //!
 //! - **Nested routers.** A layer on a router given to `Router::nest("/api", ..)`
@@ -112,8 +128,10 @@ mod error;
 pub mod extract;
 mod future;
 pub mod headers;
+mod key_extractor;
 mod layer;
 mod missing_peer;
+mod per_ip;
 pub mod proxy;
 pub mod response;
 mod service;
@@ -125,6 +143,7 @@ pub use client_ip::{ClientIp, SetClientIp, SetClientIpLayer};
 pub use error::LoadError;
 pub use extract::{RequestExtractor, TooLarge, ViewerHeaders};
 pub use future::ResponseFuture;
+pub use key_extractor::KeyExtractor;
 pub use layer::RateLimitLayer;
 pub use proxy::{ForwardedHeader, TrustedProxies};
 pub use response::{JsonResponse, MakeResponse};

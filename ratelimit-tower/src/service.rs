@@ -101,7 +101,7 @@ where
             );
         }
         let needed = self.shared.limiter.headers_used();
-        let attrs = match self.shared.extractor.try_extract_only(&req, Some(&needed)) {
+        let mut attrs = match self.shared.extractor.try_extract_only(&req, Some(&needed)) {
             Ok(attrs) => attrs,
             Err(too_large) => {
                 let span = tracing::debug_span!("ratelimit", outcome = "too_large");
@@ -109,6 +109,7 @@ where
                 return ResponseFuture::answered(answer, self.shared.clone(), span);
             }
         };
+        let req = self.shared.keys.apply(req, &mut attrs);
         let span = tracing::debug_span!(
             "ratelimit",
             method = %attrs.method,

@@ -213,6 +213,16 @@ impl fmt::Display for Expression {
     }
 }
 
+/// Two expressions are equal when their source texts are: the same text
+/// always parses to the same tree.
+impl PartialEq for Expression {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Eq for Expression {}
+
 impl FromStr for Expression {
     type Err = ExprError;
 

@@ -56,6 +56,7 @@ struct QuotaTarget {
     rule: Arc<Rule>,
     namespace: Arc<str>,
     ns_key: HashKey,
+    ns_digest: KeyDigest,
 }
 
 /// The rule a call runs under.
@@ -63,6 +64,7 @@ struct Resolved {
     rule: Arc<Rule>,
     namespace: Arc<str>,
     ns_key: HashKey,
+    ns_digest: KeyDigest,
     stats: Option<Arc<RuleStats>>,
 }
 
@@ -132,6 +134,7 @@ impl Limiter {
         let target = QuotaTarget {
             rule: Arc::new(quota.rule(name)),
             ns_key: crate::backend::namespace_key(&namespace),
+            ns_digest: crate::backend::namespace_digest(&namespace),
             namespace: namespace.into(),
         };
         self.keyed(Target::Quota(Arc::new(target)))
@@ -154,6 +157,7 @@ impl KeyedLimit {
                 rule: q.rule.clone(),
                 namespace: q.namespace.clone(),
                 ns_key: q.ns_key,
+                ns_digest: q.ns_digest,
                 stats: None,
             }),
             Target::Rule(id) => {
@@ -161,6 +165,7 @@ impl KeyedLimit {
                     rule,
                     namespace,
                     ns_key,
+                    ns_digest,
                     stats,
                 } = self
                     .limiter
@@ -180,6 +185,7 @@ impl KeyedLimit {
                     rule,
                     namespace,
                     ns_key,
+                    ns_digest,
                     stats: Some(stats),
                 })
             }
@@ -212,6 +218,7 @@ impl KeyedLimit {
         Ok(Check {
             rule: r.rule.clone(),
             namespace: r.namespace.clone(),
+            namespace_digest: r.ns_digest,
             subject,
             state_key: state_key_with(&r.ns_key, &subject),
             quota,

@@ -22,6 +22,7 @@ pub(crate) struct RuleTarget {
     pub(crate) rule: Arc<Rule>,
     pub(crate) namespace: Arc<str>,
     pub(crate) ns_key: HashKey,
+    pub(crate) ns_digest: crate::KeyDigest,
     pub(crate) stats: Arc<RuleStats>,
 }
 
@@ -50,13 +51,14 @@ impl Limiter {
             rule: e.rule.clone(),
             namespace: e.namespace.clone(),
             ns_key: e.ns_key,
+            ns_digest: e.ns_digest,
             stats: e.stats.clone(),
         })
     }
 
     /// The hash key of keyed subjects.
     pub(crate) fn keyed_hash_key(&self) -> HashKey {
-        self.inner.hash_key.derive(KEYED_LABEL)
+        self.hash_key().derive(KEYED_LABEL)
     }
 
     /// A penalty this instance knows of, as a refusal.

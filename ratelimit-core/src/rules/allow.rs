@@ -19,10 +19,14 @@ use crate::expr::ipnet::{parse_net, IpSet};
 use crate::RequestAttrs;
 
 /// IPs and key values that bypass one rule.
+///
+/// Equality compares the IPs as written and the listed values per key part.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AllowList {
     ips: IpSet,
-    has_ips: bool,
+    /// The IPs / CIDRs as written, for writing the list back.
+    ip_text: Vec<String>,
+    /// One entry per key part, sorted by its name (as a JSON object).
     values: Vec<(KeyPart, Vec<String>)>,
 }
 
@@ -36,29 +40,31 @@ impl AllowList {
         ips: impl IntoIterator<Item = &'a str>,
         values: impl IntoIterator<Item = (&'a str, Vec<String>)>,
     ) -> Result<Self, String> {
-        let nets = ips
-            .into_iter()
+        let ip_text: Vec<String> = ips.into_iter().map(str::to_owned).collect();
+        let nets = ip_text
+            .iter()
             .map(|s| {
                 parse_net(s).ok_or_else(|| format!("{s:?} is not an IP address or CIDR network"))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let has_ips = !nets.is_empty();
-        let values = values
-            .into_iter()
-            .map(|(part, list)| {
-                let part = KeyPart::parse(part)?;
-                if part == KeyPart::Constant || part == KeyPart::Ip {
-                    return Err(format!(
-                        "{part} cannot be listed by value (use ips for addresses)"
-                    ));
-                }
-                Ok((part, list))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        let mut merged: Vec<(KeyPart, Vec<String>)> = Vec::new();
+        for (part, list) in values {
+            let part = KeyPart::parse(part)?;
+            if part == KeyPart::Constant || part == KeyPart::Ip {
+                return Err(format!(
+                    "{part} cannot be listed by value (use ips for addresses)"
+                ));
+            }
+            match merged.iter_mut().find(|(p, _)| *p == part) {
+                Some((_, old)) => old.extend(list),
+                None => merged.push((part, list)),
+            }
+        }
+        merged.sort_by_cached_key(|(p, _)| p.to_string());
         Ok(Self {
             ips: IpSet::new(nets),
-            has_ips,
-            values,
+            ip_text,
+            values: merged,
         })
     }
 
@@ -99,6 +105,24 @@ impl AllowList {
         Self::new(ips, values)
     }
 
+    /// The JSON form, as [`AllowList::from_json`] reads it: `ips` and
+    /// `values` when not empty.
+    pub(crate) fn to_json(&self) -> Value {
+        let mut obj = serde_json::Map::new();
+        if !self.ip_text.is_empty() {
+            obj.insert("ips".into(), self.ip_text.clone().into());
+        }
+        if !self.values.is_empty() {
+            let values = self
+                .values
+                .iter()
+                .map(|(p, list)| (p.to_string(), Value::from(list.clone())))
+                .collect();
+            obj.insert("values".into(), Value::Object(values));
+        }
+        Value::Object(obj)
+    }
+
     /// The key parts listed by value.
     pub fn parts(&self) -> impl Iterator<Item = &KeyPart> {
         self.values.iter().map(|(p, _)| p)
@@ -108,13 +132,13 @@ impl AllowList {
     /// IPv4 or every IPv6 address, or a value of a part the client chooses
     /// (header, cookie, query, host, method, ja4).
     pub(crate) fn bypassable(&self) -> bool {
-        (self.has_ips && self.ips.covers_a_family())
+        (!self.ip_text.is_empty() && self.ips.covers_a_family())
             || self.values.iter().any(|(p, _)| p.attacker_controlled())
     }
 
     /// Whether `req` bypasses the rule. With `jwt_off`, claims are missing.
     pub fn matches(&self, req: &RequestAttrs, jwt_off: bool) -> bool {
-        if self.has_ips && self.ips.contains(req.client_ip) {
+        if !self.ip_text.is_empty() && self.ips.contains(req.client_ip) {
             return true;
         }
         self.values.iter().any(|(part, list)| {
@@ -163,5 +187,34 @@ mod tests {
         assert!(AllowList::new(["nope"], []).is_err());
         assert!(AllowList::new([], [("ip", vec![])]).is_err());
         assert!(AllowList::from_json(&serde_json::json!({"cidrs": []})).is_err());
+    }
+
+    #[test]
+    fn lists_write_back_to_the_json_they_were_read_from() {
+        let json = serde_json::json!({
+            "ips": ["10.0.0.0/8", "::ffff:192.0.2.1"],
+            "values": {"header:x-probe": ["k8s"], "app:tenant": ["ops", "ci"]}
+        });
+        let a = AllowList::from_json(&json).unwrap();
+        assert_eq!(a.to_json(), json);
+        assert_eq!(AllowList::from_json(&a.to_json()), Ok(a));
+        let empty = AllowList::from_json(&serde_json::json!({})).unwrap();
+        assert_eq!(empty.to_json(), serde_json::json!({}));
+    }
+
+    #[test]
+    fn a_part_listed_twice_in_rust_merges_and_sorts() {
+        let a = AllowList::new(
+            [],
+            [
+                ("header:x-b", vec!["1".to_owned()]),
+                ("header:x-a", vec!["2".to_owned()]),
+                ("header:x-b", vec!["3".to_owned()]),
+            ],
+        )
+        .unwrap();
+        let json = serde_json::json!({"values": {"header:x-a": ["2"], "header:x-b": ["1", "3"]}});
+        assert_eq!(a.to_json(), json);
+        assert_eq!(AllowList::from_json(&json), Ok(a));
     }
 }

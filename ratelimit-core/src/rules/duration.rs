@@ -106,6 +106,64 @@ fn days_in_month(y: i64, m: i64) -> i64 {
     }
 }
 
+/// Latest time an RFC 3339 text can hold (9999-12-31T23:59:59.999Z), in
+/// Unix ms.
+pub(crate) const MAX_RFC3339_MS: u64 = 253_402_300_799_999;
+
+/// Writes `ms` (whole seconds) the way [`parse_duration_ms`] reads it,
+/// largest units first: `"30s"`, `"1m"`, `"1h30m"`, `"24h"`. A fraction of a
+/// second (never in a validated rule) is dropped.
+pub(crate) fn format_duration_ms(ms: u64) -> String {
+    let secs = ms / 1000;
+    if secs == 0 {
+        return "0s".to_owned();
+    }
+    let mut out = String::new();
+    for (unit, size) in [('h', 3600), ('m', 60), ('s', 1)] {
+        let n = if unit == 'h' {
+            secs / size
+        } else {
+            secs % (size * 60) / size
+        };
+        if n > 0 {
+            out.push_str(&n.to_string());
+            out.push(unit);
+        }
+    }
+    out
+}
+
+/// Writes Unix `ms` the way [`parse_rfc3339_ms`] reads it, in UTC:
+/// `2026-11-01T00:00:00Z`, with `.mmm` when there are milliseconds. Times
+/// past [`MAX_RFC3339_MS`] are written as that time.
+pub(crate) fn format_rfc3339_ms(ms: u64) -> String {
+    let ms = ms.min(MAX_RFC3339_MS);
+    let secs = (ms / 1000) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    let (hh, mm, ss) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    let frac = ms % 1000;
+    if frac == 0 {
+        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
+    } else {
+        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.{frac:03}Z")
+    }
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01.
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
 /// Days since 1970-01-01 of a proleptic Gregorian date.
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
@@ -154,5 +212,46 @@ mod tests {
         assert!(parse_rfc3339_ms("2026-01-01T00:00:00.Z").is_err());
         assert!(parse_rfc3339_ms("1969-12-31T23:59:59Z").is_err());
         assert!(parse_rfc3339_ms("２026-01-01T00:00:00Z").is_err());
+    }
+
+    #[test]
+    fn durations_print_back_in_the_form_they_parse() {
+        for (ms, text) in [
+            (1000, "1s"),
+            (60_000, "1m"),
+            (90_000, "1m30s"),
+            (5_400_000, "1h30m"),
+            (3_661_000, "1h1m1s"),
+            (86_400_000, "24h"),
+        ] {
+            assert_eq!(format_duration_ms(ms), text);
+            assert_eq!(parse_duration_ms(text), Ok(ms));
+        }
+        for secs in 1..=86_400u64 {
+            let ms = secs * 1000;
+            assert_eq!(parse_duration_ms(&format_duration_ms(ms)), Ok(ms), "{ms}");
+        }
+    }
+
+    #[test]
+    fn times_print_back_in_the_form_they_parse() {
+        assert_eq!(format_rfc3339_ms(1_767_225_600_000), "2026-01-01T00:00:00Z");
+        assert_eq!(
+            format_rfc3339_ms(1_767_225_600_250),
+            "2026-01-01T00:00:00.250Z"
+        );
+        assert_eq!(
+            format_rfc3339_ms(MAX_RFC3339_MS),
+            "9999-12-31T23:59:59.999Z"
+        );
+        let mut ms = 0u64;
+        while ms <= MAX_RFC3339_MS {
+            assert_eq!(parse_rfc3339_ms(&format_rfc3339_ms(ms)), Ok(ms), "{ms}");
+            ms += 7_654_321_987; // about every 88 days, odd hours and ms
+        }
+        assert_eq!(
+            parse_rfc3339_ms(&format_rfc3339_ms(MAX_RFC3339_MS)),
+            Ok(MAX_RFC3339_MS)
+        );
     }
 }

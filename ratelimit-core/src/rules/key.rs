@@ -221,6 +221,16 @@ impl StatusMatch {
     }
 }
 
+impl fmt::Display for StatusMatch {
+    /// Writes `"404"` or `"4xx"`, as [`StatusMatch::parse`] reads them.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            StatusMatch::Exact(s) => write!(f, "{s}"),
+            StatusMatch::Class(c) => write!(f, "{c}xx"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,6 +281,12 @@ mod tests {
             assert!(StatusMatch::parse(bad).is_err(), "{bad}");
         }
         assert!(StatusMatch::Class(4).matches(401));
+        for s in ["100", "404", "499", "1xx", "4xx"] {
+            assert_eq!(
+                StatusMatch::parse(s).map(|m| m.to_string()),
+                Ok(s.to_owned())
+            );
+        }
         assert!(!StatusMatch::Exact(404).matches(403));
     }
 }

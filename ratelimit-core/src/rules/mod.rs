@@ -35,9 +35,11 @@ mod builder;
 mod crowding;
 mod duration;
 mod error;
+mod export;
 mod key;
 mod raw;
 mod rule;
+mod schema;
 mod validate;
 
 use std::sync::Arc;
@@ -53,7 +55,10 @@ pub use validate::{MAX_DISTINCT_LIMIT, MAX_KEY_PARTS, MAX_LIMIT, MAX_SITE_WIDE, 
 use crate::{Clock, SystemClock};
 
 /// A validated set of rules.
-#[derive(Debug, Clone, Default)]
+///
+/// Write it back as JSON with [`RuleSet::to_json`] (or `serde`); equality
+/// compares the rules and the warnings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RuleSet {
     rules: Vec<Arc<Rule>>,
     warnings: Vec<Warning>,

@@ -99,20 +99,20 @@ impl RawRule {
     }
 }
 
-const ALGORITHMS: [(&str, Algorithm); 5] = [
+pub(crate) const ALGORITHMS: [(&str, Algorithm); 5] = [
     ("fixed_window", Algorithm::FixedWindow),
     ("sliding_window", Algorithm::SlidingWindow),
     ("token_bucket", Algorithm::TokenBucket),
     ("leaky_bucket", Algorithm::LeakyBucket),
     ("distinct", Algorithm::Distinct),
 ];
-const ON_MISSING: [(&str, OnMissingKey); 3] = [
+pub(crate) const ON_MISSING: [(&str, OnMissingKey); 3] = [
     ("fallback_ip", OnMissingKey::FallbackIp),
     ("skip", OnMissingKey::Skip),
     ("reject", OnMissingKey::Reject),
 ];
-const ACTIONS: [(&str, Action); 2] = [("block", Action::Block), ("log", Action::Log)];
-const FAIL_MODES: [(&str, FailMode); 3] = [
+pub(crate) const ACTIONS: [(&str, Action); 2] = [("block", Action::Block), ("log", Action::Log)];
+pub(crate) const FAIL_MODES: [(&str, FailMode); 3] = [
     ("open", FailMode::Open),
     ("closed", FailMode::Closed),
     ("local", FailMode::Local),

@@ -46,8 +46,11 @@ pub enum FailMode {
 }
 
 /// One validated rule. Build it from JSON with [`RuleSet`](super::RuleSet) or
-/// in Rust with [`RuleBuilder`](super::RuleBuilder).
-#[derive(Debug, Clone)]
+/// in Rust with [`RuleBuilder`](super::RuleBuilder); write it back as JSON
+/// with `serde` (or [`RuleSet::to_json`](super::RuleSet::to_json)).
+///
+/// Equality compares every field (expressions by their source text).
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Rule {
     /// The rule's id: letters, digits, `-`, `_`, `.`; 1 to 64 characters.

@@ -237,3 +237,18 @@ fn builder_validates_like_json() {
         .unwrap_err();
     assert_eq!(e.field(), Some("period"));
 }
+
+#[test]
+fn expiry_past_year_9999_is_refused_so_exports_load() {
+    let e = RuleBuilder::new("r1")
+        .fixed_window(5, std::time::Duration::from_secs(60))
+        .key(["ip"])
+        .expires_at_ms(u64::MAX)
+        .build()
+        .unwrap_err();
+    assert_eq!((e.rule(), e.field()), (Some("r1"), Some("expires_at")));
+    refused(
+        &format!(r#"{FW}, "expires_at": "9999-12-31T23:59:59-01:00""#),
+        "expires_at",
+    );
+}

@@ -1,5 +1,6 @@
 //! Validation: everything the seed states about a rule and a rule set.
 
+use super::duration::MAX_RFC3339_MS;
 use super::error::{RuleError, Warning};
 use super::key::{DistinctOf, KeyPart, StatusMatch};
 use super::raw::RawRule;
@@ -123,6 +124,12 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
         return Err(err(
             "canary",
             "is for blocking rules: a log rule already only logs".into(),
+        ));
+    }
+    if raw.expires_at_ms.is_some_and(|t| t > MAX_RFC3339_MS) {
+        return Err(err(
+            "expires_at",
+            "must be before the year 10000 (RFC 3339 has four-digit years)".into(),
         ));
     }
     let cost = raw.cost.unwrap_or(1);

@@ -1,0 +1,148 @@
+//! [`KeyExtractor`]: key parts the layer derives from each request, for
+//! rules keyed on `app:<name>`.
+
+use std::fmt;
+use std::sync::Arc;
+
+use http::request::Parts;
+use http::Request;
+use ratelimit_core::RequestAttrs;
+
+/// Derives one key part from a request's head (method, URI, headers,
+/// extensions such as axum's `MatchedPath` or your auth layer's user).
+///
+/// Implemented for every `Fn(&Parts) -> Option<String>` closure; annotate
+/// the argument (`|req: &Parts| ...`) so that it accepts any lifetime. The
+/// head rather than the whole `Request<B>`, so that one extractor serves
+/// any body type.
+///
+/// Register one with [`RateLimitLayer::key_part`]: for each request the
+/// layer calls it with the request's head and, when it returns a value,
+/// gives that value to the rules as `app:<name>`. The value is hashed like
+/// any key part (the raw value is never stored or logged). `None` means the
+/// part is missing and each rule's `on_missing_key` applies (`fallback_ip`,
+/// `skip` or `reject`).
+///
+/// A value the layer derives comes before an [`AppValues`] extension of the
+/// same name; when the extractor returns `None`, an [`AppValues`] value of
+/// that name still counts.
+///
+/// Like any value the client can choose (a header, an API key it made up),
+/// an `app:` part needs a partner: `ip` or `jwt_claim` in the same key, or a
+/// site-wide rule keyed on `ip` in the set. Loading refuses a rule set
+/// without one.
+///
+/// # Examples
+///
+/// ```
+/// use http::request::Parts;
+/// use ratelimit_tower::RateLimitLayer;
+///
+/// // The tenant is the part of the API key before the first '.'.
+/// let layer = RateLimitLayer::from_json_str(r#"[
+///   {"id": "per-ip", "expression": "true", "algorithm": "sliding_window",
+///    "limit": 100, "period": "1m", "key": ["ip"]},
+///   {"id": "per-tenant", "expression": "true", "algorithm": "sliding_window",
+///    "limit": 1000, "period": "1m", "key": ["app:tenant"], "on_missing_key": "reject"}
+/// ]"#)?
+/// .key_part("tenant", |req: &Parts| {
+///     let key = req.headers.get("x-api-key")?.to_str().ok()?;
+///     Some(key.split('.').next()?.to_owned())
+/// });
+/// # Ok::<(), ratelimit_core::rules::RuleError>(())
+/// ```
+///
+/// [`RateLimitLayer::key_part`]: crate::RateLimitLayer::key_part
+/// [`AppValues`]: crate::AppValues
+pub trait KeyExtractor: Send + Sync + 'static {
+    /// The part's value for this request, or `None` when it has none.
+    fn extract(&self, req: &Parts) -> Option<String>;
+}
+
+impl<F> KeyExtractor for F
+where
+    F: Fn(&Parts) -> Option<String> + Send + Sync + 'static,
+{
+    fn extract(&self, req: &Parts) -> Option<String> {
+        self(req)
+    }
+}
+
+/// The layer's named extractors.
+#[derive(Clone, Default)]
+pub(crate) struct KeyParts(Vec<(String, Arc<dyn KeyExtractor>)>);
+
+impl KeyParts {
+    /// Adds (or replaces) the extractor for `app:<name>`.
+    pub(crate) fn insert(&mut self, name: String, extractor: Arc<dyn KeyExtractor>) {
+        self.0.retain(|(n, _)| *n != name);
+        self.0.push((name, extractor));
+    }
+
+    /// Puts the derived values in front of `attrs.app_values`, so they come
+    /// before an `AppValues` extension of the same name.
+    pub(crate) fn apply<B>(&self, req: Request<B>, attrs: &mut RequestAttrs) -> Request<B> {
+        if self.0.is_empty() {
+            return req;
+        }
+        let (parts, body) = req.into_parts();
+        let derived = self
+            .0
+            .iter()
+            .filter_map(|(name, e)| Some((name.clone(), e.extract(&parts)?)));
+        let mut values: Vec<(String, String)> = derived.collect();
+        values.append(&mut attrs.app_values);
+        attrs.app_values = values;
+        Request::from_parts(parts, body)
+    }
+}
+
+impl fmt::Debug for KeyParts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(n, _)| format!("app:{n}")))
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tenant(req: &Parts) -> Option<String> {
+        let key = req.headers.get("x-api-key")?.to_str().ok()?;
+        Some(key.split('.').next()?.to_owned())
+    }
+
+    #[test]
+    fn derived_values_come_before_app_values_and_none_leaves_them() {
+        let mut keys = KeyParts::default();
+        keys.insert("tenant".into(), Arc::new(tenant));
+        let mut attrs = RequestAttrs::new([192, 0, 2, 1].into()).with_app_value("tenant", "ext");
+        let req = Request::builder()
+            .header("x-api-key", "acme.secret")
+            .body(())
+            .unwrap();
+        let req = keys.apply(req, &mut attrs);
+        assert_eq!(attrs.app_value("tenant"), Some("acme"));
+        assert_eq!(
+            req.headers()["x-api-key"],
+            "acme.secret",
+            "the request is intact"
+        );
+
+        let mut attrs = RequestAttrs::new([192, 0, 2, 1].into()).with_app_value("tenant", "ext");
+        keys.apply(Request::new(()), &mut attrs);
+        assert_eq!(attrs.app_value("tenant"), Some("ext"));
+    }
+
+    #[test]
+    fn a_name_registered_twice_keeps_the_last_extractor() {
+        let mut keys = KeyParts::default();
+        keys.insert("t".into(), Arc::new(|_: &Parts| Some("first".to_owned())));
+        keys.insert("t".into(), Arc::new(|_: &Parts| Some("second".to_owned())));
+        let mut attrs = RequestAttrs::new([192, 0, 2, 1].into());
+        keys.apply(Request::new(()), &mut attrs);
+        assert_eq!(attrs.app_values, [("t".to_owned(), "second".to_owned())]);
+    }
+}

@@ -1,0 +1,107 @@
+//! One-line layers for the common case: a limit per client IP.
+
+use std::time::Duration;
+
+use ratelimit_core::rules::{RuleBuilder, RuleSet, MAX_LIMIT};
+
+use crate::RateLimitLayer;
+
+/// The id of the rule the one-line constructors build.
+const RULE_ID: &str = "per-ip";
+
+/// One-line limits per client IP.
+impl RateLimitLayer {
+    /// `n` requests per second per client IP (burst `n`), like
+    /// [`per_ip_per_minute`](Self::per_ip_per_minute).
+    pub fn per_ip_per_second(n: u32) -> Self {
+        Self::per_ip(n, 1)
+    }
+
+    /// `n` requests per minute per client IP: a layer in one line.
+    ///
+    /// `per_ip_per_second(n)`, `per_ip_per_minute(n)` and
+    /// `per_ip_per_hour(n)` read like governor's quotas and behave like
+    /// them: each client IP may send a burst of `n` requests, then one more
+    /// every `1/n` of the period.
+    ///
+    /// The algorithm is the leaky bucket in its meter form (GCRA), the one
+    /// governor and `tower_governor` use, so a governor user gets what they
+    /// expect: no window edge where twice the limit gets through in a
+    /// moment, an exact `Retry-After`, and constant memory per client. Over
+    /// any whole period a client gets at most about `2n - 1` requests (a
+    /// full burst, then the refill); for a hard "at most `n` in any period",
+    /// write a `sliding_window` rule instead.
+    ///
+    /// The layer has one rule, `"per-ip"`: keyed on the client IP (IPv6 per
+    /// /64), on the in-memory backend and the system clock, sending the
+    /// `RateLimit-Policy` / `RateLimit` headers. `n` of 0 is taken as 1 and
+    /// `n` above one billion as one billion. Chain the usual options
+    /// (`.trusted_proxies(...)` behind a proxy), or write rules for anything
+    /// else.
+    ///
+    /// ```no_run
+    /// use axum::{routing::get, Router};
+    /// use ratelimit_tower::RateLimitLayer;
+    ///
+    /// let app: Router = Router::new()
+    ///     .route("/", get(|| async { "hello" }))
+    ///     .layer(RateLimitLayer::per_ip_per_minute(100));
+    /// ```
+    ///
+    /// Serve it with `into_make_service_with_connect_info::<SocketAddr>()`
+    /// so the layer sees the client address.
+    pub fn per_ip_per_minute(n: u32) -> Self {
+        Self::per_ip(n, 60)
+    }
+
+    /// `n` requests per hour per client IP (burst `n`), like
+    /// [`per_ip_per_minute`](Self::per_ip_per_minute).
+    pub fn per_ip_per_hour(n: u32) -> Self {
+        Self::per_ip(n, 3600)
+    }
+
+    fn per_ip(n: u32, period_secs: u64) -> Self {
+        Self::from_rules(per_ip_rules(n, period_secs))
+    }
+}
+
+/// The one rule of the per-IP layers. Every `n` and each period above
+/// validate (a test checks the extremes); were one refused, the layer would
+/// limit nothing and say so in the log rather than panic.
+fn per_ip_rules(n: u32, period_secs: u64) -> RuleSet {
+    let limit = u64::from(n).clamp(1, MAX_LIMIT);
+    let rule = RuleBuilder::new(RULE_ID)
+        .leaky_bucket(limit, Duration::from_secs(period_secs), limit)
+        .key(["ip"])
+        .ratelimit_headers(true)
+        .build();
+    match rule.and_then(|r| RuleSet::from_rules(vec![r])) {
+        Ok(set) => set,
+        Err(e) => {
+            tracing::error!(error = %e, "ratelimit: the per-IP rule did not validate; no limit");
+            RuleSet::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratelimit_core::algorithm::Algorithm;
+
+    #[test]
+    fn every_count_and_period_builds_the_one_rule() {
+        for n in [0, 1, 100, 1_000_000_000, u32::MAX] {
+            for secs in [1, 60, 3600] {
+                let set = per_ip_rules(n, secs);
+                let r = &set.rules()[0];
+                assert_eq!(r.id, RULE_ID);
+                assert_eq!(r.algorithm, Algorithm::LeakyBucket);
+                assert_eq!(r.limit, u64::from(n).clamp(1, MAX_LIMIT), "{n}");
+                assert_eq!(r.burst, Some(r.limit));
+                assert_eq!(r.period_ms, secs * 1000);
+                assert!(r.ratelimit_headers);
+            }
+        }
+    }
+}
