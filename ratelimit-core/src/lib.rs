@@ -62,8 +62,6 @@ pub mod backend;
 pub mod backstop;
 pub mod clock;
 pub mod expr;
-#[doc(hidden)]
-pub mod fuzzing;
 pub mod hash;
 pub mod heavy;
 pub mod keys;

@@ -73,8 +73,6 @@
 //! # Features
 //!
 //! - `tls`: `rediss://` and `valkeys://` URLs (redis-rs with native-tls).
-//! - `testing`: [`testing`], spawning `valkey-server` (single node or a
-//!   3-primary cluster) and a chaos proxy for tests.
 //!
 //! # Limits
 //!
@@ -94,18 +92,15 @@ mod builder;
 pub mod cluster;
 mod error;
 pub mod fleet;
-#[doc(hidden)]
-pub mod fuzzing;
 mod metrics;
 mod node;
 mod reply;
 mod scripts;
-#[cfg(feature = "testing")]
-pub mod testing;
 mod url;
 
 pub use backend::ValkeyBackend;
 pub use builder::{ValkeyBuilder, DEFAULT_DEADLINE, DEFAULT_PREFIX};
 pub use error::Error;
 pub use fleet::{FleetConfig, LiveFleet};
+pub use reply::decode_reply;
 pub use scripts::{key_of, script_source};

@@ -18,6 +18,64 @@ use ratelimit_core::algorithm::{
 use ratelimit_core::backend::{BackendError, BackendErrorKind, Check};
 use redis::Value;
 
+/// Decodes one reply of the rate-limit scripts and computes the decision
+/// for `check` from it, exactly as [`ValkeyBackend`](crate::ValkeyBackend)
+/// does with every reply it gets.
+///
+/// A reply is `"status now until s1 s2 s3"`, six decimal integers in one
+/// bulk string, or the same six as an array. The decision's numbers are
+/// recomputed by the core from the state the script found and cross-checked
+/// against what the script did.
+///
+/// This is a seam for fuzzing and for replaying recorded replies; the
+/// backend needs no help from it. `reply` is a value of the `redis` crate
+/// (redis-rs), the client this crate is built on.
+///
+/// # Errors
+///
+/// A `Protocol` [`BackendError`] for anything a script does not send: a
+/// wrong shape, a number past 2^53, an unknown status, or a state the
+/// core's algorithm disagrees with. Never panics, whatever the value.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// use ratelimit_core::backend::Check;
+/// use ratelimit_core::limiter::namespace;
+/// use ratelimit_core::rules::RuleBuilder;
+/// use ratelimit_core::HashKey;
+///
+/// let rule = RuleBuilder::new("login")
+///     .fixed_window(5, Duration::from_secs(60))
+///     .key(["ip"])
+///     .build()?;
+/// let quota = rule.quota(1);
+/// let rule = Arc::new(rule);
+/// let check = Check::new(
+///     rule.clone(),
+///     namespace(&rule).into(),
+///     HashKey::DEFAULT.digest(b"203.0.113.7"),
+///     quota,
+///     None,
+///     None,
+/// );
+/// // Admitted at 60 s into the window, the first request counted.
+/// let reply = redis::Value::BulkString(b"1 1767225660000 0 1 0 0".to_vec());
+/// let d = ratelimit_valkey::decode_reply(&reply, &check).expect("a valid reply");
+/// assert!(d.allowed);
+/// assert_eq!(d.remaining, 4);
+///
+/// let bad = redis::Value::BulkString(b"7 0 0 0 0 0".to_vec());
+/// assert!(ratelimit_valkey::decode_reply(&bad, &check).is_err());
+/// # Ok::<(), ratelimit_core::rules::RuleError>(())
+/// ```
+pub fn decode_reply(reply: &Value, check: &Check) -> Result<Decision, BackendError> {
+    Reply::decode(reply).and_then(|r| r.decision(check))
+}
+
 /// What the script did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Status {

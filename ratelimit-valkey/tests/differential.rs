@@ -3,15 +3,15 @@
 //! Retry-After, remaining, reset and penalty ends, for all five algorithms,
 //! with and without penalty, with costs above 1 for the counting ones.
 
-mod support;
-
 use std::time::Duration;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use ratelimit_core::rules::{Rule, RuleBuilder};
 use ratelimit_core::store::MemoryBackend;
-use support::{check_of, injected, one, server, template, unique, T0};
+use ratelimit_testkit::checks::{check_of, one, template, T0};
+use ratelimit_testkit::unique;
+use ratelimit_testkit::valkey::{injected, server};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Algo {

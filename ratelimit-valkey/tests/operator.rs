@@ -1,15 +1,13 @@
 //! The operator features on the Valkey backend: cost, peek and reset, allow
 //! lists, temporary rules, canaries and the login recipe.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
 use ratelimit_core::rules::{RuleBuilder, RuleSet};
 use ratelimit_core::{Limiter, ManualClock, Outcome, RequestAttrs};
+use ratelimit_testkit::valkey::{injected, server};
 use ratelimit_valkey::ValkeyBackend;
-use support::{injected, server};
 
 const T0: u64 = 1_767_225_600_000;
 
@@ -181,7 +179,7 @@ async fn login_recipe_on_valkey_across_two_instances() {
        "algorithm": "sliding_window", "limit": 5, "period": "1m", "key": ["app:username"],
        "on_missing_key": "skip"}
     ]"#;
-    let prefix = support::unique("login");
+    let prefix = ratelimit_testkit::unique("login");
     let (a, _) = with_backend(pod(s.url(), &prefix).await, set);
     let (b, _) = with_backend(pod(s.url(), &prefix).await, set);
     let pods = [Arc::new(a), Arc::new(b)];
@@ -215,7 +213,7 @@ async fn login_recipe_on_valkey_across_two_instances() {
 #[tokio::test]
 async fn a_penalty_seen_by_another_pod_and_reset_in_valkey() {
     let s = server();
-    let prefix = support::unique("pen");
+    let prefix = ratelimit_testkit::unique("pen");
     let json = format!(
         "[{}]",
         rule("login", "true", r#", "limit": 1, "penalty": "5m""#)

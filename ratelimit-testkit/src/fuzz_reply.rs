@@ -7,8 +7,6 @@ use ratelimit_core::backend::Check;
 use ratelimit_core::rules::RuleBuilder;
 use redis::Value;
 
-use crate::reply::Reply;
-
 /// Decodes `data` as a script reply (a bulk string, and an array of the
 /// numbers in it) and, when it decodes, turns it into a decision for a
 /// check of each algorithm. Never panics, whatever the bytes.
@@ -27,11 +25,8 @@ pub fn reply(data: &[u8]) {
             .collect(),
     );
     for value in [Value::BulkString(data.to_vec()), as_array] {
-        let Ok(r) = Reply::decode(&value) else {
-            continue;
-        };
         for check in checks() {
-            let _ = r.decision(&check);
+            let _ = ratelimit_valkey::decode_reply(&value, &check);
         }
     }
 }

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use ratelimit_core::fuzzing;
+use ratelimit_testkit::{fuzz as fuzzing, fuzz_reply};
 
 fn corpus(target: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -63,4 +63,11 @@ fn nginx_config_corpus() {
 #[test]
 fn request_keys_corpus() {
     replay("request_keys", fuzzing::request_keys);
+}
+
+#[test]
+fn valkey_reply_corpus() {
+    let files = corpus("valkey_reply").len();
+    assert!(files >= 5, "the corpus is there: {files}");
+    replay("valkey_reply", fuzz_reply::reply);
 }

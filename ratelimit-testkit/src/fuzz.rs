@@ -6,7 +6,8 @@
 //! promises (round trips, 1-based error columns, positions in nginx errors).
 //! A panic is a finding.
 //!
-//! Not a stable API: hidden from the documentation.
+//! Test support, not a library API: the fuzz crate and the replay tests
+//! are its only callers.
 
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -15,11 +16,13 @@ use std::sync::OnceLock;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use crate::keys::{self, KeyOutcome};
-use crate::nginx::{KeyTemplate, Level, NginxConfig, Rate, ZoneKind, ZoneRegistry, ZoneSize};
-use crate::request::{percent_decode, percent_decode_bytes};
-use crate::rules::{DistinctOf, KeyPart, RuleError, RuleSet};
-use crate::{Expression, HashKey, Limiter, ManualClock, RequestAttrs};
+use ratelimit_core::keys::{self, KeyOutcome};
+use ratelimit_core::nginx::{
+    KeyTemplate, Level, NginxConfig, Rate, ZoneKind, ZoneRegistry, ZoneSize,
+};
+use ratelimit_core::request::{percent_decode, percent_decode_bytes};
+use ratelimit_core::rules::{DistinctOf, KeyPart, RuleError, RuleSet};
+use ratelimit_core::{Expression, HashKey, Limiter, ManualClock, RequestAttrs};
 
 /// The time every target starts at: 2026-01-01T00:00:00Z, in Unix ms.
 pub const T0_MS: u64 = 1_767_225_600_000;
@@ -449,8 +452,8 @@ pub fn request_keys(data: &[u8]) {
         req.jwt_claim(&probe),
         req.app_value(&probe),
     );
-    let _ = crate::nginx::normalize_path(req.path.as_bytes());
-    let _ = crate::nginx::normalize_host(&req.host);
+    let _ = ratelimit_core::nginx::normalize_path(req.path.as_bytes());
+    let _ = ratelimit_core::nginx::normalize_host(&req.host);
 
     let groups = rule_groups();
     for set in groups {
@@ -486,7 +489,7 @@ fn run_limiter(set: RuleSet, req: &RequestAttrs, checks: usize, advance_ms: u64,
     let clock = ManualClock::new(T0_MS);
     let limiter = Limiter::builder(set)
         .clock(clock.clone())
-        .backend(crate::store::MemoryBackend::with_capacity(64))
+        .backend(ratelimit_core::store::MemoryBackend::with_capacity(64))
         .penalty_cache_capacity(64)
         .local_capacity(64)
         .count_capacity(64)
