@@ -4,7 +4,6 @@
 
 pub mod checks;
 pub mod fuzz;
-pub mod fuzz_reply;
 pub mod valkey;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,5 +1,5 @@
-//! Entry points for the `valkey_reply` fuzz target and its corpus replay
-//! test: the decoder of script replies, fed any bytes.
+//! Target `valkey_reply`: the decoder of script replies
+//! ([`ratelimit_valkey::decode_reply`]), fed any bytes.
 
 use std::sync::Arc;
 
