@@ -4,6 +4,7 @@
 
 pub mod checks;
 pub mod fuzz;
+pub mod scenarios;
 pub mod valkey;
 
 use std::sync::atomic::{AtomicU64, Ordering};

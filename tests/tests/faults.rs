@@ -392,7 +392,7 @@ async fn killed_then_restarted_on_the_same_port() {
     let what = "kill";
     let port = free_port();
     let mut server = ValkeyServer::spawn_on(port).unwrap_or_else(|e| panic!("{e}"));
-    let fleet = fleet(&server.url(), INSTANCES, 0).await;
+    let fleet = fleet(server.url(), INSTANCES, 0).await;
     let load = Load::start(&fleet.limiters, CLIENTS, PATHS, 5, 1);
     tokio::time::sleep(Duration::from_millis(400)).await;
 
@@ -424,7 +424,7 @@ async fn killed_then_restarted_on_the_same_port() {
         .filter(|s| s.sent_ms >= t_restart)
         .cloned()
         .collect();
-    let (calls, failed, rejected) = evalsha_stats(&server.url()).await;
+    let (calls, failed, rejected) = evalsha_stats(server.url()).await;
     let no_retry = assert_not_retried(what, calls - failed, &after, false);
     eprintln!(
         "fault {what}: {} answers, max {} ms (p99 {} ms); during the fault open {} x 200, closed {} \
@@ -600,13 +600,13 @@ async fn paused_with_sigstop_then_continued() {
     let _turn = SERIAL.lock().await;
     let what = "pause";
     let server = ValkeyServer::spawn_on(free_port()).unwrap_or_else(|e| panic!("{e}"));
-    let pid = process_id(&server.url()).await;
+    let pid = process_id(server.url()).await;
     assert_eq!(
         Some(pid),
         server.pid(),
         "INFO server process_id is the child"
     );
-    let fleet = fleet(&server.url(), INSTANCES, 0).await;
+    let fleet = fleet(server.url(), INSTANCES, 0).await;
     let load = Load::start(&fleet.limiters, CLIENTS, PATHS, 5, 3);
     tokio::time::sleep(Duration::from_millis(400)).await;
 
@@ -636,7 +636,7 @@ async fn paused_with_sigstop_then_continued() {
         .filter(|s| s.result == Err(BackendErrorKind::Timeout))
         .count();
     assert!(timeouts >= 5, "{what}: a paused server times calls out");
-    let (calls, failed, _) = evalsha_stats(&server.url()).await;
+    let (calls, failed, _) = evalsha_stats(server.url()).await;
     let no_retry = assert_not_retried(what, calls - failed, &samples, false);
     eprintln!(
         "fault {what}: pid {pid}; {} answers, max {} ms (p99 {} ms); open {} x 200, closed {} x 503; \
