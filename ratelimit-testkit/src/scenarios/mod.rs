@@ -4,8 +4,8 @@
 //! A scenario is an `async fn(&impl Backends)`: it asks the [`Backends`]
 //! for a backend of its own, two instances sharing state, or a backend it
 //! can take down, builds limiters on them with a [`ManualClock`], and
-//! asserts what the limiter promises whatever the backend. [`scenarios!`]
-//! (crate::scenarios!) turns the whole suite into `#[test]` functions for
+//! asserts what the limiter promises whatever the backend.
+//! [`scenarios!`](crate::scenarios!) turns the whole suite into `#[test]` functions for
 //! one factory:
 //!
 //! ```no_run
@@ -78,8 +78,8 @@ pub trait Outage: Send + Sync {
     fn set_down(&self, down: bool);
 }
 
-/// A multi-thread runtime for one scenario (the [`scenarios!`]
-/// (crate::scenarios!) tests run each on one).
+/// A multi-thread runtime for one scenario (the
+/// [`scenarios!`](crate::scenarios!) tests run each on one).
 ///
 /// # Panics
 ///
