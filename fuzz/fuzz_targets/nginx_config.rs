@@ -4,4 +4,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| ratelimit_nginx::fuzzing::nginx_config(data));
+fuzz_target!(|data: &[u8]| ratelimit_testkit::fuzz::nginx_config(data));

@@ -4,4 +4,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| ratelimit_core::fuzzing::request_keys(data));
+fuzz_target!(|data: &[u8]| ratelimit_testkit::fuzz::request_keys(data));

@@ -4,4 +4,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| ratelimit_valkey::fuzzing::reply(data));
+fuzz_target!(|data: &[u8]| ratelimit_testkit::fuzz::valkey_reply(data));

@@ -13,7 +13,7 @@ Run from anywhere: python3 fuzz/scripts/make_seeds.py [--out DIR]
   nginx tests (ratelimit-core/src/nginx/tests/), each alone and, in one file,
   zone definitions followed by a level.
 * request_keys: hand-made requests in the byte layout documented on
-  `ratelimit_core::fuzzing::request_from_bytes`.
+  `ratelimit_testkit::fuzz::request_from_bytes`.
 
 File names are the SHA-1 of the content, as libFuzzer names its own.
 """
@@ -207,7 +207,7 @@ def chunk(b):
 def request_bytes(ip=(203, 0, 113, 7), method="GET", host="example.com", path="/",
                   query="", cost=None, headers=(), cookies=(), claims=None,
                   country=None, asnum=None, ja4=None, locale=None, app=()):
-    """The layout of `ratelimit_core::fuzzing::request_from_bytes`."""
+    """The layout of `ratelimit_testkit::fuzz::request_from_bytes`."""
     flags = (len(ip) == 16) | (cost is not None) << 1 | (claims is not None) << 2
     for bit, v in ((3, country), (4, asnum), (5, ja4), (6, locale)):
         flags |= (v is not None) << bit

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use ratelimit_core::switches::StaticFleet;
 use ratelimit_core::{Limiter, ManualClock};
-use ratelimit_valkey::testing::{ChaosProxy, ProxyMode, ValkeyServer};
+use ratelimit_testkit::valkey::{ChaosProxy, ProxyMode, ValkeyServer};
 use ratelimit_valkey::ValkeyBackend;
 
 use crate::harness::Toggle;

@@ -64,8 +64,6 @@ pub mod backstop;
 mod client_ip;
 pub mod clock;
 pub mod expr;
-#[doc(hidden)]
-pub mod fuzzing;
 pub mod hash;
 pub mod heavy;
 pub mod keyed;

@@ -140,8 +140,6 @@ mod table;
 mod zone_head;
 mod zone_spec;
 
-#[doc(hidden)]
-pub mod fuzzing;
 #[cfg(feature = "tower")]
 mod layers;
 

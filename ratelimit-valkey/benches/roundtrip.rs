@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use ratelimit_core::algorithm::Algorithm;
+use ratelimit_testkit::valkey::ValkeyServer;
 use ratelimit_valkey::script_source;
-use ratelimit_valkey::testing::ValkeyServer;
 use redis::aio::MultiplexedConnection;
 use redis::Script;
 

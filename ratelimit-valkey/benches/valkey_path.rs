@@ -50,7 +50,7 @@ use ratelimit_core::backend::Check;
 use ratelimit_core::limiter::namespace;
 use ratelimit_core::rules::{Rule, RuleSet};
 use ratelimit_core::{HashKey, Limiter, Outcome, RequestAttrs};
-use ratelimit_valkey::testing::ValkeyServer;
+use ratelimit_testkit::valkey::ValkeyServer;
 use ratelimit_valkey::{key_of, script_source, ValkeyBackend};
 use redis::aio::MultiplexedConnection;
 

@@ -101,8 +101,6 @@
 //! # Features
 //!
 //! - `tls`: `rediss://` and `valkeys://` URLs (redis-rs with native-tls).
-//! - `testing`: [`testing`], spawning `valkey-server` (single node or a
-//!   3-primary cluster) and a chaos proxy for tests.
 //!
 //! # Limits
 //!
@@ -125,8 +123,6 @@ mod builder;
 pub mod cluster;
 mod error;
 pub mod fleet;
-#[doc(hidden)]
-pub mod fuzzing;
 mod hashkey;
 mod metrics;
 mod node;
@@ -134,12 +130,11 @@ mod pool;
 mod reply;
 mod scripts;
 mod start;
-#[cfg(feature = "testing")]
-pub mod testing;
 mod url;
 
 pub use backend::ValkeyBackend;
 pub use builder::{ValkeyBuilder, DEFAULT_DEADLINE, DEFAULT_PREFIX};
 pub use error::Error;
 pub use fleet::{FleetConfig, LiveFleet};
+pub use reply::decode_reply;
 pub use scripts::{key_of, script_source};

@@ -15,6 +15,42 @@ use ratelimit_core::algorithm::Decision;
 use ratelimit_core::backend::{BackendError, BackendErrorKind};
 use redis::Value;
 
+/// Decodes one reply of the rate-limit scripts into the decision, exactly
+/// as [`ValkeyBackend`](crate::ValkeyBackend) does with every reply it gets.
+///
+/// A reply is `"status retry remaining reset until"`, five decimal integers
+/// in one bulk string (or the same five as an array): what the script did
+/// (0 refused, 1 admitted, 2 blocked by a penalty, 3 penalty started, 4 not
+/// counted), Retry-After, remaining and reset in ms, and a penalty's end in
+/// Unix ms (0 without one).
+///
+/// This is a seam for fuzzing and for replaying recorded replies; the
+/// backend needs no help from it. `reply` is a value of the `redis` crate
+/// (redis-rs), the client this crate is built on.
+///
+/// # Errors
+///
+/// A `Protocol` [`BackendError`] for anything a script does not send: a
+/// wrong shape, a number at or past 2^53, an unknown status, or numbers
+/// that contradict the status. Never panics, whatever the value.
+///
+/// # Examples
+///
+/// ```
+/// // Admitted: 4 left, the window whole again in 60 s.
+/// let reply = redis::Value::BulkString(b"1 0 4 60000 0".to_vec());
+/// let d = ratelimit_valkey::decode_reply(&reply).expect("a valid reply");
+/// assert!(d.allowed);
+/// assert_eq!(d.remaining, 4);
+///
+/// // Admitted with a Retry-After: no script sends that.
+/// let bad = redis::Value::BulkString(b"1 5000 4 60000 0".to_vec());
+/// assert!(ratelimit_valkey::decode_reply(&bad).is_err());
+/// ```
+pub fn decode_reply(reply: &Value) -> Result<Decision, BackendError> {
+    decode(reply)
+}
+
 /// What the script did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Status {

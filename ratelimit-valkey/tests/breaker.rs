@@ -2,20 +2,19 @@
 //! closes it; no call is ever retried (the server's `INFO commandstats`
 //! counts exactly the checks that were answered).
 
-mod support;
-
 use std::time::Duration;
 
 use ratelimit_core::backend::BackendErrorKind;
 use ratelimit_core::rules::RuleBuilder;
+use ratelimit_testkit::checks::{check_of, one, template, T0};
+use ratelimit_testkit::unique;
+use ratelimit_testkit::valkey::{connect, ran, ChaosProxy, ProxyMode};
 use ratelimit_valkey::breaker::ManualMonotonic;
-use ratelimit_valkey::testing::{ChaosProxy, ProxyMode};
 use ratelimit_valkey::ValkeyBackend;
-use support::{check_of, one, ran, raw, template, unique, T0};
 
 #[tokio::test]
 async fn five_failures_open_then_one_probe_then_recovery_and_nothing_is_retried() {
-    let server = ratelimit_valkey::testing::ValkeyServer::spawn().unwrap_or_else(|e| panic!("{e}"));
+    let server = ratelimit_testkit::valkey::spawned();
     let port = server.port().expect("spawned");
     let proxy = ChaosProxy::start(format!("127.0.0.1:{port}"))
         .await
@@ -29,7 +28,7 @@ async fn five_failures_open_then_one_probe_then_recovery_and_nothing_is_retried(
         .build()
         .await
         .expect("backend");
-    let mut conn = raw(server.url()).await;
+    let mut conn = connect(server.url()).await;
     let rule = RuleBuilder::new("api")
         .key(["ip"])
         .fixed_window(1000, Duration::from_secs(60))
@@ -79,7 +78,7 @@ async fn five_failures_open_then_one_probe_then_recovery_and_nothing_is_retried(
 
 #[tokio::test]
 async fn a_failed_probe_opens_the_breaker_again() {
-    let server = ratelimit_valkey::testing::ValkeyServer::spawn().unwrap_or_else(|e| panic!("{e}"));
+    let server = ratelimit_testkit::valkey::spawned();
     let port = server.port().expect("spawned");
     let proxy = ChaosProxy::start(format!("127.0.0.1:{port}"))
         .await

@@ -1,15 +1,14 @@
 //! A local 3-primary cluster: correct decisions across slots, one round
 //! trip per node, and one killed node affects only its own keys.
 
-mod support;
-
 use std::time::Duration;
 
 use ratelimit_core::backend::{Backend, Batch, Check};
 use ratelimit_core::rules::RuleBuilder;
-use ratelimit_valkey::testing::ValkeyServer;
+use ratelimit_testkit::checks::{check_of, template, T0};
+use ratelimit_testkit::unique;
+use ratelimit_testkit::valkey::ValkeyServer;
 use ratelimit_valkey::{cluster, ValkeyBackend};
-use support::{check_of, template, unique, T0};
 
 /// Subjects until every node has `per_node` of them.
 fn spread(template: &Check, prefix: &str, nodes: impl Fn(u16) -> usize) -> Vec<(Check, usize)> {

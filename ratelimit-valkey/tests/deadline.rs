@@ -1,15 +1,14 @@
 //! A delayed proxy makes calls time out within the deadline plus a small
 //! margin, answering `Timeout`, and the late call is not sent again.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
 use ratelimit_core::backend::{Backend, BackendErrorKind, Batch};
 use ratelimit_core::rules::RuleBuilder;
-use ratelimit_valkey::testing::{ChaosProxy, ProxyMode, ValkeyServer};
+use ratelimit_testkit::checks::{check_of, one, template, T0};
+use ratelimit_testkit::unique;
+use ratelimit_testkit::valkey::{connect, ran, ChaosProxy, ProxyMode, ValkeyServer};
 use ratelimit_valkey::ValkeyBackend;
-use support::{check_of, one, ran, raw, template, unique, T0};
 
 #[tokio::test]
 async fn a_slow_node_times_out_within_the_deadline() {
@@ -26,7 +25,7 @@ async fn a_slow_node_times_out_within_the_deadline() {
         .build()
         .await
         .expect("backend");
-    let mut conn = raw(server.url()).await;
+    let mut conn = connect(server.url()).await;
     let t = template().await;
     let rule = RuleBuilder::new("api")
         .key(["ip"])

@@ -9,15 +9,15 @@
 //! the limit) where products pass 2^53 and the scripts' exact `muldiv` and
 //! split divisions are needed. `PROPTEST_CASES` sets the cases per test.
 
-mod support;
-
 use std::time::Duration;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use ratelimit_core::rules::{Rule, RuleBuilder};
 use ratelimit_core::store::MemoryBackend;
-use support::{check_of, injected, one, server, template, unique, T0};
+use ratelimit_testkit::checks::{check_of, one, template, T0};
+use ratelimit_testkit::unique;
+use ratelimit_testkit::valkey::{injected, server};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Algo {

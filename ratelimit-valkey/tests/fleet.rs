@@ -1,14 +1,12 @@
 //! The live fleet count: instances announce themselves; the count is read
 //! into a `SharedFleet`, kept while Valkey is down.
 
-mod support;
-
 use std::time::Duration;
 
 use ratelimit_core::switches::FleetSize;
-use ratelimit_valkey::testing::{ChaosProxy, ProxyMode, ValkeyServer};
+use ratelimit_testkit::unique;
+use ratelimit_testkit::valkey::{ChaosProxy, ProxyMode, ValkeyServer};
 use ratelimit_valkey::{FleetConfig, ValkeyBackend};
-use support::unique;
 
 async fn wait_for(fleet: &dyn FleetSize, n: u64) {
     for _ in 0..100 {

@@ -2,16 +2,15 @@
 //! instance, so two backends on one server hash alike; an explicit key
 //! wins; the limiter hashes with the backend's key.
 
-mod support;
-
 use std::time::Duration;
 
 use ratelimit_core::backend::Backend;
 use ratelimit_core::keys::{subject, KeyOutcome};
 use ratelimit_core::rules::{RuleBuilder, RuleSet};
 use ratelimit_core::{HashKey, Limiter, RequestAttrs};
+use ratelimit_testkit::unique;
+use ratelimit_testkit::valkey::{connect as raw, server};
 use ratelimit_valkey::ValkeyBackend;
-use support::{raw, server, unique};
 
 async fn backend(url: &str, prefix: &str) -> ValkeyBackend {
     ValkeyBackend::builder(url)

@@ -9,7 +9,7 @@ use std::time::Duration;
 use ratelimit_core::keyed::{KeyedDecision, KeyedError, KeyedLimit, Quota};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{Limiter, ManualClock};
-use ratelimit_valkey::testing::ValkeyServer;
+use ratelimit_testkit::valkey::ValkeyServer;
 use ratelimit_valkey::ValkeyBackend;
 
 /// 2026-01-01T00:00:00Z.

@@ -2,15 +2,13 @@
 //! now comes from the digest the limiter computes once per published rule
 //! (`Check::namespace_digest`), and existing keys must not change.
 
-mod support;
-
 use std::sync::Arc;
 
 use ratelimit_core::backend::Check;
 use ratelimit_core::limiter::namespace;
 use ratelimit_core::HashKey;
+use ratelimit_testkit::checks::{digest, template};
 use ratelimit_valkey::key_of;
-use support::{digest, template};
 
 /// The key as it was computed before the digest moved into the check:
 /// subject and a fresh digest of the namespace, both in base64url.

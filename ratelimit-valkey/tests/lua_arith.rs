@@ -3,11 +3,9 @@
 //! `a < 2^53`, `b, d < 2^31` with a quotient below 2^53, also where `a * b`
 //! passes 2^53 and a plain Lua product would round.
 
-mod support;
-
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use support::{raw, server};
+use ratelimit_testkit::valkey::{connect as raw, server};
 
 const PRELUDE: &str = include_str!("../src/scripts/prelude.lua");
 

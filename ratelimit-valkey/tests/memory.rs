@@ -2,13 +2,13 @@
 //! has a TTL. Valkey time (not injected), so TTLs are real.
 #![allow(clippy::print_stderr)]
 
-mod support;
-
 use std::time::Duration;
 
 use ratelimit_core::rules::{Rule, RuleBuilder};
+use ratelimit_testkit::checks::{check_of, one, template};
+use ratelimit_testkit::unique;
+use ratelimit_testkit::valkey::{connect, server};
 use ratelimit_valkey::ValkeyBackend;
-use support::{check_of, one, raw, server, template, unique};
 
 fn rules() -> Vec<(Rule, u64)> {
     let m = Duration::from_secs(60);
@@ -35,14 +35,14 @@ fn rules() -> Vec<(Rule, u64)> {
 async fn memory_per_subject_is_small_and_every_key_expires() {
     // A server of its own, so the default prefix `rl:` (what users get)
     // cannot collide with other tests' keys.
-    let server = ratelimit_valkey::testing::ValkeyServer::spawn().unwrap_or_else(|e| panic!("{e}"));
+    let server = ratelimit_testkit::valkey::spawned();
     let prefix = "rl:".to_owned();
     let backend = ValkeyBackend::builder(server.url())
         .key_prefix(&prefix)
         .build()
         .await
         .expect("backend");
-    let mut conn = raw(server.url()).await;
+    let mut conn = connect(server.url()).await;
     let template = template().await;
     for (rule, target) in rules() {
         let check = check_of(&template, &rule, "203.0.113.7", 1, Some(7));
@@ -129,7 +129,7 @@ async fn a_penalty_marker_is_small_and_expires_at_the_penalty_end() {
         .build()
         .await
         .expect("backend");
-    let mut conn = raw(server.url()).await;
+    let mut conn = connect(server.url()).await;
     let rule = RuleBuilder::new("login")
         .key(["ip"])
         .fixed_window(1, Duration::from_secs(60))

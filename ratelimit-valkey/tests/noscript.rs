@@ -1,19 +1,18 @@
 //! `SCRIPT FLUSH` then a batch still works: the scripts are loaded again
 //! and each check counts once.
 
-mod support;
-
 use std::time::Duration;
 
 use ratelimit_core::backend::{Backend, Batch};
 use ratelimit_core::rules::RuleBuilder;
-use support::{calls, check_of, injected, raw, server, template, T0};
+use ratelimit_testkit::checks::{check_of, template, T0};
+use ratelimit_testkit::valkey::{calls, connect, injected, server};
 
 #[tokio::test]
 async fn after_script_flush_a_batch_reloads_and_counts_once() {
     let server = server();
     let backend = injected(server.url()).await;
-    let mut conn = raw(server.url()).await;
+    let mut conn = connect(server.url()).await;
     let t = template().await;
     let fixed = RuleBuilder::new("a")
         .key(["ip"])

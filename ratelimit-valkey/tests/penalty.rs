@@ -1,13 +1,13 @@
 //! A penalty set through one instance is seen as "blocked", without
 //! counting, by a second instance with its own connections.
 
-mod support;
-
 use std::time::Duration;
 
 use ratelimit_core::rules::RuleBuilder;
+use ratelimit_testkit::checks::{check_of, one, template, T0};
+use ratelimit_testkit::unique;
+use ratelimit_testkit::valkey::{connect, server};
 use ratelimit_valkey::ValkeyBackend;
-use support::{check_of, one, raw, server, template, unique, T0};
 
 #[tokio::test]
 async fn a_second_instance_sees_the_penalty_without_counting() {
@@ -21,7 +21,7 @@ async fn a_second_instance_sees_the_penalty_without_counting() {
             .build()
     };
     let (a, b) = (build().await.expect("a"), build().await.expect("b"));
-    let mut conn = raw(server.url()).await;
+    let mut conn = connect(server.url()).await;
     let rule = RuleBuilder::new("login")
         .key(["ip"])
         .sliding_window(5, Duration::from_secs(60))

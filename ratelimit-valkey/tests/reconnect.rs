@@ -4,14 +4,14 @@
 //! every time and the backend never recovered. Each node keeps a fixed set
 //! of connections, remade one by one.
 
-mod support;
-
 use std::time::Duration;
 
 use ratelimit_core::rules::RuleBuilder;
-use ratelimit_valkey::testing::{ChaosProxy, ProxyMode, ValkeyServer};
+use ratelimit_testkit::checks::{check_of, one, template, T0};
+use ratelimit_testkit::unique;
+use ratelimit_testkit::valkey::connect as raw;
+use ratelimit_testkit::valkey::{ChaosProxy, ProxyMode, ValkeyServer};
 use ratelimit_valkey::ValkeyBackend;
-use support::{check_of, one, raw, template, unique, T0};
 
 fn rule() -> ratelimit_core::rules::Rule {
     RuleBuilder::new("api")

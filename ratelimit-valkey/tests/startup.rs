@@ -3,16 +3,15 @@
 //! connects once Valkey is back; `require_connection` fails the build with
 //! an error naming the address. The same for a cluster's slot map.
 
-mod support;
-
 use std::time::Duration;
 
 use ratelimit_core::backend::{Backend, BackendErrorKind};
 use ratelimit_core::rules::{FailMode, RuleBuilder, RuleSet};
 use ratelimit_core::{Limiter, Outcome, RequestAttrs};
-use ratelimit_valkey::testing::{ChaosProxy, ProxyMode, ValkeyServer};
+use ratelimit_testkit::checks::{check_of, one, template, T0};
+use ratelimit_testkit::unique;
+use ratelimit_testkit::valkey::{ChaosProxy, ProxyMode, ValkeyServer};
 use ratelimit_valkey::{Error, ValkeyBackend};
-use support::{check_of, one, template, unique, T0};
 
 /// A loopback port nothing listens on.
 fn dead_port() -> u16 {

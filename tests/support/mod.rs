@@ -7,7 +7,6 @@ pub mod load;
 pub mod record;
 pub mod valkey;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Wall-clock time in Unix ms: the clock Valkey `TIME` reads on this host.
@@ -18,14 +17,10 @@ pub fn wall_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// A name no other test of this process uses (key prefixes, rule ids).
+/// A key prefix no other test of this process uses: the testkit's
+/// [`unique`](ratelimit_testkit::unique) name and a colon.
 pub fn unique(tag: &str) -> String {
-    static N: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "{tag}{}x{}:",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    )
+    format!("{}:", ratelimit_testkit::unique(tag))
 }
 
 /// A small xorshift generator: tests need cheap, seedable randomness.

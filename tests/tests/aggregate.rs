@@ -29,10 +29,11 @@ use ratelimit_core::keys::{subject, KeyOutcome};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::switches::StaticFleet;
 use ratelimit_core::{HashKey, KeyDigest, Limiter, Outcome, RequestAttrs};
+use ratelimit_testkit::valkey::spawned;
 use ratelimit_tests::support::bounds::{self, Span};
 use ratelimit_tests::support::http::{serve_axum, KeepAlive};
 use ratelimit_tests::support::record::{Log, Recorder, Sample};
-use ratelimit_tests::support::valkey::{assert_same_clock, harness_server};
+use ratelimit_tests::support::valkey::assert_same_clock;
 use ratelimit_tests::support::{unique, wall_ms, Rng};
 use ratelimit_tower::{RateLimitLayer, TrustedProxies};
 use ratelimit_valkey::ValkeyBackend;
@@ -109,7 +110,7 @@ fn spans(samples: &[&Sample]) -> Vec<Span> {
 /// checks the algorithm's bound for each hot subject and that calm subjects
 /// were never refused.
 async fn fleet_holds_the_limit(algorithm: &str) {
-    let server = harness_server();
+    let server = spawned();
     assert_same_clock(server.url()).await;
     let json = rule_json(algorithm);
     let rules = RuleSet::from_json(&json).expect("rules");
@@ -400,7 +401,7 @@ async fn through_the_tower_layer_two_servers_share_the_limit() {
     const TOWER_BURST: u64 = 10;
     const HOT_IP: &str = "198.51.100.77";
     const CALM_IP: &str = "203.0.113.77";
-    let server = harness_server();
+    let server = spawned();
     assert_same_clock(server.url()).await;
     let json = format!(
         r#"[

@@ -28,15 +28,14 @@ use ratelimit_core::keys::{subject, KeyOutcome};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::switches::StaticFleet;
 use ratelimit_core::{HashKey, Limiter, Outcome, RequestAttrs};
+use ratelimit_testkit::valkey::{
+    evalsha_stats, free_port, process_id, spawned, IsolatedProxy, ProxyMode, ValkeyServer,
+};
 use ratelimit_tests::support::http::{serve_axum, KeepAlive};
 use ratelimit_tests::support::load::{ask, latencies, Answer, Load};
 use ratelimit_tests::support::record::{Log, Recorder, Sample};
-use ratelimit_tests::support::valkey::{
-    evalsha_stats, free_port, harness_server, process_id, IsolatedProxy, OwnedServer,
-};
 use ratelimit_tests::support::{unique, wall_ms, Latencies};
 use ratelimit_tower::RateLimitLayer;
-use ratelimit_valkey::testing::{ProxyMode, ValkeyServer};
 use ratelimit_valkey::{cluster, ValkeyBackend};
 
 /// The fault tests take turns.
@@ -394,8 +393,8 @@ async fn killed_then_restarted_on_the_same_port() {
     let _turn = SERIAL.lock().await;
     let what = "kill";
     let port = free_port();
-    let mut server = OwnedServer::start(port);
-    let fleet = fleet(&server.url(), INSTANCES, 0).await;
+    let mut server = ValkeyServer::spawn_on(port).unwrap_or_else(|e| panic!("{e}"));
+    let fleet = fleet(server.url(), INSTANCES, 0).await;
     let load = Load::start(&fleet.limiters, CLIENTS, PATHS, 5, 1);
     tokio::time::sleep(Duration::from_millis(400)).await;
 
@@ -406,7 +405,7 @@ async fn killed_then_restarted_on_the_same_port() {
     tokio::time::sleep(Duration::from_millis(1_800)).await;
 
     let t_restart = wall_ms();
-    let server = OwnedServer::start(port);
+    let server = ValkeyServer::spawn_on(port).unwrap_or_else(|e| panic!("{e}"));
     let recovered_after = wait_recovered(what, &fleet, t_restart).await;
     let t_healthy = wall_ms();
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -427,7 +426,7 @@ async fn killed_then_restarted_on_the_same_port() {
         .filter(|s| s.sent_ms >= t_restart)
         .cloned()
         .collect();
-    let (calls, failed, rejected) = evalsha_stats(&server.url()).await;
+    let (calls, failed, rejected) = evalsha_stats(server.url()).await;
     let no_retry = assert_not_retried(what, calls - failed, &after, false);
     eprintln!(
         "fault {what}: {} answers, max {} ms (p99 {} ms); during the fault open {} x 200, closed {} \
@@ -455,7 +454,7 @@ async fn killed_then_restarted_on_the_same_port() {
 async fn unreachable_opens_the_breaker_after_five_failures_and_probes_each_second() {
     let _turn = SERIAL.lock().await;
     let what = "down";
-    let server = harness_server();
+    let server = spawned();
     let port = server.port().expect("spawned");
     let proxy = Arc::new(IsolatedProxy::start(format!("127.0.0.1:{port}")));
     let fleet = fleet(&proxy.url(), INSTANCES, 0).await;
@@ -602,20 +601,24 @@ async fn fleet_of_one(url: &str, id: usize) -> Fleet {
 async fn paused_with_sigstop_then_continued() {
     let _turn = SERIAL.lock().await;
     let what = "pause";
-    let server = OwnedServer::start(free_port());
-    let pid = process_id(&server.url()).await;
-    assert_eq!(pid, server.pid(), "INFO server process_id is the child");
-    let fleet = fleet(&server.url(), INSTANCES, 0).await;
+    let server = ValkeyServer::spawn_on(free_port()).unwrap_or_else(|e| panic!("{e}"));
+    let pid = process_id(server.url()).await;
+    assert_eq!(
+        Some(pid),
+        server.pid(),
+        "INFO server process_id is the child"
+    );
+    let fleet = fleet(server.url(), INSTANCES, 0).await;
     let load = Load::start(&fleet.limiters, CLIENTS, PATHS, 5, 3);
     tokio::time::sleep(Duration::from_millis(400)).await;
 
     let t_stop = wall_ms();
-    OwnedServer::signal(pid, "STOP");
+    server.signal("STOP").unwrap_or_else(|e| panic!("{e}"));
     tokio::time::sleep(Duration::from_millis(SETTLE_MS)).await;
     let local = assert_local_share(what, &fleet, ip(3, 1)).await;
     tokio::time::sleep(Duration::from_millis(1_800)).await;
     let t_cont = wall_ms();
-    OwnedServer::signal(pid, "CONT");
+    server.signal("CONT").unwrap_or_else(|e| panic!("{e}"));
     let recovered_after = wait_recovered(what, &fleet, t_cont).await;
     let t_healthy = wall_ms();
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -635,7 +638,7 @@ async fn paused_with_sigstop_then_continued() {
         .filter(|s| s.result == Err(BackendErrorKind::Timeout))
         .count();
     assert!(timeouts >= 5, "{what}: a paused server times calls out");
-    let (calls, failed, _) = evalsha_stats(&server.url()).await;
+    let (calls, failed, _) = evalsha_stats(server.url()).await;
     let no_retry = assert_not_retried(what, calls - failed, &samples, false);
     eprintln!(
         "fault {what}: pid {pid}; {} answers, max {} ms (p99 {} ms); open {} x 200, closed {} x 503; \
@@ -656,7 +659,7 @@ async fn paused_with_sigstop_then_continued() {
 async fn slow_valkey_times_out_within_the_deadline() {
     let _turn = SERIAL.lock().await;
     let what = "slow";
-    let server = harness_server();
+    let server = spawned();
     let port = server.port().expect("spawned");
     let proxy = IsolatedProxy::start(format!("127.0.0.1:{port}"));
     let fleet = fleet(&proxy.url(), INSTANCES, 0).await;
@@ -886,7 +889,7 @@ async fn cluster_one_primary_down_fails_only_its_keys() {
 async fn tower_layer_answers_by_fail_mode_over_http() {
     let _turn = SERIAL.lock().await;
     let what = "tower";
-    let server = harness_server();
+    let server = spawned();
     let port = server.port().expect("spawned");
     let proxy = IsolatedProxy::start(format!("127.0.0.1:{port}"));
     let f = fleet(&proxy.url(), 1, 0).await;

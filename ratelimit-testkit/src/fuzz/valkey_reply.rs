@@ -1,9 +1,7 @@
-//! Entry points for the `valkey_reply` fuzz target and its corpus replay
-//! test: the decoder of script replies, fed any bytes.
+//! Target `valkey_reply`: the decoder of script replies
+//! ([`ratelimit_valkey::decode_reply`]), fed any bytes.
 
 use redis::Value;
-
-use crate::reply;
 
 /// Decodes `data` as a script reply (a bulk string, and an array of the
 /// numbers in it) into a decision. Never panics, whatever the bytes.
@@ -22,6 +20,6 @@ pub fn reply(data: &[u8]) {
             .collect(),
     );
     for value in [Value::BulkString(data.to_vec()), as_array] {
-        let _ = reply::decode(&value);
+        let _ = ratelimit_valkey::decode_reply(&value);
     }
 }

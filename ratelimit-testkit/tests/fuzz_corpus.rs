@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use ratelimit_core::fuzzing;
+use ratelimit_testkit::fuzz;
 
 fn corpus(target: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -47,15 +47,27 @@ fn replay(target: &str, run: fn(&[u8])) {
 
 #[test]
 fn rules_json_corpus() {
-    replay("rules_json", fuzzing::rules_json);
+    replay("rules_json", fuzz::rules_json);
 }
 
 #[test]
 fn expression_corpus() {
-    replay("expression", fuzzing::expression);
+    replay("expression", fuzz::expression);
+}
+
+#[test]
+fn nginx_config_corpus() {
+    replay("nginx_config", fuzz::nginx_config);
 }
 
 #[test]
 fn request_keys_corpus() {
-    replay("request_keys", fuzzing::request_keys);
+    replay("request_keys", fuzz::request_keys);
+}
+
+#[test]
+fn valkey_reply_corpus() {
+    let files = corpus("valkey_reply").len();
+    assert!(files >= 5, "the corpus is there: {files}");
+    replay("valkey_reply", fuzz::valkey_reply);
 }

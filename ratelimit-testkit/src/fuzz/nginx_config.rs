@@ -1,21 +1,12 @@
-//! The body of the cargo-fuzz target `nginx_config` (`fuzz/`), shared with
-//! the corpus replay test (`tests/fuzz_corpus.rs`) so both run the same code.
-//!
-//! It takes the raw bytes of one input, never panics on its own account,
-//! and asserts only what the documentation promises (errors name a line and
-//! a 1-based column; sizes, rates and keys print back to what parses to the
-//! same value). A panic is a finding.
-//!
-//! Not a stable API: hidden from the documentation.
+//! Target `nginx_config`: the nginx `limit_req` / `limit_conn` parser and
+//! zones of `ratelimit-nginx`.
 
 use std::net::{IpAddr, Ipv4Addr};
 
 use ratelimit_core::RequestAttrs;
+use ratelimit_nginx::{KeyTemplate, Level, NginxConfig, Rate, ZoneKind, ZoneRegistry, ZoneSize};
 
-use crate::{KeyTemplate, Level, NginxConfig, Rate, ZoneKind, ZoneRegistry, ZoneSize};
-
-/// The time the target starts at: 2026-01-01T00:00:00Z, in Unix ms.
-pub const T0_MS: u64 = 1_767_225_600_000;
+use super::T0_MS;
 
 /// Zones are loaded (memory reserved) only up to this many bytes in all, so
 /// that a `zone=a:4g` input does not trip the fuzzer's malloc limit.
@@ -88,10 +79,8 @@ pub fn nginx_config(data: &[u8]) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn empty_input_runs() {
-        super::nginx_config(b"");
-    }
+/// The nginx path and host normalizers on `req` (part of `request_keys`).
+pub(crate) fn normalize(req: &RequestAttrs) {
+    let _ = ratelimit_core::normalize::normalize_path(req.path.as_bytes());
+    let _ = ratelimit_core::normalize::normalize_host(&req.host);
 }

@@ -2,7 +2,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::server::{command, free_port, Process};
+use super::process::{free_port_for, Process};
+use super::resp::command;
 
 /// A local cluster: `cluster-enabled yes`, `cluster-require-full-coverage
 /// no`, the slots split evenly with `CLUSTER ADDSLOTSRANGE`, joined with
@@ -24,7 +25,7 @@ impl ValkeyCluster {
         let primaries = primaries.max(1);
         let mut nodes = Vec::new();
         for _ in 0..primaries {
-            let port = free_port(true)?;
+            let port = free_port_for(true)?;
             let extra: Vec<String> = [
                 "--cluster-enabled",
                 "yes",

