@@ -9,6 +9,9 @@
 
 use std::sync::LazyLock;
 
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+
 use ratelimit_core::algorithm::{distinct, Algorithm, Quota};
 use ratelimit_core::backend::{BackendError, BackendErrorKind, Check};
 use redis::{Cmd, Script};
@@ -144,20 +147,9 @@ pub fn key_of(prefix: &str, check: &Check) -> String {
     k
 }
 
-/// base64url without padding.
+/// base64url without padding (RFC 4648 §5), appended to `out`.
 fn base64url(bytes: &[u8], out: &mut String) {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..=chunk.len() {
-            out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
-        }
-    }
+    URL_SAFE_NO_PAD.encode_string(bytes, out);
 }
 
 #[cfg(test)]
