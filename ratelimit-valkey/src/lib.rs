@@ -72,7 +72,8 @@
 //!
 //! # Features
 //!
-//! - `tls`: `rediss://` and `valkeys://` URLs (redis-rs with native-tls).
+//! - `tls`: `rediss://` and `valkeys://` URLs (redis-rs with rustls, the
+//!   `ring` provider and the webpki root certificates: no OpenSSL).
 //! - `testing`: [`testing`], spawning `valkey-server` (single node or a
 //!   3-primary cluster) and a chaos proxy for tests.
 //!
@@ -85,6 +86,10 @@
 //! `Protocol` error rather than an inexact decision. After a change of
 //! `limit` the token bucket reads its stored refill time under the new
 //! limit for that first request.
+//!
+//! # Minimum supported Rust version
+//!
+//! Rust 1.88; raising it is a minor-version change.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -27,6 +27,7 @@ pub mod penalty;
 pub mod sliding_window;
 pub mod token_bucket;
 
+mod serde_impl;
 mod state;
 pub use state::{Algorithm, SubjectState};
 

@@ -43,7 +43,6 @@ use std::sync::Arc;
 
 pub use allow::AllowList;
 pub use builder::RuleBuilder;
-pub use duration::{parse_duration_ms, parse_rfc3339_ms};
 pub use error::{RuleError, Warning};
 pub use key::{DistinctOf, KeyPart, StatusMatch};
 pub use rule::{Action, FailMode, OnMissingKey, Rule};
