@@ -1,6 +1,6 @@
-//! nginx_limits: the seed's `/wp-login.php` and `/downloads/` limits, in axum.
+//! nginx_limits: the classic `/wp-login.php` and `/downloads/` limits, in axum.
 //!
-//! It starts an axum app on 127.0.0.1:0 configured with the seed's lines
+//! It starts an axum app on 127.0.0.1:0 configured with the nginx lines
 //!
 //!     limit_req_zone $client_ip zone=perip:10m rate=10r/s;
 //!     limit_conn_zone $client_ip zone=conns:10m;

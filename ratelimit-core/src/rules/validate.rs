@@ -1,4 +1,4 @@
-//! Validation: everything the seed states about a rule and a rule set.
+//! Validation: everything `docs/rules.md` states about a rule and a rule set.
 
 use super::error::{RuleError, Warning};
 use super::key::{DistinctOf, KeyPart, StatusMatch};

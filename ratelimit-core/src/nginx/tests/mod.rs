@@ -1,4 +1,5 @@
-//! Tests of the seed's sentences, with a [`ManualClock`]: one file per section.
+//! Tests of the [`crate::nginx`] docs' sentences, with a [`ManualClock`]: one
+//! file per section.
 
 mod burst;
 mod capture;
