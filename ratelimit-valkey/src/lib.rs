@@ -73,7 +73,9 @@
 //! # Features
 //!
 //! - `tls`: `rediss://` and `valkeys://` URLs (redis-rs with rustls, the
-//!   `ring` provider and the webpki root certificates: no OpenSSL).
+//!   `ring` provider and the webpki root certificates: no OpenSSL). A
+//!   program whose dependencies also turn on rustls's `aws-lc-rs` must
+//!   install a default `CryptoProvider` before connecting.
 //! - `testing`: [`testing`], spawning `valkey-server` (single node or a
 //!   3-primary cluster) and a chaos proxy for tests.
 //!
