@@ -1,4 +1,4 @@
-//! The timeline case format of `shared/conformance/README.md`. Every struct
+//! The timeline case format of the crate docs and `cases/`. Every struct
 //! refuses unknown fields: a case with a field the runner does not know
 //! fails, never passes silently.
 

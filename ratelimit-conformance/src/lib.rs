@@ -1,6 +1,6 @@
 //! Plays the conformance timeline cases against a backend and reports each.
 //!
-//! The case format is `shared/conformance/README.md`'s: a rule set, then
+//! The case format (see `cases/`): a rule set, then
 //! requests at given times with the answer the client must see. The runner
 //! drives an injected clock, never the wall clock, and fails a case with a
 //! field it does not know.

@@ -1,10 +1,14 @@
-//! A keyed hash (SipHash-2-4) for request keys and distinct values.
+//! A keyed hash (SipHash-2-4, from the `siphasher` crate) for request keys
+//! and distinct values.
 //!
 //! Keys are hashed with a secret key so that outsiders cannot craft values
 //! that collide, and so that a long value costs no more memory than a short
 //! one: every subject is stored under a fixed-size [`KeyDigest`].
 
 use std::fmt;
+use std::hash::Hasher;
+
+use siphasher::sip128::{Hasher128, SipHasher24};
 
 /// A 128-bit SipHash key. Every instance of a fleet must use the same one.
 ///
@@ -73,7 +77,9 @@ impl HashKey {
 
     /// SipHash-2-4 of `data`.
     pub fn hash(&self, data: &[u8]) -> u64 {
-        siphash24(self.k0, self.k1, data)
+        let mut h = siphasher::sip::SipHasher24::new_with_keys(self.k0, self.k1);
+        h.write(data);
+        h.finish()
     }
 
     /// The 128-bit SipHash-2-4 digest of `data`.
@@ -165,65 +171,18 @@ impl fmt::Display for KeyDigest {
     }
 }
 
-/// Streaming SipHash-2-4 with a 128-bit output.
-#[derive(Debug, Clone)]
-pub struct Sip128 {
-    v: [u64; 4],
-    tail: u64,
-    ntail: usize,
-    len: usize,
-}
+/// Streaming SipHash-2-4 with a 128-bit output (the `siphasher` crate's).
+#[derive(Clone)]
+pub struct Sip128(SipHasher24);
 
 impl Sip128 {
     fn new(k0: u64, k1: u64) -> Self {
-        Self {
-            v: [
-                k0 ^ 0x736f_6d65_7073_6575,
-                k1 ^ 0x646f_7261_6e64_6f6d ^ 0xee,
-                k0 ^ 0x6c79_6765_6e65_7261,
-                k1 ^ 0x7465_6462_7974_6573,
-            ],
-            tail: 0,
-            ntail: 0,
-            len: 0,
-        }
-    }
-
-    #[inline]
-    fn block(&mut self, m: u64) {
-        self.v[3] ^= m;
-        sipround(&mut self.v);
-        sipround(&mut self.v);
-        self.v[0] ^= m;
+        Self(SipHasher24::new_with_keys(k0, k1))
     }
 
     /// Adds `data`.
-    pub fn write(&mut self, mut data: &[u8]) {
-        self.len += data.len();
-        if self.ntail > 0 {
-            while self.ntail < 8 {
-                let Some((&b, rest)) = data.split_first() else {
-                    return;
-                };
-                self.tail |= (b as u64) << (8 * self.ntail);
-                self.ntail += 1;
-                data = rest;
-            }
-            let m = self.tail;
-            self.block(m);
-            self.tail = 0;
-            self.ntail = 0;
-        }
-        let mut chunks = data.chunks_exact(8);
-        for c in &mut chunks {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(c);
-            self.block(u64::from_le_bytes(b));
-        }
-        for &b in chunks.remainder() {
-            self.tail |= (b as u64) << (8 * self.ntail);
-            self.ntail += 1;
-        }
+    pub fn write(&mut self, data: &[u8]) {
+        Hasher::write(&mut self.0, data);
     }
 
     /// Adds one byte.
@@ -232,71 +191,16 @@ impl Sip128 {
     }
 
     /// The 128-bit digest.
-    pub fn finish128(mut self) -> KeyDigest {
-        let last = ((self.len as u64 & 0xff) << 56) | self.tail;
-        self.block(last);
-        self.v[2] ^= 0xee;
-        for _ in 0..4 {
-            sipround(&mut self.v);
-        }
-        let a = self.v[0] ^ self.v[1] ^ self.v[2] ^ self.v[3];
-        self.v[1] ^= 0xdd;
-        for _ in 0..4 {
-            sipround(&mut self.v);
-        }
-        let b = self.v[0] ^ self.v[1] ^ self.v[2] ^ self.v[3];
-        let mut out = [0u8; 16];
-        out[..8].copy_from_slice(&a.to_le_bytes());
-        out[8..].copy_from_slice(&b.to_le_bytes());
-        KeyDigest(out)
+    pub fn finish128(self) -> KeyDigest {
+        KeyDigest(Hasher128::finish128(&self.0).as_bytes())
     }
 }
 
-#[inline]
-fn sipround(v: &mut [u64; 4]) {
-    v[0] = v[0].wrapping_add(v[1]);
-    v[1] = v[1].rotate_left(13) ^ v[0];
-    v[0] = v[0].rotate_left(32);
-    v[2] = v[2].wrapping_add(v[3]);
-    v[3] = v[3].rotate_left(16) ^ v[2];
-    v[0] = v[0].wrapping_add(v[3]);
-    v[3] = v[3].rotate_left(21) ^ v[0];
-    v[2] = v[2].wrapping_add(v[1]);
-    v[1] = v[1].rotate_left(17) ^ v[2];
-    v[2] = v[2].rotate_left(32);
-}
-
-fn siphash24(k0: u64, k1: u64, data: &[u8]) -> u64 {
-    let mut v = [
-        k0 ^ 0x736f_6d65_7073_6575,
-        k1 ^ 0x646f_7261_6e64_6f6d,
-        k0 ^ 0x6c79_6765_6e65_7261,
-        k1 ^ 0x7465_6462_7974_6573,
-    ];
-    let mut chunks = data.chunks_exact(8);
-    for c in &mut chunks {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(c);
-        let m = u64::from_le_bytes(b);
-        v[3] ^= m;
-        sipround(&mut v);
-        sipround(&mut v);
-        v[0] ^= m;
+impl fmt::Debug for Sip128 {
+    /// Shows no state: the hasher holds the secret key.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Sip128(..)")
     }
-    let rest = chunks.remainder();
-    let mut last = (data.len() as u64 & 0xff) << 56;
-    for (i, &b) in rest.iter().enumerate() {
-        last |= (b as u64) << (8 * i);
-    }
-    v[3] ^= last;
-    sipround(&mut v);
-    sipround(&mut v);
-    v[0] ^= last;
-    v[2] ^= 0xff;
-    for _ in 0..4 {
-        sipround(&mut v);
-    }
-    v[0] ^ v[1] ^ v[2] ^ v[3]
 }
 
 #[cfg(test)]

@@ -122,11 +122,11 @@ impl ZoneSize {
 impl fmt::Display for ZoneSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        if b != 0 && b % (1 << 30) == 0 {
+        if b != 0 && b.is_multiple_of(1 << 30) {
             write!(f, "{}g", b >> 30)
-        } else if b != 0 && b % (1 << 20) == 0 {
+        } else if b != 0 && b.is_multiple_of(1 << 20) {
             write!(f, "{}m", b >> 20)
-        } else if b != 0 && b % (1 << 10) == 0 {
+        } else if b != 0 && b.is_multiple_of(1 << 10) {
             write!(f, "{}k", b >> 10)
         } else {
             write!(f, "{b}")

@@ -1,4 +1,4 @@
-//! The documented nginx configuration in axum, over real TCP on 127.0.0.1: a burst of
+//! The `nginx_limits` example's configuration in axum, over real TCP on 127.0.0.1: a burst of
 //! two password guesses on /wp-login.php passes and the next gets 429; four
 //! downloads at a time pass and a fifth gets 503; the rest is not limited.
 //! The layers find the peer in axum's `ConnectInfo<SocketAddr>` with no

@@ -116,7 +116,7 @@
 //!
 //! # MSRV
 //!
-//! The workspace's `rust-version` (1.85); raising it is a minor change.
+//! The workspace's `rust-version` (1.88); raising it is a minor change.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -100,7 +100,10 @@
 //!
 //! # Features
 //!
-//! - `tls`: `rediss://` and `valkeys://` URLs (redis-rs with native-tls).
+//! - `tls`: `rediss://` and `valkeys://` URLs (redis-rs with rustls, the
+//!   `ring` provider and the webpki root certificates: no OpenSSL). A
+//!   program whose dependencies also turn on rustls's `aws-lc-rs` must
+//!   install a default `CryptoProvider` before connecting.
 //!
 //! # Limits
 //!
@@ -114,6 +117,10 @@
 //! an inexact decision. After a change of
 //! `limit` the token bucket reads its stored refill time under the new
 //! limit for that first request.
+//!
+//! # Minimum supported Rust version
+//!
+//! Rust 1.88; raising it is a minor-version change.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -9,6 +9,9 @@
 
 use std::sync::LazyLock;
 
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+
 use ratelimit_core::algorithm::{distinct, Algorithm, Quota};
 use ratelimit_core::backend::{BackendError, BackendErrorKind, Check};
 use redis::{Cmd, Script};
@@ -147,20 +150,9 @@ pub fn key_of(prefix: &str, check: &Check) -> String {
     k
 }
 
-/// base64url without padding.
+/// base64url without padding (RFC 4648 §5), appended to `out`.
 fn base64url(bytes: &[u8], out: &mut String) {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..=chunk.len() {
-            out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
-        }
-    }
+    URL_SAFE_NO_PAD.encode_string(bytes, out);
 }
 
 #[cfg(test)]
@@ -178,6 +170,46 @@ mod key_tests {
         assert_eq!(enc(b"foo"), "Zm9v");
         assert_eq!(enc(b"foobar"), "Zm9vYmFy");
         assert_eq!(enc(&[0xfb, 0xff]), "-_8");
+    }
+
+    /// Keys recorded before base64url moved to the `base64` crate: live
+    /// counters are stored under them.
+    #[test]
+    fn keys_are_the_recorded_ones() {
+        use std::sync::Arc;
+        use std::time::Duration;
+
+        use ratelimit_core::backend::Check;
+        use ratelimit_core::limiter::namespace;
+        use ratelimit_core::rules::RuleBuilder;
+        use ratelimit_core::HashKey;
+
+        let key = |id: &str, ip: &[u8]| {
+            let rule = RuleBuilder::new(id)
+                .key(["ip"])
+                .fixed_window(5, Duration::from_secs(60))
+                .build()
+                .expect("rule");
+            let rule = Arc::new(rule);
+            let check = Check::new(
+                rule.clone(),
+                namespace(&rule).into(),
+                HashKey::DEFAULT.digest(ip),
+                rule.quota(1),
+                None,
+                None,
+            );
+            super::key_of("rl:", &check)
+        };
+        let recorded = [
+            ("api", &b"203.0.113.7"[..], "rl:{HFsaY4CNi7y07b0Y}SgnxfA"),
+            ("login", &b"198.51.100.1"[..], "rl:{24qOiIXLtwl_LDnV}NElrzQ"),
+            ("api", &b""[..], "rl:{-kkuG4VwGZxChnYH}SgnxfA"),
+        ];
+        for (id, ip, k) in recorded {
+            assert_eq!(key(id, ip), k);
+            assert_eq!(k.len(), 27);
+        }
     }
 }
 

@@ -480,7 +480,7 @@ async fn through_the_tower_layer_two_servers_share_the_limit() {
             let every = 1000 * 2 * 4 / TOWER_LIMIT / 2;
             let mut n = 0u64;
             while Instant::now() < stop {
-                let path = if n % 2 == 0 { "/fw" } else { "/tb" };
+                let path = if n.is_multiple_of(2) { "/fw" } else { "/tb" };
                 n += 1;
                 let sent = wall_ms();
                 let (status, _) = conn

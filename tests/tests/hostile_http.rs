@@ -248,7 +248,7 @@ async fn invalid_utf8_in_header_values_path_and_query() {
 /// BUG (reported): query values that are not UTF-8 once decoded are
 /// counted as one. `RequestAttrs::query_arg` decodes lossily, so `%80`,
 /// `%81`, ... all become U+FFFD: a `distinct_of: query:<name>` rule (the
-/// seed's "an IP trying many account IDs") counts any number of such raw
+/// `docs/rules.md`'s "an IP trying many account IDs") counts any number of such raw
 /// values as one, and a `query:<name>` key part puts them in one bucket.
 /// Header values and cookies are keyed on their bytes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

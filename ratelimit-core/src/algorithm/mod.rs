@@ -27,6 +27,7 @@ pub mod penalty;
 pub mod sliding_window;
 pub mod token_bucket;
 
+mod serde_impl;
 mod state;
 pub use state::{Algorithm, SubjectState};
 
@@ -130,7 +131,7 @@ pub(crate) const fn ceil_div(a: u128, b: u128) -> u128 {
     if b == 0 {
         return 0;
     }
-    a / b + (a % b != 0) as u128
+    a / b + !a.is_multiple_of(b) as u128
 }
 
 /// Saturating narrowing from u128.

@@ -113,7 +113,7 @@ mod tests {
         check(s, T0 + secs_tenths * 100, q)
     }
 
-    /// The seed's table, limit 5 per 1m.
+    /// The scenario table of `docs/rules.md`, limit 5 per 1m.
     #[test]
     fn seed_scenario_table() {
         let q = Quota::per_minute(5);

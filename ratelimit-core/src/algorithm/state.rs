@@ -4,8 +4,9 @@ use super::{distinct, fixed_window, leaky_bucket, penalty, sliding_window, token
 use super::{Decision, Quota};
 
 /// The five algorithms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
+///
+/// Serialized as its JSON name, such as `"token_bucket"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Algorithm {
     /// Count per calendar window.

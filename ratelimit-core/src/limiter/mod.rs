@@ -1,5 +1,5 @@
-//! The limiter: decides whole requests, exactly as the seed's "How a request
-//! is checked".
+//! The limiter: decides whole requests, exactly as DESIGN.md's "Path of one
+//! request" and `docs/rules.md`'s "How a request is checked" describe.
 //!
 //! Backstop, then rule selection, keys, the penalty cache, one backend call
 //! for every remaining check, fail modes, and one combined answer. Count

@@ -1,8 +1,14 @@
 //! Durations like `"30s"`, `"1m"`, `"24h"`, `"1h30m"`, and RFC 3339 times.
+//!
+//! Hand-written on purpose: `humantime` and `jiff` accept more than the rule
+//! format documents (`"5ms"`, `"1h 30m"`, RFC 3339 without offsets, ...);
+//! DESIGN.md, "Hand-written mechanisms and why", gives the examples. The
+//! errors are plain messages that [`super::RuleError`] wraps with the rule id
+//! and field.
 
 /// Parses a duration in whole seconds (`s`, `m`, `h`, `d` units, combinable,
 /// such as `"1h30m"`) into milliseconds.
-pub fn parse_duration_ms(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_duration_ms(s: &str) -> Result<u64, String> {
     let s = s.trim();
     if s.is_empty() {
         return Err("must be a duration such as \"30s\", \"1m\" or \"24h\"".into());
@@ -19,7 +25,7 @@ pub fn parse_duration_ms(s: &str) -> Result<u64, String> {
             'm' => 60,
             'h' => 3600,
             'd' => 86_400,
-            _ => return Err(format!("unknown unit {c:?}: use s, m or h")),
+            _ => return Err(format!("unknown unit {c:?}: use s, m, h or d")),
         };
         let n: u64 = digits
             .parse()
@@ -31,7 +37,7 @@ pub fn parse_duration_ms(s: &str) -> Result<u64, String> {
             .ok_or_else(|| "is too long".to_owned())?;
     }
     if !digits.is_empty() {
-        return Err(format!("{s:?} needs a unit (s, m or h)"));
+        return Err(format!("{s:?} needs a unit (s, m, h or d)"));
     }
     total
         .checked_mul(1000)
@@ -40,7 +46,7 @@ pub fn parse_duration_ms(s: &str) -> Result<u64, String> {
 
 /// Parses an RFC 3339 time (`2026-11-01T00:00:00Z`, offsets and fractions
 /// allowed) into Unix milliseconds.
-pub fn parse_rfc3339_ms(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_rfc3339_ms(s: &str) -> Result<u64, String> {
     let err = || format!("{s:?} is not an RFC 3339 time such as \"2026-11-01T00:00:00Z\"");
     let b = s.as_bytes();
     if b.len() < 20 || !s.is_ascii() {
@@ -190,6 +196,19 @@ mod tests {
         assert!(parse_duration_ms("1.5m").is_err());
         assert!(parse_duration_ms("5ms").is_err());
         assert!(parse_duration_ms("99999999999999999999h").is_err());
+        assert_eq!(parse_duration_ms("1d"), Ok(86_400_000));
+    }
+
+    #[test]
+    fn duration_errors_name_every_unit() {
+        assert_eq!(
+            parse_duration_ms("5w"),
+            Err("unknown unit 'w': use s, m, h or d".into())
+        );
+        assert_eq!(
+            parse_duration_ms("90"),
+            Err("\"90\" needs a unit (s, m, h or d)".into())
+        );
     }
 
     #[test]

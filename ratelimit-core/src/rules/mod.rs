@@ -1,7 +1,7 @@
 //! The JSON rule model and its validation.
 //!
 //! A rule set is a JSON list of rules (or an object with a `rules` list),
-//! field for field as the seed's JSON. Loading validates everything and
+//! field for field as `docs/rules.md` documents it. Loading validates everything and
 //! refuses with a [`RuleError`] that names the rule id and the field;
 //! [`Warning`]s are returned beside the rules, never printed.
 //!
@@ -46,7 +46,6 @@ use std::sync::Arc;
 
 pub use allow::AllowList;
 pub use builder::RuleBuilder;
-pub use duration::{parse_duration_ms, parse_rfc3339_ms};
 pub use error::{RuleError, Warning};
 pub use key::{DistinctOf, KeyPart, StatusMatch};
 pub use rule::{Action, FailMode, OnMissingKey, Rule};

