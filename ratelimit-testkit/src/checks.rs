@@ -42,7 +42,11 @@ pub async fn template() -> Check {
         .expect("rule");
     let set = RuleSet::from_rules(vec![rule]).expect("rule set");
     let capture = Arc::new(Capture::default());
-    let limiter = Limiter::builder(set).backend_arc(capture.clone()).build();
+    // The public test key, so that subjects are the same in every run.
+    let limiter = Limiter::builder(set)
+        .backend_arc(capture.clone())
+        .hash_key(HashKey::DEFAULT)
+        .build();
     limiter
         .check(&RequestAttrs::new(IpAddr::V4(Ipv4Addr::new(
             203, 0, 113, 7,
