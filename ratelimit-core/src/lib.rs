@@ -64,6 +64,8 @@ pub mod backstop;
 mod client_ip;
 pub mod clock;
 pub mod expr;
+#[cfg(any(doc, doctest))]
+pub mod guide;
 pub mod hash;
 pub mod heavy;
 pub mod keyed;
