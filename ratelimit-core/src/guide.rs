@@ -5,6 +5,7 @@
 //! Each chapter is a Markdown file with relative links for reading on a
 //! forge; the link definitions written before it here come first, so
 //! rustdoc resolves the same labels to items and to the other chapters.
+//!
 #![doc = "[rules]: crate::guide::rules"]
 #![doc = "[expressions]: crate::guide::expressions"]
 #![doc = "[keyed]: crate::guide::keyed"]

@@ -1,7 +1,8 @@
-//! The guide's chapters on the HTTP side, rendered from `docs/*.md`; the
-//! index of the guide is
-//! [`ratelimit_core::guide`](../../ratelimit_core/guide/index.html). Built
-//! only by rustdoc (and its doctests): a normal build never reads the files.
+//! The guide's chapters on the HTTP side, rendered from `docs/*.md`.
+//!
+//! Built only by rustdoc (and its doctests): a normal build never reads
+//! the files. The index of the guide is
+//! [`ratelimit_core::guide`](../../ratelimit_core/guide/index.html).
 
 /// Links every chapter of this crate resolves the same way.
 macro_rules! chapter {

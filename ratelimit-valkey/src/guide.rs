@@ -1,8 +1,10 @@
-//! The guide's chapter on Valkey, rendered from `docs/valkey.md`; the
-//! index of the guide is [`ratelimit_core::guide`](../../ratelimit_core/guide/index.html). Built only by rustdoc
-//! (and its doctests): a normal build never reads the file.
+//! The guide's chapter on Valkey, rendered from `docs/valkey.md`.
+//!
+//! Built only by rustdoc (and its doctests): a normal build never reads
+//! the files. The index of the guide is
+//! [`ratelimit_core::guide`](../../ratelimit_core/guide/index.html).
 
-/// Links resolve to this crate's items and the other crates' chapters.
+// Link definitions first: they win over the file's own relative links.
 #[doc = "[rules]: ../../../ratelimit_core/guide/rules/index.html"]
 #[doc = "[observability]: ../../../ratelimit_core/guide/observability/index.html"]
 #[doc = "[builder]: crate::ValkeyBackend::builder"]
