@@ -31,4 +31,7 @@ macro_rules! chapter {
 }
 
 chapter!(security, "security.md");
-chapter!(migrating_from_tower_governor, "migrating-from-tower-governor.md");
+chapter!(
+    migrating_from_tower_governor,
+    "migrating-from-tower-governor.md"
+);
