@@ -1,21 +1,11 @@
 //! Request keys: a rule's key parts, read from the request and hashed to a
 //! fixed-size digest.
 //!
-//! A header, cookie, query argument or JWT claim whose value is empty or
-//! only whitespace (after percent-decoding, for query arguments) counts as
-//! missing, so `on_missing_key` applies: a value a client can set to nothing
-//! must not open a fresh counter, nor pass `reject`.
-//!
 //! Every part is written as a tag, a length and the value, so no two
-//! different keys share an encoding. IPv6 addresses are keyed per /64; an
-//! IPv4-mapped address (`::ffff:192.0.2.1`) is keyed as its IPv4 address,
-//! but the deprecated IPv4-compatible form (`::192.0.2.1`) is an IPv6
-//! address in `::/64`, so every such client shares one bucket (with `::1`).
-//! A repeated header, argument or cookie is keyed on its first value (axum's
-//! `Query<HashMap<..>>` keeps the last: an application should read the first
-//! too, with `Query<Vec<(String, String)>>`, or refuse repeats). The
-//! fallback key of `on_missing_key: fallback_ip` has a namespace of its own,
-//! so no value a client chooses can land in an IP's bucket.
+//! different keys share an encoding. What each part reads, IPv6 per /64,
+//! the first of repeated values, empty values counted as missing and the
+//! fallback key's own namespace are described in the guide's
+//! [Keys](crate::guide::rules#keys) section.
 //!
 //! # Examples
 //!

@@ -37,6 +37,16 @@
 //! # Ok::<(), ratelimit_core::rules::RuleError>(())
 //! ```
 //!
+//! # The guide
+//!
+//! The user guide is part of these docs, in [`guide`] (its
+//! [index](guide)): [rules](guide::rules) (every field, the algorithms
+//! with worked timelines, keys, penalties, fail modes, headers),
+//! [expressions](guide::expressions), [the keyed API](guide::keyed) and
+//! [observability](guide::observability) here; deploying with Valkey,
+//! security and the migrations from tower-governor and nginx in the other
+//! crates of the workspace.
+//!
 //! # What is here
 //!
 //! | module | what it holds |
@@ -64,6 +74,8 @@ pub mod backstop;
 mod client_ip;
 pub mod clock;
 pub mod expr;
+#[cfg(any(doc, doctest))]
+pub mod guide;
 pub mod hash;
 pub mod heavy;
 pub mod keyed;

@@ -1,12 +1,7 @@
 //! Counters per rule, readable from Rust, mirrored to the `metrics` facade.
 //!
-//! Metric names follow the rule reference's (`docs/rules.md`; `edge_ratelimit_*`
-//! there, `ratelimit_*` here): `ratelimit_allowed_total`, `ratelimit_limited_total`,
-//! `ratelimit_would_limit_total`, `ratelimit_fail_open_total`,
-//! `ratelimit_fail_closed_total`, `ratelimit_expired_total` (label `rule`),
-//! and `ratelimit_rules_capped_total`,
-//! `ratelimit_penalty_cache_dropped_total`,
-//! `ratelimit_local_untracked_total`, `ratelimit_backstop_limited_total`.
+//! The metric names, their labels and what each counts are listed in the
+//! guide's [Observability](crate::guide::observability) chapter.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;

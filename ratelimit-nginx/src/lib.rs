@@ -19,11 +19,9 @@
 //!   request; [`LimitConnPolicy::acquire`] counts a request in progress
 //!   until its [`ConnPermit`] is dropped.
 //!
-//! Zones live in preallocated memory: a limit_req zone holds `size / 128`
-//! states and a limit_conn zone `size / 64`, each keyed by the fixed-size
-//! digest of its key, so the memory used never exceeds the configured size.
-//! When a zone is full, a state is evicted only once it no longer limits
-//! its key: a fresh state would decide the key's next request the same way.
+//! Zones live in preallocated memory, sized as nginx sizes them and never
+//! more (see the guide's
+//! [Migrating from nginx](crate::guide::migrating_from_nginx#where-it-differs-from-nginx)).
 //! Time is injected as milliseconds; the policies do no I/O and never wait:
 //! the `limit_req` layer sleeps for [`ReqDecision::delay`].
 //!
@@ -80,28 +78,10 @@
 //! # fn main() {}
 //! ```
 //!
-//! * The client address: the [`ClientIp`](ratelimit_core::ClientIp)
-//!   extension (what `ratelimit_tower::SetClientIpLayer` or a trusted-proxy
-//!   layer inserts), else axum's `ConnectInfo<SocketAddr>` (feature `axum`),
-//!   else a plain `SocketAddr` extension. A request with none of them, to a
-//!   zone keyed on `$client_ip` or `$remote_addr`, is answered 500 with a
-//!   body naming the fix, and an error is logged: without an address, the
-//!   request would never be limited. `shared_bucket_without_peer()` keys
-//!   such requests as `0.0.0.0` instead (one shared bucket).
-//! * `$limit_req_status` and `$limit_conn_status` are the [`LimitReqStatus`]
-//!   and [`LimitConnStatus`] extensions of the request (for the inner
-//!   service) and of the response; a refused response also carries
-//!   [`LimitRejected`].
-//! * A delayed request sleeps inside the response future with
-//!   `tokio::time::sleep`: it blocks nothing else, and a timeout around the
-//!   service counts the wait.
-//! * limit_conn's count lives in the `ConnBody` of the response and is
-//!   given back once: at the end of the body, or when it is dropped.
-//!
-//! nginx applies only the merged list of the location a request ends in;
-//! stacked layers each apply their own. Merge the levels with
-//! [`Level::inherit`] (what [`Zones::limit_req`] does with the top level)
-//! and put one layer of each kind on a route.
+//! The client address and trusted proxies, the 500 answered without one,
+//! `$limit_req_status` as extensions, delays and `limit_conn`'s count, and
+//! everything else that differs from nginx: the guide's
+//! [Migrating from nginx](crate::guide::migrating_from_nginx) chapter.
 //!
 //! # Features
 //!
@@ -125,6 +105,8 @@ mod conn_policy;
 mod conn_zone;
 mod directive;
 mod error;
+#[cfg(any(doc, doctest))]
+pub mod guide;
 mod key;
 mod level;
 mod lexer;

@@ -70,25 +70,15 @@
 //! an API key) with [`RateLimitLayer::key_part`] and `app:<name>` key
 //! parts; give routes their own limits with axum's `Router::route_layer`.
 //!
-//! # What the rules see
+//! # The guide
 //!
-//! - **Nested routers.** A layer on a router given to `Router::nest("/api", ..)`
-//!   sees the path with the prefix stripped (`/login`, not `/api/login`):
-//!   write its rules for that path, or put the layer on the outer router.
-//! - **Repeated query arguments.** A `query:<name>` key and the rules read
-//!   the *first* `a` of `?a=1&a=2`; axum's `Query<HashMap<String, String>>`
-//!   keeps the *last*. Read the first in the application too
-//!   (`Query<Vec<(String, String)>>`), or refuse repeats, so that a client
-//!   cannot be counted for one value and served another.
-//! - **`HEAD`.** axum answers `HEAD` with the `GET` handler: a rule on
-//!   `http.request.method eq "GET"` does not see `HEAD` requests; write
-//!   `http.request.method in { "GET" "HEAD" }`.
-//! - **Host.** `http.host` is the request target's authority when the target
-//!   is in absolute form, otherwise `Host`, lower-cased, without port and
-//!   one trailing dot.
-//! - **IPv6.** Keys take IPv6 clients per /64; an IPv4-mapped address is its
-//!   IPv4 address, but the deprecated IPv4-compatible form (`::192.0.2.1`)
-//!   is in `::/64`, one bucket for all such clients.
+//! - [Security](crate::guide::security): trusted proxies, and what a client
+//!   can and cannot do to the limits (nested routers see stripped paths,
+//!   the first of repeated query arguments is keyed, `HEAD` reaches `GET`
+//!   handlers, IPv6 per /64).
+//! - [Migrating from tower-governor](crate::guide::migrating_from_tower_governor).
+//! - The rule format, expressions, the keyed API and every metric: the
+//!   [guide's index](../ratelimit_core/guide/index.html) in `ratelimit-core`.
 //!
 //! # The limiter
 //!
@@ -102,12 +92,12 @@
 //!
 //! # Observability
 //!
-//! A `ratelimit` `tracing` span per request records the outcome; a debug
-//! event per rule gives the rule id, the subject's digest (never the raw
-//! key), the decision and what remains. The `metrics` counters
+//! A `ratelimit` `tracing` span per request, a debug event per rule (with
+//! the subject's digest, never the raw key) and the `metrics` counters
 //! `ratelimit_decisions_total{outcome}` and
-//! `ratelimit_responses_total{status_class}` add to the core's per-rule
-//! counters.
+//! `ratelimit_responses_total{status_class}`: the guide's
+//! [Observability](../ratelimit_core/guide/observability/index.html)
+//! chapter lists them with the core's.
 //!
 //! # Features
 //!
@@ -127,6 +117,8 @@ mod client_ip;
 mod error;
 pub mod extract;
 mod future;
+#[cfg(any(doc, doctest))]
+pub mod guide;
 pub mod headers;
 mod key_extractor;
 mod layer;

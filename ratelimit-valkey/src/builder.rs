@@ -128,7 +128,8 @@ impl ValkeyBuilder {
     /// The fleet's secret hash key, explicitly (the same on every
     /// instance). By default it is created once in Valkey at
     /// `<prefix>hashkey` and read by every instance, with no
-    /// configuration: see [`HashKey`] and the [crate docs](crate). Set
+    /// configuration: see [`HashKey`] and the guide's
+    /// [hash key](crate::guide::valkey#the-fleets-hash-key) section. Set
     /// here, nothing is read or written in Valkey (a key set only on the
     /// limiter still needs the backend to read its own before checks go
     /// out).

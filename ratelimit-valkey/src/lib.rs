@@ -14,58 +14,10 @@
 //!   remaining, reset and a penalty's end, five integers in one string.
 //!   Nothing is recomputed on this side; a differential test holds every
 //!   number to the core's.
-//! - **One round trip.** All of a request's checks go out in one pipelined
-//!   call (in cluster mode: one per node, in parallel), on one of the
-//!   node's multiplexed connections (4 by default, taken round robin, see
-//!   [`ValkeyBuilder::connections`]). Calls are never retried: a call that
-//!   timed out may have counted. A `NOSCRIPT` reply (the script did not run) is
-//!   answered by loading the script and sending that check, once.
-//! - **Keys.** `<prefix>{<subject>}<namespace>` in 27 bytes (see
-//!   [`key_of`]), the subject as the hash tag so one subject lives in one
-//!   slot. One key per subject, as
-//!   small as Valkey allows (an integer value where possible, the window's
-//!   end carried by the key's expiry); every key expires.
-//! - **Penalty.** Over the limit with a penalty, the subject's key becomes
-//!   a "blocked until" marker expiring at the penalty's end: any instance
-//!   asking gets "blocked" without counting, and counting starts fresh
-//!   after it.
-//! - **Failures.** A deadline per call (50 ms by default) and a
-//!   [circuit breaker](breaker) per node (5 consecutive failures: 1 s
-//!   without calls, then one probe). A check that got no answer is an
-//!   `Err(BackendError)` (`Timeout`, `Connection`, `BreakerOpen` or
-//!   `Protocol`) and the core applies the rule's `fail_mode`; its text
-//!   names the node (`valkey at 127.0.0.1:6379: connection refused`).
-//!   Metrics: `ratelimit_valkey_errors_total{kind}`,
-//!   `ratelimit_valkey_breaker_open_total`.
-//! - **Connections.** Made and remade in the background, each with a
-//!   backoff, never inside a call's deadline: a call that finds none up
-//!   fails at once with `Connection`, while the node's breaker is open the
-//!   connections wait, and its probe wakes them and waits for one. A
-//!   connection that broke is remade alone; one whose call timed out is
-//!   checked with a `PING` first.
-//! - **Start-up.** [`ValkeyBuilder::build`] waits at most the connect
-//!   time-out for the first connections (and, in cluster mode, the slot
-//!   map), then succeeds even when Valkey is down: a service whose rules
-//!   fail open starts during an outage and connects when Valkey is back.
-//!   [`ValkeyBuilder::require_connection`] makes it fail instead.
-//! - **Hash key.** Subjects and distinct values are hashed with a secret
-//!   key, and the subject's digest is part of every key name, so every
-//!   instance of a fleet must hash with the same key. By default the first
-//!   instance to reach Valkey creates one at `<prefix>hashkey` (`SET ..
-//!   NX`, random bytes) and every instance reads it there, with no
-//!   configuration; the limiter takes it from the backend
-//!   ([`Backend::hash_key`](ratelimit_core::backend::Backend::hash_key)).
-//!   Until it is read, checks fail with `Connection`. It is the one key
-//!   without an expiry: deleting it (`FLUSHALL`) makes instances started
-//!   afterwards create another, and the fleet counts apart until every
-//!   instance is restarted. [`ValkeyBuilder::hash_key`] sets it explicitly
-//!   instead (the same on every instance; a key set on the limiter wins
-//!   over the backend's).
-//! - **Fleet size.** [`ValkeyBackend::live_fleet`] announces the instance
-//!   and keeps a live count for `fail_mode: local` (see [`fleet`]).
-//! - **Cluster.** [`ValkeyBuilder::cluster`]; see [`cluster`]. The servers
-//!   must run with `cluster-require-full-coverage no`, or one failed
-//!   primary fails every key instead of its own.
+//! - **Deployment.** URLs and TLS, keys and hash tags, sizing, Valkey
+//!   Cluster, start-up while Valkey is down, reconnection, the deadline and
+//!   the circuit breaker, the fleet's hash key and what a failover can
+//!   lose: the guide's [Valkey](crate::guide::valkey) chapter.
 //!
 //! # Examples
 //!
@@ -100,10 +52,8 @@
 //!
 //! # Features
 //!
-//! - `tls`: `rediss://` and `valkeys://` URLs (redis-rs with rustls, the
-//!   `ring` provider and the webpki root certificates: no OpenSSL). A
-//!   program whose dependencies also turn on rustls's `aws-lc-rs` must
-//!   install a default `CryptoProvider` before connecting.
+//! - `tls`: `rediss://` and `valkeys://` URLs, through rustls (see the
+//!   [guide](crate::guide::valkey#urls-and-tls)).
 //!
 //! # Limits
 //!
@@ -130,6 +80,8 @@ mod builder;
 pub mod cluster;
 mod error;
 pub mod fleet;
+#[cfg(any(doc, doctest))]
+pub mod guide;
 mod hashkey;
 mod metrics;
 mod node;

@@ -1,5 +1,7 @@
 //! The limiter: decides whole requests, exactly as DESIGN.md's "Path of one
-//! request" and `docs/rules.md`'s "How a request is checked" describe.
+//! request" and the guide's
+//! [Several rules on one request](crate::guide::rules#several-rules-on-one-request)
+//! describe.
 //!
 //! Backstop, then rule selection, keys, the penalty cache, one backend call
 //! for every remaining check, fail modes, and one combined answer. Count

@@ -1,7 +1,8 @@
 //! The JSON rule model and its validation.
 //!
 //! A rule set is a JSON list of rules (or an object with a `rules` list),
-//! field for field as `docs/rules.md` documents it. Loading validates everything and
+//! field for field as the guide's [Rules](crate::guide::rules) chapter
+//! documents it. Loading validates everything and
 //! refuses with a [`RuleError`] that names the rule id and the field;
 //! [`Warning`]s are returned beside the rules, never printed.
 //!
