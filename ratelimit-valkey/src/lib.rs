@@ -35,8 +35,12 @@
 //!   `Err(BackendError)` (`Timeout`, `Connection`, `BreakerOpen` or
 //!   `Protocol`) and the core applies the rule's `fail_mode`; its text
 //!   names the node (`valkey at 127.0.0.1:6379: connection refused`).
-//!   Metrics: `ratelimit_valkey_errors_total{kind}`,
-//!   `ratelimit_valkey_breaker_open_total`.
+//!   Metrics: `ratelimit_valkey_errors_total{kind}`, and per node
+//!   `ratelimit_valkey_breaker_open_total{node}`,
+//!   `ratelimit_valkey_breaker_open{node}` (1 while open),
+//!   `ratelimit_valkey_calls_total{node, result}` and the round-trip
+//!   histogram `ratelimit_valkey_call_duration_seconds{node}`
+//!   (`docs/operators.md`).
 //! - **Connections.** Made and remade in the background, each with a
 //!   backoff, never inside a call's deadline: a call that finds none up
 //!   fails at once with `Connection`, while the node's breaker is open the
