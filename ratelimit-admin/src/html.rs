@@ -45,13 +45,14 @@ fn csrf_field(token: &str) -> String {
 /// Renders the page. `base` is the path the router is mounted at (forms
 /// post to `base/reset` and `base/switch`).
 pub(crate) fn page(s: &Snapshot, base: &str, token: &str) -> String {
+    let home = escape(crate::routes::home(base));
     let base = escape(base);
     let mut h = String::with_capacity(16 * 1024);
     let _ = write!(
         h,
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>Rate limits</title><style>{STYLE}</style></head><body>\
-         <h1>Rate limits</h1><p><a href=\"{base}/\">Reload</a> · \
+         <h1>Rate limits</h1><p><a href=\"{home}\">Reload</a> · \
          <a href=\"{base}/state.json\">state.json</a> · \
          <a href=\"{base}/rules.json\">rules.json</a> · clock {} ms</p>",
         s.now_ms

@@ -58,6 +58,7 @@
 
 mod catalog;
 mod csrf;
+mod gauges;
 mod html;
 mod routes;
 mod snapshot;
@@ -69,6 +70,7 @@ use axum::Router;
 use ratelimit_core::Limiter;
 
 pub use catalog::{describe_metrics, Kind, Metric, METRICS};
+pub use gauges::set_state_gauges;
 
 /// The admin page of one limiter. Build the router with [`Admin::router`].
 #[derive(Debug, Clone)]

@@ -111,11 +111,22 @@ fn csrf_ok(st: &AdminState, req_headers: &HeaderMap, form: &Fields) -> bool {
     }
 }
 
+/// The page's own path under `base`: `base` itself (axum serves a nested
+/// router's `/` at `/admin`, not at `/admin/`), or `/` at the root.
+pub(crate) fn home(base: &str) -> &str {
+    if base.is_empty() {
+        "/"
+    } else {
+        base
+    }
+}
+
 /// Back to the page (303: the browser GETs it).
 fn back(original: &Uri, seen: &Uri) -> Response {
-    let to = format!("{}/", base_of(original, seen));
+    let base = base_of(original, seen);
+    let to = home(&base);
     let mut h = headers("text/plain; charset=utf-8");
-    if let Ok(v) = HeaderValue::from_str(&to) {
+    if let Ok(v) = HeaderValue::from_str(to) {
         h.insert(LOCATION, v);
     }
     (StatusCode::SEE_OTHER, h, "done\n").into_response()
