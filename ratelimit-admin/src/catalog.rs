@@ -92,8 +92,9 @@ pub const METRICS: &[Metric] = &[
 ];
 
 /// Registers every metric's help text (and the histogram's unit) on the
-/// installed `metrics` recorder: call it once, after installing the
-/// recorder.
+/// installed `metrics` recorder, and registers the counters without labels
+/// at 0, so that they are scraped (and `rate()` and alerts work) before
+/// their first event: call it once, after installing the recorder.
 ///
 /// # Examples
 ///
@@ -105,7 +106,12 @@ pub const METRICS: &[Metric] = &[
 pub fn describe_metrics() {
     for m in METRICS {
         match m.kind {
-            Kind::Counter => metrics::describe_counter!(m.name, m.help),
+            Kind::Counter => {
+                metrics::describe_counter!(m.name, m.help);
+                if m.labels.is_empty() {
+                    metrics::counter!(m.name).increment(0);
+                }
+            }
             Kind::Gauge => metrics::describe_gauge!(m.name, m.help),
             Kind::Histogram => {
                 metrics::describe_histogram!(m.name, metrics::Unit::Seconds, m.help)

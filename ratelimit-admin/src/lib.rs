@@ -35,15 +35,16 @@
 //! # Examples
 //!
 //! ```
+//! use axum::response::IntoResponse;
 //! use axum::{middleware, Router};
 //! use ratelimit_core::{rules::RuleSet, Limiter};
 //!
-//! # async fn is_operator(req: &axum::extract::Request) -> bool { false }
+//! # fn is_operator(req: &axum::extract::Request) -> bool { false }
 //! async fn operators_only(req: axum::extract::Request, next: middleware::Next) -> axum::response::Response {
-//!     if is_operator(&req).await {
+//!     if is_operator(&req) {
 //!         next.run(req).await
 //!     } else {
-//!         axum::http::StatusCode::FORBIDDEN.into()
+//!         axum::http::StatusCode::FORBIDDEN.into_response()
 //!     }
 //! }
 //!
