@@ -54,7 +54,7 @@ pub(crate) fn page(s: &Snapshot, base: &str, token: &str) -> String {
          <title>Rate limits</title><style>{STYLE}</style></head><body>\
          <h1>Rate limits</h1><p><a href=\"{home}\">Reload</a> · \
          <a href=\"{base}/state.json\">state.json</a> · \
-         <a href=\"{base}/rules.json\">rules.json</a> · clock {} ms</p>",
+         <a href=\"{base}/rules.json\">rules.json</a> · limiter clock {} (Unix ms)</p>",
         s.now_ms
     );
     switches(&mut h, s, &base, token);
