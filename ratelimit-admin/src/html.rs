@@ -178,7 +178,12 @@ fn rules(h: &mut String, s: &Snapshot) {
             "<tr><td><code>{}</code></td><td>{}</td><td>{} / {} s ({}{penalty})</td>\
              <td><code>{}</code></td><td><code>{}</code></td>",
             escape(&r.id),
-            if r.blocking { "block" } else { "log" },
+            match (r.blocking, r.temporary) {
+                (true, false) => "block",
+                (false, false) => "log",
+                (true, true) => "block (temporary)",
+                (false, true) => "log (temporary)",
+            },
             r.limit,
             r.period_s,
             escape(r.algorithm),

@@ -45,6 +45,8 @@ pub(crate) struct RuleRow {
     pub(crate) key: String,
     pub(crate) expression: String,
     pub(crate) penalty_s: Option<u64>,
+    /// Added at run time (`Limiter::add_temporary`), not in the rule set.
+    pub(crate) temporary: bool,
     pub(crate) counts: [u64; 8],
     /// Subjects limited (or, for a log rule, that would have been) most.
     pub(crate) top: Vec<(KeyDigest, u64)>,
@@ -90,7 +92,9 @@ impl Snapshot {
         use std::sync::atomic::Ordering::Relaxed;
         let set = limiter.rules();
         let mut rules = Vec::new();
-        for r in set.rules() {
+        let temporary = limiter.temporary_rules();
+        let all = set.rules().iter().map(|r| (r, false));
+        for (r, temporary) in all.chain(temporary.iter().map(|r| (r, true))) {
             let stats = limiter.rule_stats(&r.id);
             let counts = EVENTS.map(|(e, _)| stats.as_ref().map_or(0, |s| s.get(e)));
             let top = stats.as_ref().map(|s| s.top_limited()).unwrap_or_default();
@@ -108,6 +112,7 @@ impl Snapshot {
                     .join(", "),
                 expression: r.expression.source().to_owned(),
                 penalty_s: r.penalty_ms.map(|p| p / 1000),
+                temporary,
                 counts,
                 top,
             });
@@ -185,6 +190,7 @@ impl Snapshot {
                     "key": r.key,
                     "expression": r.expression,
                     "penalty_s": r.penalty_s,
+                    "temporary": r.temporary,
                     "counts": counts,
                     "top_limited": top(&r.top),
                 })

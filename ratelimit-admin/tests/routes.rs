@@ -66,6 +66,31 @@ async fn state_json_has_counts_attention_penalties_and_switches() {
 }
 
 #[tokio::test]
+async fn rules_added_at_run_time_are_listed_as_temporary() {
+    let (l, _clock) = limiter();
+    let rule = ratelimit_core::rules::RuleBuilder::new("incident-42")
+        .key(["ip"])
+        .fixed_window(1, std::time::Duration::from_secs(60))
+        .expires_at_ms(l.now_ms() + 3_600_000)
+        .build()
+        .unwrap();
+    l.add_temporary(rule).unwrap();
+    let app = Admin::new(l).router();
+    let v: serde_json::Value =
+        serde_json::from_str(&send(&app, get("/state.json")).await.body).unwrap();
+    let last = &v["rules"][2];
+    assert_eq!(
+        (&last["id"], &last["temporary"]),
+        (&"incident-42".into(), &true.into())
+    );
+    assert_eq!(v["rules"][0]["temporary"], false);
+    let page = send(&app, get("/")).await;
+    assert!(page
+        .body
+        .contains("<code>incident-42</code></td><td>block (temporary)"));
+}
+
+#[tokio::test]
 async fn rules_json_is_the_running_set_and_loads_back() {
     let (l, _clock) = limiter();
     let app = Admin::new(l.clone()).router();
