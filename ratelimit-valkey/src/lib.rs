@@ -18,6 +18,8 @@
 //!   Cluster, start-up while Valkey is down, reconnection, the deadline and
 //!   the circuit breaker, the fleet's hash key and what a failover can
 //!   lose: the guide's [Valkey](crate::guide::valkey) chapter.
+//! - **Metrics.** Errors by kind, and per node calls by result, the
+//!   round-trip histogram and the breaker's state: `docs/operators.md`.
 //!
 //! # Examples
 //!

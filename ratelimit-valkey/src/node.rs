@@ -21,7 +21,7 @@ use redis::aio::MultiplexedConnection;
 use redis::{ErrorKind, RedisError, Value};
 
 use crate::breaker::{Breaker, Permit};
-use crate::metrics::{breaker_opened, error};
+use crate::metrics::{error, NodeMetrics};
 use crate::pool::{describe, Connector, Lease, Pool};
 use crate::scripts::{Invocation, SOURCES};
 
@@ -38,6 +38,7 @@ pub(crate) struct Node {
     pool: Arc<Pool>,
     connect_timeout: Duration,
     pub(crate) breaker: Arc<Breaker>,
+    metrics: Arc<NodeMetrics>,
 }
 
 /// Whether the node answered: a server's error still means it is up.
@@ -73,6 +74,7 @@ impl Node {
             connections,
         );
         Self {
+            metrics: Arc::new(NodeMetrics::new(&addr)),
             addr,
             pool: Arc::new(pool),
             connect_timeout,
@@ -158,6 +160,7 @@ impl Node {
     ) -> Result<Vec<Value>, BackendError> {
         let Some(permit) = self.breaker.try_call() else {
             error(BackendErrorKind::BreakerOpen, invs.len());
+            self.metrics.refused();
             return Err(BackendError::new(
                 BackendErrorKind::BreakerOpen,
                 self.says("not called"),
@@ -169,7 +172,9 @@ impl Node {
                 false,
             ),
             Ok(mut lease) => {
+                let started = std::time::Instant::now();
                 let result = tokio::time::timeout(deadline, send(&mut lease.conn, invs)).await;
+                self.metrics.sent(started.elapsed());
                 match result {
                     Err(_) => {
                         self.pool.suspect(&lease);
@@ -205,13 +210,15 @@ impl Node {
             error(e.kind(), invs.len());
             tracing::debug!(node = %self.addr, error = %e, "valkey call failed");
         }
+        self.metrics.result(out.is_ok());
         let closes = permit.is_probe() && up;
         if self.breaker.record(permit, up) {
-            breaker_opened();
+            self.metrics.breaker_opened();
             tracing::warn!(node = %self.addr, "valkey circuit breaker opened");
         }
         if closes {
             // Closed again: the other connections may reconnect now.
+            self.metrics.breaker_closed();
             self.pool.wake_all();
         }
         out

@@ -1,0 +1,113 @@
+//! CSRF protection: a random nonce in a cookie, and a token bound to it.
+//!
+//! A page load sets the cookie `ratelimit_admin_csrf` (a random 128-bit
+//! nonce, `HttpOnly`, `SameSite=Strict`) and writes into every form the
+//! token `SipHash-2-4-128(secret, nonce)`, where the secret is drawn once
+//! per [`Admin`](crate::Admin) from the operating system's random source.
+//! A POST is served only when its form's token is the MAC of its cookie's
+//! nonce. Another site can neither read the cookie nor compute a token
+//! for a nonce it planted (it does not know the secret).
+
+use http::HeaderMap;
+use ratelimit_core::HashKey;
+
+/// The cookie's name.
+pub(crate) const COOKIE: &str = "ratelimit_admin_csrf";
+
+/// The form field that carries the token.
+pub(crate) const FIELD: &str = "csrf";
+
+/// The per-instance secret.
+#[derive(Debug, Clone)]
+pub(crate) struct Csrf {
+    secret: HashKey,
+}
+
+impl Csrf {
+    pub(crate) fn new() -> Self {
+        Self {
+            secret: HashKey::random(),
+        }
+    }
+
+    /// A fresh nonce, 32 lower-case hex characters.
+    pub(crate) fn nonce() -> String {
+        let mut bytes = [0u8; 16];
+        if getrandom::fill(&mut bytes).is_err() {
+            // Never on supported platforms; a random key's digest of a
+            // constant is as unpredictable.
+            bytes = HashKey::random().digest(b"nonce").0;
+        }
+        ratelimit_core::KeyDigest(bytes).to_hex()
+    }
+
+    /// The token of `nonce`.
+    pub(crate) fn token(&self, nonce: &str) -> String {
+        let mut h = self.secret.hasher();
+        h.write(b"ratelimit-admin csrf\0");
+        h.write(nonce.as_bytes());
+        h.finish128().to_hex()
+    }
+
+    /// Whether `token` is the token of `nonce` (compared in constant time).
+    pub(crate) fn verify(&self, nonce: &str, token: &str) -> bool {
+        if nonce.len() != 32 || !nonce.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return false;
+        }
+        let want = self.token(nonce);
+        want.len() == token.len()
+            && want
+                .bytes()
+                .zip(token.bytes())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0
+    }
+}
+
+/// The nonce in the request's cookies, if any.
+pub(crate) fn nonce_of(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .map(|(_, value)| value.trim().to_owned())
+}
+
+/// The `Set-Cookie` value for `nonce`, scoped to `path`.
+pub(crate) fn set_cookie(nonce: &str, path: &str, secure: bool) -> String {
+    let path = if path.is_empty() { "/" } else { path };
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{COOKIE}={nonce}; Path={path}; HttpOnly; SameSite=Strict{secure}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_verifies_only_for_its_nonce_and_its_secret() {
+        let c = Csrf::new();
+        let n = Csrf::nonce();
+        let t = c.token(&n);
+        assert!(c.verify(&n, &t));
+        assert!(!c.verify(&Csrf::nonce(), &t), "another nonce");
+        assert!(!Csrf::new().verify(&n, &t), "another instance's secret");
+        assert!(!c.verify(&n, &t[..31]), "a truncated token");
+        assert!(!c.verify(&n, ""), "no token");
+        assert!(!c.verify("", &c.token("")), "an empty nonce");
+    }
+
+    #[test]
+    fn the_nonce_is_read_among_other_cookies() {
+        let mut h = HeaderMap::new();
+        h.append(
+            "cookie",
+            "a=1; ratelimit_admin_csrf=abc ; b=2".parse().unwrap(),
+        );
+        assert_eq!(nonce_of(&h).as_deref(), Some("abc"));
+        assert_eq!(nonce_of(&HeaderMap::new()), None);
+    }
+}

@@ -1,0 +1,223 @@
+//! The routes: the page, its JSON, the rule set export, and the two
+//! actions (POST, CSRF-checked, logged).
+
+use std::sync::Arc;
+
+use axum::extract::rejection::FormRejection;
+use axum::extract::{OriginalUri, State};
+use axum::response::{IntoResponse, Response};
+use axum::Form;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION, SET_COOKIE};
+use http::{HeaderMap, HeaderValue, StatusCode, Uri};
+use ratelimit_core::Limiter;
+
+use crate::csrf::{self, Csrf};
+use crate::html;
+use crate::snapshot::{parse_subject, Snapshot, SWITCHES};
+
+/// The shared state of the routes.
+#[derive(Debug)]
+pub(crate) struct AdminState {
+    pub(crate) limiter: Limiter,
+    pub(crate) csrf: Csrf,
+    pub(crate) secure_cookie: bool,
+}
+
+pub(crate) type Shared = State<Arc<AdminState>>;
+
+/// The path the router is mounted at: the original path less the path the
+/// router saw (`/admin` for `/admin/` nested at `/admin`; empty at the root).
+fn base_of(original: &Uri, seen: &Uri) -> String {
+    let orig = original.path();
+    let base = orig.strip_suffix(seen.path()).unwrap_or(orig);
+    base.trim_end_matches('/').to_owned()
+}
+
+const CSP: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'self'";
+
+fn headers(content_type: &'static str) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    h
+}
+
+/// `GET /`: the page. Sets the CSRF cookie when the request has none.
+pub(crate) async fn page(
+    State(st): Shared,
+    OriginalUri(original): OriginalUri,
+    uri: Uri,
+    req_headers: HeaderMap,
+) -> Response {
+    let base = base_of(&original, &uri);
+    let existing = csrf::nonce_of(&req_headers).filter(|n| n.len() == 32);
+    let nonce = existing.clone().unwrap_or_else(Csrf::nonce);
+    let snapshot = Snapshot::read(&st.limiter).await;
+    let body = html::page(&snapshot, &base, &st.csrf.token(&nonce));
+    let mut h = headers("text/html; charset=utf-8");
+    h.insert("content-security-policy", HeaderValue::from_static(CSP));
+    if existing.is_none() {
+        let cookie = csrf::set_cookie(&nonce, &base, st.secure_cookie);
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            h.insert(SET_COOKIE, v);
+        }
+    }
+    (h, body).into_response()
+}
+
+/// `GET /state.json`: what the page shows.
+pub(crate) async fn state_json(State(st): Shared) -> Response {
+    let snapshot = Snapshot::read(&st.limiter).await;
+    (
+        headers("application/json"),
+        format!("{:#}", snapshot.to_json()),
+    )
+        .into_response()
+}
+
+/// `GET /rules.json`: the running rule set, in the format that loads.
+pub(crate) async fn rules_json(State(st): Shared) -> Response {
+    (headers("application/json"), st.limiter.rules().to_json()).into_response()
+}
+
+type Fields = Vec<(String, String)>;
+
+fn field<'a>(form: &'a Fields, name: &str) -> Option<&'a str> {
+    form.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+fn refuse(status: StatusCode, why: &'static str) -> Response {
+    tracing::warn!(target: "ratelimit_admin", status = status.as_u16(), why, "admin action refused");
+    (
+        status,
+        headers("text/plain; charset=utf-8"),
+        format!("{why}\n"),
+    )
+        .into_response()
+}
+
+/// Whether the form's token matches the cookie.
+fn csrf_ok(st: &AdminState, req_headers: &HeaderMap, form: &Fields) -> bool {
+    match (csrf::nonce_of(req_headers), field(form, csrf::FIELD)) {
+        (Some(nonce), Some(token)) => st.csrf.verify(&nonce, token),
+        _ => false,
+    }
+}
+
+/// The page's own path under `base`: `base` itself (axum serves a nested
+/// router's `/` at `/admin`, not at `/admin/`), or `/` at the root.
+pub(crate) fn home(base: &str) -> &str {
+    if base.is_empty() {
+        "/"
+    } else {
+        base
+    }
+}
+
+/// Back to the page (303: the browser GETs it).
+fn back(original: &Uri, seen: &Uri) -> Response {
+    let base = base_of(original, seen);
+    let to = home(&base);
+    let mut h = headers("text/plain; charset=utf-8");
+    if let Ok(v) = HeaderValue::from_str(to) {
+        h.insert(LOCATION, v);
+    }
+    (StatusCode::SEE_OTHER, h, "done\n").into_response()
+}
+
+/// `POST /reset` (`rule`, `subject`): lifts a penalty and forgets the
+/// subject's count under the rule.
+pub(crate) async fn reset(
+    State(st): Shared,
+    OriginalUri(original): OriginalUri,
+    uri: Uri,
+    req_headers: HeaderMap,
+    form: Result<Form<Fields>, FormRejection>,
+) -> Response {
+    let form = form.map(|Form(f)| f).unwrap_or_default();
+    if !csrf_ok(&st, &req_headers, &form) {
+        return refuse(StatusCode::FORBIDDEN, "missing or wrong CSRF token");
+    }
+    let (Some(rule), Some(subject)) = (
+        field(&form, "rule"),
+        field(&form, "subject").and_then(parse_subject),
+    ) else {
+        return refuse(StatusCode::BAD_REQUEST, "need a rule and a subject digest");
+    };
+    match st.limiter.reset_subject(rule, subject).await {
+        Ok(()) => {
+            tracing::info!(target: "ratelimit_admin", rule, subject = %subject, "admin: penalty lifted, subject reset");
+            back(&original, &uri)
+        }
+        Err(e) => {
+            tracing::warn!(target: "ratelimit_admin", rule, subject = %subject, error = %e, "admin: reset failed");
+            let status = match e {
+                ratelimit_core::limiter::AdminError::UnknownRule(_) => StatusCode::NOT_FOUND,
+                _ => StatusCode::BAD_GATEWAY,
+            };
+            (
+                status,
+                headers("text/plain; charset=utf-8"),
+                format!("{e}\n"),
+            )
+                .into_response()
+        }
+    }
+}
+
+/// `POST /switch` (`switch`, `on`): flips an emergency switch.
+pub(crate) async fn switch(
+    State(st): Shared,
+    OriginalUri(original): OriginalUri,
+    uri: Uri,
+    req_headers: HeaderMap,
+    form: Result<Form<Fields>, FormRejection>,
+) -> Response {
+    let form = form.map(|Form(f)| f).unwrap_or_default();
+    if !csrf_ok(&st, &req_headers, &form) {
+        return refuse(StatusCode::FORBIDDEN, "missing or wrong CSRF token");
+    }
+    let on = match field(&form, "on") {
+        Some("true") => true,
+        Some("false") => false,
+        _ => return refuse(StatusCode::BAD_REQUEST, "on must be true or false"),
+    };
+    let Some(name) = field(&form, "switch").filter(|n| SWITCHES.iter().any(|(s, _)| s == n)) else {
+        return refuse(StatusCode::BAD_REQUEST, "unknown switch");
+    };
+    let sw = st.limiter.switches();
+    let was = match name {
+        "disable_rate_limiting" => sw.rate_limiting_disabled(),
+        "disable_config_blocking" => sw.config_blocking_disabled(),
+        _ => sw.jwt_disabled(),
+    };
+    match name {
+        "disable_rate_limiting" => sw.set_disable_rate_limiting(on),
+        "disable_config_blocking" => sw.set_disable_config_blocking(on),
+        _ => sw.set_disable_jwt(on),
+    }
+    tracing::info!(target: "ratelimit_admin", switch = name, from = was, to = on, "admin: switch flipped");
+    back(&original, &uri)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base_of;
+
+    #[test]
+    fn the_base_is_the_mount_path() {
+        let b = |o: &str, s: &str| base_of(&o.parse().unwrap(), &s.parse().unwrap());
+        assert_eq!(b("/admin", "/"), "/admin");
+        assert_eq!(b("/admin/", "/"), "/admin");
+        assert_eq!(b("/ops/rl/reset", "/reset"), "/ops/rl");
+        assert_eq!(b("/", "/"), "");
+        assert_eq!(b("/state.json", "/state.json"), "");
+    }
+}
