@@ -102,7 +102,11 @@ impl OverLimitCache {
             return None;
         }
         let left = r.until - now;
-        Some(Decision::deny(left, 0, r.reset_at.saturating_sub(now).max(left)))
+        Some(Decision::deny(
+            left,
+            0,
+            r.reset_at.saturating_sub(now).max(left),
+        ))
     }
 
     /// Remembers the backend's answer to `check` when it is a refusal this
@@ -217,8 +221,14 @@ mod tests {
         assert_eq!((d.allowed, d.retry_after_ms, d.remaining), (false, 300, 0));
         assert_eq!(d.reset_ms, 600);
         assert!(c.refused(&k.state_key, &r, 3, 1499).is_some());
-        assert!(c.refused(&k.state_key, &r, 1, 1200).is_none(), "smaller cost asks");
-        assert!(c.refused(&k.state_key, &r, 2, 1500).is_none(), "ends on time");
+        assert!(
+            c.refused(&k.state_key, &r, 1, 1200).is_none(),
+            "smaller cost asks"
+        );
+        assert!(
+            c.refused(&k.state_key, &r, 2, 1500).is_none(),
+            "ends on time"
+        );
     }
 
     #[test]
