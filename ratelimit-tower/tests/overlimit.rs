@@ -52,7 +52,10 @@ async fn a_flood_over_the_limit_is_refused_without_backend_calls() {
     let addr = serve_axum(app).await;
     assert_eq!(statuses(addr, "/search", 2).await, [200; 2]);
     let r = hit(addr, "/search").await;
-    assert_eq!((r.status.as_u16(), r.header("retry-after")), (429, Some("90")));
+    assert_eq!(
+        (r.status.as_u16(), r.header("retry-after")),
+        (429, Some("90"))
+    );
     assert_eq!(backend.calls.load(Ordering::SeqCst), 3);
     advance(&clock, 15);
     for _ in 0..50 {
