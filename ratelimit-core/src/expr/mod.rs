@@ -40,6 +40,8 @@
 //! | `http.cookie` | every `Cookie` header, joined with `"; "` |
 //! | `http.request.headers["name"]` | the first header called `name` (any case) |
 //! | `ip.src` | the client address (an address, not a string) |
+//! | `http.request.jwt.claims["name"]`, `…["name"][0]` | the verified JWT claim `name` |
+//! | `app.name`, `app["name"]` | the application's value `name` |
 //!
 //! Servers such as axum answer `HEAD` with the `GET` handler, so a limit on
 //! `http.request.method eq "GET"` is bypassed by sending `HEAD`: match both
@@ -51,8 +53,49 @@
 //! normalizes it: `API.example.com.:8443` is `api.example.com`.
 //!
 //! A missing header is the empty string, so `http.request.headers["x-k"] eq ""`
-//! holds when `x-k` is absent. Header bytes that are not UTF-8 are compared
+//! holds when `x-k` is absent; so is a missing claim or application value. Header bytes that are not UTF-8 are compared
 //! after lossy decoding (each bad sequence becomes `U+FFFD`).
+//!
+//! ## Claims and application values
+//!
+//! Limits per plan or per tenant need rules that match on who the caller
+//! is. Two kinds of fields say it, and neither is ever read from the
+//! request's headers:
+//!
+//! * `http.request.jwt.claims["name"]` is the claim `name` of a token the
+//!   application verified ([`RequestAttrs::jwt_claims`]; the tower layer
+//!   fills it from the `VerifiedClaims` extension that the auth layer
+//!   inserts after checking the signature). `[0]` may follow, as in the
+//!   Cloudflare language, where claims are lists: here a claim holds one
+//!   value, so `…["plan"][0]` and `…["plan"]` are the same field, and
+//!   another index is refused. Without a verified token every claim is
+//!   missing, and while the limiter's "ignore JWT" switch is on, claims read
+//!   as missing in expressions as they do in keys and allow lists.
+//! * `app.name` or `app["name"]` is a value the application put on the
+//!   request ([`RequestAttrs::app_values`]; the tower layer fills it from
+//!   the `AppValues` extension and its key extractors); the first value of
+//!   a repeated name counts. Use the bracket form for names with characters
+//!   other than letters, digits, `_`, `.`, `:` and `/`.
+//!
+//! Names are 1 to 128 bytes, without control characters; a bad name is
+//! refused when the rules load, with its column.
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use ratelimit_core::{Expression, RequestAttrs};
+//!
+//! let pro = Expression::parse(r#"http.request.jwt.claims["plan"][0] eq "pro""#)?;
+//! let acme = Expression::parse(r#"app.tenant eq "acme""#)?;
+//! let claims = BTreeMap::from([("plan".to_owned(), "pro".to_owned())]);
+//! let req = RequestAttrs::new("203.0.113.7".parse()?)
+//!     .with_jwt_claims(claims)
+//!     .with_app_value("tenant", "acme");
+//! assert!(pro.matches(&req) && acme.matches(&req));
+//! // A header of the same name is not a claim.
+//! let forged = RequestAttrs::new("203.0.113.7".parse()?).with_header("plan", "pro");
+//! assert!(!pro.matches(&forged));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! # Operators
 //!
@@ -108,7 +151,8 @@
 //!
 //! Other fields and functions of the Cloudflare language, integer and boolean
 //! fields, `lt`/`gt`-style operators, `xor`, wildcard operators, lists
-//! (`$name`), and indexing such as `http.request.headers["x"][0]`.
+//! (`$name`), and indexing such as `http.request.headers["x"][0]` (a claim
+//! takes `[0]` only).
 
 mod ast;
 mod error;
@@ -119,6 +163,7 @@ mod operator;
 mod parser;
 mod regex_cost;
 mod subject;
+mod vouched;
 
 use std::fmt;
 use std::str::FromStr;
@@ -184,7 +229,14 @@ impl Expression {
 
     /// Whether `req` matches.
     pub fn matches(&self, req: &RequestAttrs) -> bool {
-        eval::eval(&self.root, req)
+        eval::eval(&self.root, req, false)
+    }
+
+    /// Whether `req` matches, with verified claims read as missing when
+    /// `jwt_off` (the limiter's "ignore JWT" switch, as for keys and allow
+    /// lists).
+    pub(crate) fn matches_with(&self, req: &RequestAttrs, jwt_off: bool) -> bool {
+        eval::eval(&self.root, req, jwt_off)
     }
 
     /// Adds to `out` the (lower-case) names of the request headers this
