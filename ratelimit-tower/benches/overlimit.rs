@@ -118,7 +118,7 @@ fn main() {
     let valkey: Arc<dyn Backend> = rt.block_on(async {
         Arc::new(
             ValkeyBackend::builder(server.url())
-                .key_prefix(&format!("ob{}:", std::process::id()))
+                .key_prefix(format!("ob{}:", std::process::id()))
                 .build()
                 .await
                 .expect("valkey backend"),
