@@ -172,6 +172,19 @@ mod tests {
     }
 
     #[test]
+    fn a_rule_with_a_bad_field_fails_to_load_naming_the_rule_and_field() {
+        let json = r#"[{"id": "pro", "expression": "http.request.jwt.claims[\"plan\"][2] eq \"pro\"",
+            "algorithm": "fixed_window", "limit": 5, "period": "1m", "key": ["jwt_claim:sub"]}]"#;
+        let e = crate::rules::RuleSet::from_json(json)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("pro") && e.contains("expression") && e.contains("[0]"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn the_jwt_switch_hides_claims_from_expressions() {
         let e = parse(r#"http.request.jwt.claims["plan"] eq "pro""#);
         assert!(e.matches_with(&pro(), false));
