@@ -5,7 +5,7 @@
 //! `ratelimit_would_limit_total`, `ratelimit_fail_open_total`,
 //! `ratelimit_fail_closed_total`, `ratelimit_expired_total` (label `rule`),
 //! and `ratelimit_rules_capped_total`,
-//! `ratelimit_penalty_cache_dropped_total`,
+//! `ratelimit_penalty_cache_dropped_total`, `ratelimit_overlimit_cache_dropped_total`,
 //! `ratelimit_local_untracked_total`, `ratelimit_backstop_limited_total`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
