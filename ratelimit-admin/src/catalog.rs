@@ -75,6 +75,7 @@ pub const METRICS: &[Metric] = &[
     m("ratelimit_local_untracked_total", C, RULE, "ratelimit-core", "Subjects a local store (fail_mode local, count rules) could not track because it was full."),
     m("ratelimit_memory_evicted_live_total", C, NONE, "ratelimit-core", "Live subjects the in-memory backend evicted to make room."),
     m("ratelimit_penalty_cache_dropped_total", C, NONE, "ratelimit-core", "Penalties the local penalty cache could not hold (full): fails open."),
+    m("ratelimit_overlimit_cache_dropped_total", C, NONE, "ratelimit-core", "Refusals the over-limit cache could not hold (full): those subjects ask the backend again."),
     m("ratelimit_switch_on", G, &["switch"], "ratelimit-admin", "1 while the emergency switch is on: disable_rate_limiting, disable_config_blocking, disable_jwt (set_state_gauges)."),
     m("ratelimit_penalty_cache_blocks", G, NONE, "ratelimit-admin", "Blocks the local penalty cache holds (set_state_gauges)."),
     m("ratelimit_local_untracked", G, NONE, "ratelimit-admin", "Subjects the local stores could not track, so far (set_state_gauges)."),

@@ -40,7 +40,12 @@ impl Node {
                 StrField::UserAgent => out.push("user-agent".to_owned()),
                 StrField::Cookie => out.push("cookie".to_owned()),
                 StrField::Header(n) => out.push(n.clone()),
-                StrField::Path | StrField::Query | StrField::Method | StrField::Host => {}
+                StrField::Path
+                | StrField::Query
+                | StrField::Method
+                | StrField::Host
+                | StrField::Claim(_)
+                | StrField::App(_) => {}
             },
         }
     }
@@ -104,6 +109,10 @@ pub(super) enum StrField {
     Cookie,
     /// `http.request.headers["name"]`; the name is lower-cased.
     Header(String),
+    /// `http.request.jwt.claims["name"]` (or `…[0]`): a verified claim.
+    Claim(String),
+    /// `app.name` or `app["name"]`: a value the application supplied.
+    App(String),
 }
 
 /// A test on a string value.
@@ -146,12 +155,19 @@ pub(super) enum FieldKind {
     Ip,
     /// `http.request.headers`, which must be followed by `["name"]`.
     Headers,
+    /// `http.request.jwt.claims`, which must be followed by `["name"]`.
+    Claims,
+    /// `app`, which must be followed by `["name"]`.
+    App,
 }
 
 /// The name of the header map field.
 pub(super) const HEADERS_FIELD: &str = "http.request.headers";
 
-/// Looks a field up by its exact name.
+/// The name of the verified claims' map field.
+pub(super) const CLAIMS_FIELD: &str = "http.request.jwt.claims";
+
+/// Looks a field up by its exact name (`app.NAME` is parsed apart).
 pub(super) fn lookup_field(name: &str) -> Option<FieldKind> {
     Some(match name {
         "http.request.uri.path" => FieldKind::Str(StrField::Path),
@@ -162,6 +178,8 @@ pub(super) fn lookup_field(name: &str) -> Option<FieldKind> {
         "http.cookie" => FieldKind::Str(StrField::Cookie),
         "ip.src" => FieldKind::Ip,
         HEADERS_FIELD => FieldKind::Headers,
+        CLAIMS_FIELD => FieldKind::Claims,
+        "app" => FieldKind::App,
         _ => return None,
     })
 }

@@ -10,14 +10,15 @@ use std::borrow::Cow;
 use super::ast::{IpTest, Node, StrField, StrOp, StrTest};
 use crate::RequestAttrs;
 
-/// Whether `node` holds for `req`.
-pub(super) fn eval(node: &Node, req: &RequestAttrs) -> bool {
+/// Whether `node` holds for `req`. With `jwt_off` (the emergency switch)
+/// verified claims read as missing.
+pub(super) fn eval(node: &Node, req: &RequestAttrs, jwt_off: bool) -> bool {
     match node {
         Node::Const(b) => *b,
-        Node::Not(inner) => !eval(inner, req),
-        Node::And(items) => items.iter().all(|n| eval(n, req)),
-        Node::Or(items) => items.iter().any(|n| eval(n, req)),
-        Node::Str(test) => eval_str(test, req),
+        Node::Not(inner) => !eval(inner, req, jwt_off),
+        Node::And(items) => items.iter().all(|n| eval(n, req, jwt_off)),
+        Node::Or(items) => items.iter().any(|n| eval(n, req, jwt_off)),
+        Node::Str(test) => eval_str(test, req, jwt_off),
         Node::Ip(test) => eval_ip(test, req),
     }
 }
@@ -31,8 +32,8 @@ fn eval_ip(test: &IpTest, req: &RequestAttrs) -> bool {
     }
 }
 
-fn eval_str(test: &StrTest, req: &RequestAttrs) -> bool {
-    let value = field_value(&test.subject.field, req);
+fn eval_str(test: &StrTest, req: &RequestAttrs, jwt_off: bool) -> bool {
+    let value = field_value(&test.subject.field, req, jwt_off);
     let value = if test.subject.lower {
         lowered(value)
     } else {
@@ -50,8 +51,9 @@ fn eval_str(test: &StrTest, req: &RequestAttrs) -> bool {
     }
 }
 
-/// The value of a string field; a missing header is the empty string.
-fn field_value<'r>(field: &StrField, req: &'r RequestAttrs) -> Cow<'r, str> {
+/// The value of a string field; a missing header, claim or application
+/// value is the empty string.
+fn field_value<'r>(field: &StrField, req: &'r RequestAttrs, jwt_off: bool) -> Cow<'r, str> {
     match field {
         StrField::Path => Cow::Borrowed(&req.path),
         StrField::Query => Cow::Borrowed(&req.query),
@@ -60,6 +62,9 @@ fn field_value<'r>(field: &StrField, req: &'r RequestAttrs) -> Cow<'r, str> {
         StrField::UserAgent => header_text(req, "user-agent"),
         StrField::Header(name) => header_text(req, name),
         StrField::Cookie => cookie_text(req),
+        StrField::Claim(_) if jwt_off => Cow::Borrowed(""),
+        StrField::Claim(name) => Cow::Borrowed(req.jwt_claim(name).unwrap_or("")),
+        StrField::App(name) => Cow::Borrowed(req.app_value(name).unwrap_or("")),
     }
 }
 
@@ -122,11 +127,14 @@ mod tests {
     fn simple_fields_are_borrowed_not_copied() {
         let r = req().with_path("/a").with_header("x-k", "v");
         assert!(matches!(
-            field_value(&StrField::Path, &r),
+            field_value(&StrField::Path, &r, false),
             Cow::Borrowed("/a")
         ));
         let header = StrField::Header("x-k".into());
-        assert!(matches!(field_value(&header, &r), Cow::Borrowed("v")));
+        assert!(matches!(
+            field_value(&header, &r, false),
+            Cow::Borrowed("v")
+        ));
         assert!(matches!(
             lowered(Cow::Borrowed("already lower")),
             Cow::Borrowed(_)
@@ -141,15 +149,19 @@ mod tests {
     #[test]
     fn missing_header_is_the_empty_string() {
         let field = StrField::Header("x-missing".into());
-        assert!(eval(&test(field.clone(), StrOp::Eq(String::new())), &req()));
-        assert!(eval(&test(field, StrOp::Ne("x".into())), &req()));
+        assert!(eval(
+            &test(field.clone(), StrOp::Eq(String::new())),
+            &req(),
+            false
+        ));
+        assert!(eval(&test(field, StrOp::Ne("x".into())), &req(), false));
     }
 
     #[test]
     fn invalid_utf8_header_is_compared_lossily() {
         let r = req().with_header("x-bin", b"a\xffb");
         let op = StrOp::Eq("a\u{fffd}b".into());
-        assert!(eval(&test(StrField::Header("x-bin".into()), op), &r));
+        assert!(eval(&test(StrField::Header("x-bin".into()), op), &r, false));
     }
 
     #[test]
@@ -167,7 +179,7 @@ mod tests {
 
     #[test]
     fn empty_and_or_follow_the_identities() {
-        assert!(eval(&Node::And(vec![]), &req()));
-        assert!(!eval(&Node::Or(vec![]), &req()));
+        assert!(eval(&Node::And(vec![]), &req(), false));
+        assert!(!eval(&Node::Or(vec![]), &req(), false));
     }
 }

@@ -27,6 +27,7 @@ mod operator;
 mod parser;
 mod regex_cost;
 mod subject;
+mod vouched;
 
 use std::fmt;
 use std::str::FromStr;
@@ -92,7 +93,14 @@ impl Expression {
 
     /// Whether `req` matches.
     pub fn matches(&self, req: &RequestAttrs) -> bool {
-        eval::eval(&self.root, req)
+        eval::eval(&self.root, req, false)
+    }
+
+    /// Whether `req` matches, with verified claims read as missing when
+    /// `jwt_off` (the limiter's "ignore JWT" switch, as for keys and allow
+    /// lists).
+    pub(crate) fn matches_with(&self, req: &RequestAttrs, jwt_off: bool) -> bool {
+        eval::eval(&self.root, req, jwt_off)
     }
 
     /// Adds to `out` the (lower-case) names of the request headers this

@@ -16,6 +16,10 @@ const TOKENS: &[&str] = &[
     "http.user_agent",
     "http.cookie",
     "http.request.headers",
+    "http.request.jwt.claims",
+    "app",
+    "app.plan",
+    "0",
     "ip.src",
     "[",
     "]",
@@ -78,12 +82,21 @@ fn request() -> impl Strategy<Value = RequestAttrs> {
         "[a-zA-Z/.]{0,8}",
         "[A-Za-z]{0,6}",
         any::<Vec<u8>>(),
+        prop::option::of("[a-z]{0,3}"),
+        prop::option::of("[a-z]{0,3}"),
     )
-        .prop_map(|(ip, path, host, ua)| {
-            RequestAttrs::new(IpAddr::V4(Ipv4Addr::from(ip)))
+        .prop_map(|(ip, path, host, ua, plan, tenant)| {
+            let mut r = RequestAttrs::new(IpAddr::V4(Ipv4Addr::from(ip)))
                 .with_path(path)
                 .with_host(host)
-                .with_header("user-agent", ua)
+                .with_header("user-agent", ua);
+            if let Some(plan) = plan {
+                r = r.with_jwt_claims([("plan".to_owned(), plan)].into());
+            }
+            if let Some(tenant) = tenant {
+                r = r.with_app_value("tenant", tenant);
+            }
+            r
         })
 }
 
@@ -118,6 +131,9 @@ fn condition() -> impl Strategy<Value = String> {
         "http.user_agent",
         "lower(http.host)",
         "http.request.headers[\"User-Agent\"]",
+        "http.request.jwt.claims[\"plan\"][0]",
+        "app.tenant",
+        "app[\"tenant\"]",
     ]);
     let value = "[a-zA-Z/.\"\\\\]{0,3}";
     let leaf = prop_oneof![

@@ -2,8 +2,10 @@
 //!
 //! ```text
 //! subject = field | "lower" "(" subject ")"
-//! field   = name | "http.request.headers" "[" string "]"
+//! field   = name | "http.request.headers" "[" string "]" | claim | app
 //! ```
+//!
+//! `claim` and `app` are in `vouched.rs`.
 
 use super::ast::{
     is_header_name, is_keyword, lookup_field, FieldKind, StrField, Subject, HEADERS_FIELD,
@@ -11,6 +13,7 @@ use super::ast::{
 use super::error::{quote, ExprError};
 use super::lexer::Tok;
 use super::parser::Parser;
+use super::vouched::app_dotted;
 
 /// The left side of a comparison.
 #[derive(Debug)]
@@ -52,10 +55,22 @@ impl Parser {
                 field: self.header_name()?,
                 lower: false,
             }),
+            Some(FieldKind::Claims) => Operand::Str(Subject {
+                field: self.claim_field()?,
+                lower: false,
+            }),
+            Some(FieldKind::App) => Operand::Str(Subject {
+                field: self.app_field()?,
+                lower: false,
+            }),
             None if is_keyword(name) || name == "true" || name == "false" => {
                 let msg = format!("expected a field, found {}", quote(name));
                 return Err(ExprError::new(t.col, msg));
             }
+            None if name.starts_with("app.") => Operand::Str(Subject {
+                field: app_dotted(name, t.col).expect("an app. word")?,
+                lower: false,
+            }),
             None => {
                 return Err(ExprError::new(
                     t.col,

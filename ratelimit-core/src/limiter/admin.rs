@@ -116,8 +116,8 @@ impl Limiter {
     }
 
     /// Forgets `subject` under rule `id`: its count and its penalty, here
-    /// and in the backend (other instances' penalty caches keep a block
-    /// they already hold until it ends).
+    /// and in the backend (other instances' penalty and over-limit caches
+    /// keep a block or refusal they already hold until it ends).
     ///
     /// # Errors
     ///
@@ -125,6 +125,7 @@ impl Limiter {
     pub async fn reset_subject(&self, id: &str, subject: KeyDigest) -> Result<(), AdminError> {
         let (check, count_rule) = self.check_of(id, subject)?;
         self.inner.penalties.lift(&check.state_key);
+        self.inner.overlimit.lift(&check.state_key);
         self.inner.local.reset(&check.namespace, &subject);
         if count_rule {
             self.inner.counts.reset(&check.namespace, &subject);

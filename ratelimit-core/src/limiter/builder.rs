@@ -22,6 +22,7 @@ pub struct LimiterBuilder {
     clock: Arc<dyn Clock>,
     hash_key: Option<HashKey>,
     penalty_capacity: usize,
+    overlimit_capacity: usize,
     local_capacity: usize,
     count_capacity: usize,
     backstop: Option<BackstopConfig>,
@@ -36,6 +37,7 @@ impl LimiterBuilder {
             clock: Arc::new(SystemClock),
             hash_key: None,
             penalty_capacity: DEFAULT_PENALTY_CAPACITY,
+            overlimit_capacity: super::overlimit::DEFAULT_OVERLIMIT_CAPACITY,
             local_capacity: DEFAULT_LOCAL_CAPACITY,
             count_capacity: DEFAULT_LOCAL_CAPACITY,
             backstop: None,
@@ -80,6 +82,16 @@ impl LimiterBuilder {
         self
     }
 
+    /// Refusals held by the over-limit cache (100,000 by default; 0 turns
+    /// it off): a subject over the limit of a blocking rule without a
+    /// penalty is refused locally until its earliest admission, without a
+    /// backend call (`fixed_window`, `sliding_window`, `token_bucket`,
+    /// `leaky_bucket`; see DESIGN.md, "The over-limit cache").
+    pub fn overlimit_cache_capacity(mut self, n: usize) -> Self {
+        self.overlimit_capacity = n;
+        self
+    }
+
     /// Keys of the `fail_mode: local` store, split between rules (100,000).
     pub fn local_capacity(mut self, n: usize) -> Self {
         self.local_capacity = n;
@@ -118,6 +130,7 @@ impl LimiterBuilder {
                 key_is_set: self.hash_key.is_some(),
                 published: RwLock::new(Arc::new(published)),
                 penalties: PenaltyCache::new(self.penalty_capacity),
+                overlimit: super::overlimit::OverLimitCache::new(self.overlimit_capacity),
                 local: LocalStore::new(self.local_capacity),
                 counts: LocalStore::new(self.count_capacity),
                 backstop: self.backstop.map(Backstop::new),

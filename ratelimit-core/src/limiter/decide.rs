@@ -87,10 +87,15 @@ impl Limiter {
         for picked in sel.rules {
             let entry = picked.entry;
             let key = state_key_with(&entry.ns_key, &picked.subject);
+            let cost = req.cost.unwrap_or(entry.rule.cost).max(1);
             let cached = inner.penalties.blocked_until(&key, now).map(|until| {
                 let mut d = Decision::deny(until - now, 0, until - now);
                 d.blocked_until_ms = Some(until);
                 d
+            });
+            let cached = cached.or_else(|| {
+                let refused = || inner.overlimit.refused(&key, &entry.rule, cost, now);
+                picked.blocks.then(refused).flatten()
             });
             if cached.is_none() {
                 let rule = &entry.rule;
@@ -100,7 +105,7 @@ impl Limiter {
                     namespace_digest: entry.ns_digest,
                     subject: picked.subject,
                     state_key: key,
-                    quota: rule.quota(req.cost.unwrap_or(rule.cost).max(1)),
+                    quota: rule.quota(cost),
                     penalty_ms: rule.penalty_ms.filter(|_| picked.blocks),
                     bit: picked.bit,
                 });
@@ -127,7 +132,11 @@ impl Limiter {
                 None => {
                     let answer = answers.next();
                     match next_check.next() {
-                        Some(check) => self.resolve(check, answer, now, published.local_rules),
+                        Some(check) => {
+                            let blocks = p.picked.blocks;
+                            self.remember_refusal(check, answer.as_ref(), blocks, now);
+                            self.resolve(check, answer, now, published.local_rules)
+                        }
                         None => (None, true, false),
                     }
                 }

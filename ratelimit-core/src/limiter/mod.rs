@@ -36,6 +36,7 @@ mod admin;
 mod builder;
 mod decide;
 mod keyed_hooks;
+mod overlimit;
 mod publish;
 mod respond;
 mod select;
@@ -76,6 +77,7 @@ struct Inner {
     key_is_set: bool,
     published: RwLock<Arc<Published>>,
     penalties: PenaltyCache,
+    overlimit: overlimit::OverLimitCache,
     local: LocalStore,
     counts: LocalStore,
     backstop: Option<Backstop>,

@@ -68,6 +68,12 @@ impl Selector<'_> {
             .blocks(e.rule.is_blocking(), e.added_at_run_time)
     }
 
+    /// Whether `e`'s expression matches (claims missing under the JWT switch).
+    fn matches(&self, e: &Entry) -> bool {
+        let jwt_off = self.switches.jwt_disabled();
+        e.rule.expression.matches_with(self.req, jwt_off)
+    }
+
     /// Keys one matching rule; expired rules are counted and skipped.
     fn pick<'p>(&self, e: &'p Entry) -> Pick<'p> {
         self.pick_with(e, true)
@@ -136,7 +142,7 @@ impl Selector<'_> {
         let mut taken = 0;
         'passes: for blocking_pass in [true, false] {
             for e in &p.others {
-                if self.blocks(e) != blocking_pass || !e.rule.expression.matches(self.req) {
+                if self.blocks(e) != blocking_pass || !self.matches(e) {
                     continue;
                 }
                 if sel.capped {
@@ -180,7 +186,7 @@ impl Selector<'_> {
             if sel.counts.len() == MAX_COUNT_RULES {
                 break;
             }
-            if !e.rule.expression.matches(self.req) {
+            if !self.matches(e) {
                 continue;
             }
             match self.pick(e) {

@@ -18,10 +18,12 @@
 //! | `operator.rs` | cost, peek and reset, allow lists, temporary rules, canaries, stats, the login recipe, many tasks on one key |
 //! | `penalty.rs` | the penalty cache, a penalty seen and reset by another instance, log rules never blocking |
 //! | `fail_mode.rs` | `open`, `closed` and `local` with the backend down |
+//! | `overlimit.rs` | the over-limit cache against the backend alone, backend calls in a flood, publish and reset |
 
 mod fail_mode;
 mod memory;
 mod operator;
+mod overlimit;
 mod penalty;
 mod probe;
 mod valkey;
@@ -45,6 +47,10 @@ pub use operator::{
     peek_does_not_count_and_reset_lifts_a_penalty,
     stats_show_the_top_subjects_a_log_rule_would_have_limited,
     temporary_rules_expire_within_a_day_and_keep_blocking,
+};
+pub use overlimit::{
+    a_flood_asks_the_backend_once_per_earliest_admission,
+    a_publish_drops_the_cached_refusals_of_its_rules, overlimit_cache_answers_as_the_backend_alone,
 };
 pub use penalty::{
     a_penalty_seen_by_another_instance_and_reset_there,
@@ -152,6 +158,9 @@ macro_rules! scenarios {
             fail_modes_open_closed_and_log_never_closed,
             limited_beats_unavailable,
             local_fail_mode_counts_limit_divided_by_fleet,
+            overlimit_cache_answers_as_the_backend_alone,
+            a_flood_asks_the_backend_once_per_earliest_admission,
+            a_publish_drops_the_cached_refusals_of_its_rules,
         );
     };
     (@each $backends:expr; $($name:ident),* $(,)?) => {

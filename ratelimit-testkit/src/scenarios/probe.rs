@@ -59,6 +59,10 @@ impl Backend for Probe {
     fn reset<'a>(&'a self, check: &'a Check) -> BoxFuture<'a, Result<(), BackendError>> {
         self.inner.reset(check)
     }
+
+    fn hash_key(&self) -> Option<ratelimit_core::HashKey> {
+        self.inner.hash_key()
+    }
 }
 
 impl Outage for Arc<Probe> {

@@ -1,0 +1,280 @@
+//! The over-limit cache: refusals answered locally until the subject's
+//! earliest admission.
+//!
+//! When the backend refuses a request of cost `c` for a subject under a
+//! blocking rule without a penalty, it also says when a retry would be
+//! admitted at the earliest, if nothing else happened: `T = now + retry`.
+//! Before `T`, no request of cost `c` or more from that subject can be
+//! admitted by any instance:
+//!
+//! - a refused request charges nothing (fixed window, sliding window, token
+//!   and leaky bucket leave the state as it was), so the refusals this
+//!   cache answers change nothing the backend would have seen;
+//! - admitted requests (here or on other instances) only add to the count,
+//!   which moves the earliest admission later, never earlier;
+//! - a larger cost fits no sooner than a smaller one.
+//!
+//! `T` is taken from the time read *before* the backend call: the backend
+//! decided at that time or later (Valkey `TIME` included, whatever its
+//! offset), so its real earliest admission is at `T` or after.
+//!
+//! Left out: `distinct` rules (a different value may be admitted while the
+//! subject is over its limit), count rules and log rules (they never refuse
+//! at request time), rules with a penalty (the penalty cache holds those),
+//! answers of the `fail_mode: local` fallback (not the backend's), and
+//! requests of a smaller cost than the refused one: those still ask.
+//!
+//! Each entry remembers the published rule it was refused under: after a
+//! publish, a rule (even with the same id, algorithm and period, whose
+//! state carries over) no longer matches the entries of its predecessor, so
+//! a raised limit applies on the next request. An administrative reset
+//! lifts this instance's entry; other instances keep theirs until `T`, as
+//! with the penalty cache.
+//!
+//! The table and its policy are the penalty cache's: bounded (100,000 keys
+//! by default), expired refusals make room, and when it is full of live
+//! ones a new refusal is not stored (counted as
+//! `ratelimit_overlimit_cache_dropped_total`): the request after it just
+//! asks the backend.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+
+use super::Limiter;
+use crate::algorithm::{Algorithm, Decision};
+use crate::backend::{Check, CheckResult};
+use crate::rules::Rule;
+use crate::store::{Sharded, WhenFull};
+use crate::KeyDigest;
+
+/// Keys held by default.
+pub(crate) const DEFAULT_OVERLIMIT_CAPACITY: usize = 100_000;
+
+/// One refusal: until when, for what cost, under which published rule.
+#[derive(Debug)]
+struct Refusal {
+    until: u64,
+    cost: u64,
+    /// When the quota is whole again (informational, for the headers).
+    reset_at: u64,
+    /// The published rule (by identity; `Weak` keeps its address unique).
+    rule: Weak<Rule>,
+}
+
+/// Refusals by state key. Capacity 0 turns the cache off.
+#[derive(Debug)]
+pub(crate) struct OverLimitCache {
+    map: Option<Sharded<Refusal>>,
+    /// Refusals offered so far: while zero, lookups skip the shards.
+    stored: AtomicU64,
+    dropped: AtomicU64,
+}
+
+impl OverLimitCache {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            map: (capacity > 0).then(|| Sharded::new(capacity, 16)),
+            stored: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+        }
+    }
+
+    /// The cached refusal of a request of `cost` under `rule` for `key` at
+    /// `now`, as the backend would answer it (remaining 0).
+    pub(crate) fn refused(
+        &self,
+        key: &KeyDigest,
+        rule: &Arc<Rule>,
+        cost: u64,
+        now: u64,
+    ) -> Option<Decision> {
+        let map = self.map.as_ref()?;
+        if self.stored.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        let mut shard = map.shard(key);
+        let r = shard.peek(key)?;
+        if r.until <= now || r.rule.as_ptr() != Arc::as_ptr(rule) {
+            shard.remove(key);
+            return None;
+        }
+        if cost < r.cost {
+            return None;
+        }
+        let left = r.until - now;
+        Some(Decision::deny(
+            left,
+            0,
+            r.reset_at.saturating_sub(now).max(left),
+        ))
+    }
+
+    /// Remembers the backend's answer to `check` when it is a refusal this
+    /// cache may repeat (see the module docs).
+    fn remember(&self, check: &Check, answer: Option<&CheckResult>, now: u64) {
+        let Some(map) = &self.map else { return };
+        let Some(Ok(d)) = answer else { return };
+        let rule = &check.rule;
+        if d.allowed
+            || d.retry_after_ms == 0
+            || d.blocked_until_ms.is_some()
+            || check.penalty_ms.is_some_and(|p| p > 0)
+            || rule.algorithm == Algorithm::Distinct
+            || rule.is_count_rule()
+        {
+            return;
+        }
+        let refusal = Refusal {
+            until: now.saturating_add(d.retry_after_ms),
+            cost: check.quota.cost,
+            reset_at: now.saturating_add(d.reset_ms),
+            rule: Arc::downgrade(rule),
+        };
+        let until = refusal.until;
+        let key = check.state_key;
+        // Before the insert, so no lookup can miss a stored refusal.
+        self.stored.fetch_add(1, Ordering::SeqCst);
+        let mut shard = map.shard(&key);
+        let mut refusal = Some(refusal);
+        match shard.entry(key, now, WhenFull::Refuse, || refusal.take().expect("once")) {
+            Some((v, _)) => {
+                if let Some(new) = refusal {
+                    // An entry was there: the newer answer replaces it.
+                    *v = new;
+                }
+                shard.set_idle_at(&key, until);
+            }
+            None => {
+                drop(shard);
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                metrics::counter!("ratelimit_overlimit_cache_dropped_total").increment(1);
+            }
+        }
+    }
+
+    /// Forgets the refusal of `key`.
+    pub(crate) fn lift(&self, key: &KeyDigest) {
+        if let Some(map) = &self.map {
+            map.shard(key).remove(key);
+        }
+    }
+
+    /// Refusals dropped because the cache was full.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+impl Limiter {
+    /// The hook after a backend answer: a refusal of a blocking rule is
+    /// remembered until its earliest admission.
+    pub(super) fn remember_refusal(
+        &self,
+        check: &Check,
+        answer: Option<&CheckResult>,
+        blocks: bool,
+        now: u64,
+    ) {
+        if blocks {
+            self.inner.overlimit.remember(check, answer, now);
+        }
+    }
+
+    /// Refusals the over-limit cache could not store because it was full of
+    /// live ones (those subjects' next requests asked the backend).
+    pub fn overlimit_cache_dropped(&self) -> u64 {
+        self.inner.overlimit.dropped()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithm::Quota;
+    use crate::rules::RuleSet;
+
+    fn rule(json: &str) -> Arc<Rule> {
+        RuleSet::from_json(json).unwrap().rules()[0].clone()
+    }
+
+    const FW: &str = r#"[{"id": "a", "expression": "true", "algorithm": "fixed_window",
+        "limit": 3, "period": "1m", "key": ["ip"]}]"#;
+
+    fn check(rule: &Arc<Rule>, n: u8, cost: u64) -> Check {
+        Check::new(
+            rule.clone(),
+            "ns".into(),
+            KeyDigest([n; 16]),
+            Quota::per_minute(3).with_cost(cost),
+            None,
+            None,
+        )
+    }
+
+    #[test]
+    fn a_refusal_holds_until_its_earliest_admission_for_costs_at_least_its_own() {
+        let r = rule(FW);
+        let c = OverLimitCache::new(10);
+        let k = check(&r, 1, 2);
+        c.remember(&k, Some(&Ok(Decision::deny(500, 1, 800))), 1000);
+        let d = c.refused(&k.state_key, &r, 2, 1200).unwrap();
+        assert_eq!((d.allowed, d.retry_after_ms, d.remaining), (false, 300, 0));
+        assert_eq!(d.reset_ms, 600);
+        assert!(c.refused(&k.state_key, &r, 3, 1499).is_some());
+        assert!(
+            c.refused(&k.state_key, &r, 1, 1200).is_none(),
+            "smaller cost asks"
+        );
+        assert!(
+            c.refused(&k.state_key, &r, 2, 1500).is_none(),
+            "ends on time"
+        );
+    }
+
+    #[test]
+    fn only_plain_backend_refusals_are_kept() {
+        let r = rule(FW);
+        let c = OverLimitCache::new(10);
+        let k = check(&r, 1, 1);
+        c.remember(&k, Some(&Ok(Decision::allow(1, 10))), 0);
+        c.remember(&k, None, 0);
+        let mut penalty = Decision::deny(500, 0, 500);
+        penalty.blocked_until_ms = Some(500);
+        c.remember(&k, Some(&Ok(penalty)), 0);
+        assert!(c.refused(&k.state_key, &r, 1, 1).is_none());
+        let d = rule(
+            r#"[{"id": "d", "expression": "true", "algorithm": "distinct", "limit": 3,
+            "period": "1m", "key": ["ip"], "distinct_of": "path"}]"#,
+        );
+        c.remember(&check(&d, 2, 1), Some(&Ok(Decision::deny(5, 0, 5))), 0);
+        assert!(c.refused(&check(&d, 2, 1).state_key, &d, 1, 1).is_none());
+    }
+
+    #[test]
+    fn another_published_rule_does_not_match() {
+        let r = rule(FW);
+        let c = OverLimitCache::new(10);
+        let k = check(&r, 1, 1);
+        c.remember(&k, Some(&Ok(Decision::deny(500, 0, 500))), 0);
+        let republished = rule(FW);
+        assert!(c.refused(&k.state_key, &republished, 1, 1).is_none());
+        assert!(c.refused(&k.state_key, &r, 1, 1).is_none(), "dropped");
+    }
+
+    #[test]
+    fn full_cache_drops_new_refusals_and_counts_them_and_off_is_off() {
+        let r = rule(FW);
+        let c = OverLimitCache {
+            map: Some(Sharded::new(1, 1)),
+            ..OverLimitCache::new(1)
+        };
+        let deny = Ok(Decision::deny(500, 0, 500));
+        c.remember(&check(&r, 1, 1), Some(&deny), 0);
+        c.remember(&check(&r, 2, 1), Some(&deny), 0);
+        assert_eq!(c.dropped(), 1);
+        assert!(c.refused(&check(&r, 2, 1).state_key, &r, 1, 1).is_none());
+        let off = OverLimitCache::new(0);
+        off.remember(&check(&r, 1, 1), Some(&deny), 0);
+        assert!(off.refused(&check(&r, 1, 1).state_key, &r, 1, 1).is_none());
+    }
+}

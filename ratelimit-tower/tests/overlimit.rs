@@ -1,0 +1,74 @@
+//! The over-limit cache through the layer: a flood from one client over
+//! its limit is answered 429 locally, with the Retry-After to its earliest
+//! admission and the RateLimit headers at remaining 0, without a backend
+//! call per request.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use axum::routing::get;
+use axum::Router;
+use ratelimit_core::backend::{Backend, Batch, BoxFuture, CheckResult};
+use ratelimit_core::store::MemoryBackend;
+use ratelimit_core::Limiter;
+use ratelimit_tower::RateLimitLayer;
+use support::*;
+
+/// The in-memory backend, counting the batches it is asked.
+#[derive(Debug, Default)]
+struct Counting {
+    inner: MemoryBackend,
+    calls: AtomicUsize,
+}
+
+impl Backend for Counting {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.inner.check(batch)
+    }
+
+    fn hash_key(&self) -> Option<ratelimit_core::HashKey> {
+        self.inner.hash_key()
+    }
+}
+
+const SEARCH: &str = r#"[{"id": "search", "expression": "http.request.uri.path eq \"/search\"",
+    "algorithm": "sliding_window", "limit": 2, "period": "1m", "key": ["ip"],
+    "ratelimit_headers": true}]"#;
+
+#[tokio::test]
+async fn a_flood_over_the_limit_is_refused_without_backend_calls() {
+    let clock = clock();
+    let backend = Arc::new(Counting::default());
+    let limiter = Limiter::builder(rules(SEARCH))
+        .clock(clock.clone())
+        .backend_arc(backend.clone())
+        .build();
+    let app = Router::new()
+        .route("/search", get(ok))
+        .layer(RateLimitLayer::new(limiter));
+    let addr = serve_axum(app).await;
+    assert_eq!(statuses(addr, "/search", 2).await, [200; 2]);
+    let r = hit(addr, "/search").await;
+    assert_eq!(
+        (r.status.as_u16(), r.header("retry-after")),
+        (429, Some("90"))
+    );
+    assert_eq!(backend.calls.load(Ordering::SeqCst), 3);
+    advance(&clock, 15);
+    for _ in 0..50 {
+        let r = hit(addr, "/search").await;
+        assert_eq!(r.status, 429);
+        assert_eq!(r.header("retry-after"), Some("75"), "T - now");
+        assert_eq!(r.header("ratelimit-policy"), Some(r#""search";q=2;w=60"#));
+        let current = r.header("ratelimit").unwrap();
+        assert!(current.starts_with(r#""search";r=0;"#), "{current}");
+    }
+    assert_eq!(backend.calls.load(Ordering::SeqCst), 3, "answered locally");
+    // At the earliest admission the backend is asked again, and admits.
+    advance(&clock, 75);
+    assert_eq!(hit(addr, "/search").await.status, 200);
+    assert_eq!(backend.calls.load(Ordering::SeqCst), 4);
+}
