@@ -4,6 +4,8 @@
 //!   kind: `timeout`, `connection`, `breaker_open`, `protocol`.
 //! - `ratelimit_valkey_breaker_open_total`: times a node's breaker opened.
 //! - `ratelimit_valkey_noscript_total`: round trips that had to load scripts.
+//! - `ratelimit_valkey_redirects_total{kind}`: checks a cluster node
+//!   redirected (`moved`, `ask`), each followed once.
 
 use ratelimit_core::backend::BackendErrorKind;
 
@@ -26,4 +28,10 @@ pub(crate) fn error(kind: BackendErrorKind, n: usize) {
 /// Counts one opening of a breaker.
 pub(crate) fn breaker_opened() {
     metrics::counter!("ratelimit_valkey_breaker_open_total").increment(1);
+}
+
+/// Counts one check redirected by a cluster node.
+pub(crate) fn redirected(ask: bool) {
+    let kind = if ask { "ask" } else { "moved" };
+    metrics::counter!("ratelimit_valkey_redirects_total", "kind" => kind).increment(1);
 }
