@@ -1,0 +1,340 @@
+//! A Valkey Cluster changing under load: 4 limiter instances x 64 clients
+//! while a third of the slots move between primaries, and while a primary
+//! dies and its replica takes over.
+//!
+//! Each subject has two rules, both token buckets keyed on the address (so
+//! both keys live in one slot): `count` never limits and fails open, so its
+//! tokens consumed in Valkey afterwards must equal its admissions exactly
+//! (fewer: counts were lost; more: a check was counted twice); `limit`
+//! admits `LIMIT` per day and fails closed.
+//!
+//! Resharding: a MOVED or ASK reply means the script did not run, so the
+//! backend sends that check once more to the node named, within the same
+//! deadline (see `ratelimit_valkey::cluster`). Every check is answered by
+//! Valkey, counted exactly once (the scripts the nodes ran equal the
+//! answers the instances got), and once the slots have moved the
+//! redirects stop: the slot map followed.
+//!
+//! Failover: Valkey replicates asynchronously, so the counts the dead
+//! primary acknowledged but had not yet streamed to its replica are lost.
+//! The test measures them per subject (admissions minus tokens consumed
+//! on the promoted replica) and holds them to what the old primary
+//! acknowledged in its last second: on loopback the replica is
+//! microseconds behind, and the measured loss is reported.
+#![allow(clippy::print_stderr)]
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use ratelimit_core::backend::BackendErrorKind;
+use ratelimit_core::Outcome;
+use ratelimit_testkit::valkey::ValkeyCluster;
+use ratelimit_tests::support::cluster::{
+    consumed, digest, fleet, redirects, rules, scripts_run, slot_of, subjects, Clients,
+};
+use ratelimit_tests::support::load::{latencies, Answer};
+use ratelimit_tests::support::record::Sample;
+use ratelimit_tests::support::wall_ms;
+
+/// The tests take turns: their latency bounds must not depend on each other.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const INSTANCES: usize = 4;
+const CLIENTS: usize = 64;
+/// A client pauses 1 to this many ms between requests.
+const PAUSE_MS: u64 = 20;
+const DEADLINE: Duration = Duration::from_millis(250);
+/// Scheduling slack on this small shared machine, on top of the deadline.
+const SLACK_MS: u64 = 250;
+const BOUND_MS: u64 = 250 + SLACK_MS;
+const LIMIT: u64 = 500;
+/// After the promotion is visible, checks on the promoted replica's slots
+/// succeed within this: a failing node asks for a slot map read at most
+/// once a second, plus the read itself.
+const FOLLOW_MS: u64 = 2_500;
+
+fn assert_latency(what: &str, answers: &[Answer]) -> (u64, u64) {
+    let l = latencies(answers);
+    let late = answers
+        .iter()
+        .filter(|a| a.latency_us.div_ceil(1000) > BOUND_MS)
+        .count();
+    assert_eq!(
+        late,
+        0,
+        "{what}: {late} of {} answers took over {BOUND_MS} ms (max {} ms)",
+        answers.len(),
+        l.max()
+    );
+    (l.max(), l.quantile(0.99))
+}
+
+/// Per subject and rule: admissions the instances got, and failures.
+fn tally(samples: &[Sample], rule: &str, who: ratelimit_core::KeyDigest) -> (u64, u64) {
+    let mine = samples
+        .iter()
+        .filter(|s| &*s.rule == rule && s.subject == who);
+    let (mut admitted, mut failed) = (0, 0);
+    for s in mine {
+        admitted += u64::from(s.admitted());
+        failed += u64::from(s.failed());
+    }
+    (admitted, failed)
+}
+
+/// A check that got no answer within the deadline: the machine was busy
+/// (it may have counted; it was not sent again).
+fn timed_out(s: &Sample) -> bool {
+    s.result == Err(BackendErrorKind::Timeout)
+}
+
+/// Failures other than time-outs: what a change of the cluster caused.
+fn broken(s: &Sample) -> bool {
+    s.failed() && !timed_out(s)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resharding_under_load_answers_and_counts_every_check_once() {
+    let _turn = SERIAL.lock().await;
+    let c = ValkeyCluster::start(3).unwrap_or_else(|e| panic!("{e}"));
+    let set = rules(LIMIT);
+    let who = subjects(&set, &c, 9, 8);
+    let f = fleet(&c, &set, INSTANCES, DEADLINE).await;
+    let before: Vec<Option<usize>> = who.iter().map(|&w| c.owner_of(slot_of(&set, w))).collect();
+    let urls = c.urls();
+    let (moved0, ask0) = redirects(&urls).await;
+    let run0 = scripts_run(&urls).await;
+    let clients = Clients::start(&f.limiters, CLIENTS, &who, PAUSE_MS);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    // A third of the slots: the first third of each primary's, to the next.
+    let t_mig = wall_ms();
+    let mut moved = ratelimit_testkit::valkey::Migration::default();
+    for from in 0..3usize {
+        let first = (from * 5461) as u16;
+        let m = tokio::task::block_in_place(|| {
+            c.migrate_slots(
+                from,
+                (from + 1) % 3,
+                first..=first + 1820,
+                64,
+                Duration::from_millis(200),
+            )
+        })
+        .unwrap_or_else(|e| panic!("migration: {e}"));
+        moved.slots += m.slots;
+        moved.keys += m.keys;
+    }
+    let t_done = wall_ms();
+    // The slot map follows: after a settling second, no more redirects.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let (moved1, ask1) = redirects(&urls).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let (moved2, ask2) = redirects(&urls).await;
+    let answers = clients.stop().await;
+    let samples = f.log.samples();
+    let run1 = scripts_run(&urls).await;
+
+    let what = "resharding";
+    let (max, p99) = assert_latency(what, &answers);
+    // Every check answered by Valkey (a redirect followed), but for
+    // time-outs of a busy machine (SETSLOT also saves the node's config).
+    let failed: Vec<&Sample> = samples.iter().filter(|s| broken(s)).collect();
+    assert!(
+        failed.is_empty(),
+        "{what}: {} checks failed other than by time-out, e.g. {:?}",
+        failed.len(),
+        failed.first()
+    );
+    let timeouts = samples.iter().filter(|s| timed_out(s)).count() as u64;
+    assert!(
+        timeouts * 1000 <= samples.len() as u64,
+        "{what}: {timeouts} of {} checks timed out",
+        samples.len()
+    );
+    let answered = samples.len() as u64 - timeouts;
+    let ran = run1 - run0;
+    assert!(
+        answered <= ran && ran <= answered + timeouts,
+        "{what}: the nodes ran {ran} scripts for {answered} answered checks and {timeouts} \
+         time-outs: a check was sent twice, or never"
+    );
+    assert!(
+        moved1 > moved0 && ask1 > ask0,
+        "{what}: the migration caused no MOVED ({moved0} -> {moved1}) or no ASK ({ask0} -> {ask1})"
+    );
+    assert_eq!(
+        (moved2, ask2),
+        (moved1, ask1),
+        "{what}: redirects continue a second after the migration: the slot map did not follow"
+    );
+    let mut lines = Vec::new();
+    let mut migrated = 0;
+    for (k, &w) in who.iter().enumerate() {
+        let d = digest(&set, w);
+        let after = c.owner_of(slot_of(&set, w));
+        migrated += usize::from(after != before[k]);
+        for rule in ["count", "limit"] {
+            // A time-out may have counted.
+            let (admitted, failed) = tally(&samples, rule, d);
+            let used = consumed(&f.backend, &set, rule, w).await;
+            assert!(
+                admitted <= used && used <= admitted + failed,
+                "{what}: {w} {rule}: {admitted} admitted ({failed} timed out) but {used} counted \
+                 in Valkey"
+            );
+            if rule == "limit" {
+                assert!(admitted <= LIMIT, "{what}: {w}: {admitted} > {LIMIT}");
+            }
+        }
+        let (c_adm, _) = tally(&samples, "count", d);
+        let (l_adm, _) = tally(&samples, "limit", d);
+        lines.push(format!(
+            "{w} node {:?}->{:?} count {c_adm} limit {l_adm}/{LIMIT}",
+            before[k], after
+        ));
+    }
+    assert!(migrated >= 4, "{what}: only {migrated} subjects moved");
+    eprintln!(
+        "{what}: {} slots / {} keys moved in {} ms; {} requests, all answered within {BOUND_MS} ms \
+         (max {max} ms, p99 {p99} ms); {} checks, {timeouts} timed out, none failed otherwise, \
+         {ran} scripts run; MOVED {}, ASK {} (none in the last second); {migrated} of {} subjects \
+         moved; over-admission 0 on every subject (admitted <= counted <= admitted + \
+         time-outs); {}",
+        moved.slots,
+        moved.keys,
+        t_done - t_mig,
+        answers.len(),
+        samples.len(),
+        moved1 - moved0,
+        ask1 - ask0,
+        who.len(),
+        lines.join("; ")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failover_under_load_follows_fail_mode_then_the_promoted_replica() {
+    let _turn = SERIAL.lock().await;
+    let mut c = ValkeyCluster::start_with(3, 1, Duration::from_millis(1000))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let set = rules(LIMIT);
+    let who = subjects(&set, &c, 10, 8);
+    let f = fleet(&c, &set, INSTANCES, DEADLINE).await;
+    let victim = 1;
+    let replica = c.replica_of(victim).expect("the primary has a replica");
+    let on_victim: Vec<bool> = who
+        .iter()
+        .map(|&w| c.node_of_slot(slot_of(&set, w)) == victim)
+        .collect();
+    let clients = Clients::start(&f.limiters, CLIENTS, &who, PAUSE_MS);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let t_kill = wall_ms();
+    c.kill(victim);
+    let t_killed = wall_ms();
+    let took = tokio::task::block_in_place(|| c.wait_promoted(replica, Duration::from_secs(20)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let t_promoted = wall_ms();
+    tokio::time::sleep(Duration::from_millis(FOLLOW_MS + 1500)).await;
+    let answers = clients.stop().await;
+    let samples = f.log.samples();
+
+    let what = "failover";
+    let (max, p99) = assert_latency(what, &answers);
+    let mut lines = Vec::new();
+    let mut gap_answers: BTreeMap<(&str, String), usize> = BTreeMap::new();
+    for (k, &w) in who.iter().enumerate() {
+        let d = digest(&set, w);
+        let mine: Vec<&Sample> = samples.iter().filter(|s| s.subject == d).collect();
+        let failed: Vec<&&Sample> = mine.iter().filter(|s| broken(s)).collect();
+        if !on_victim[k] {
+            assert!(
+                failed.is_empty(),
+                "{what}: {w} is not on the dead primary, yet {} checks failed",
+                failed.len()
+            );
+        }
+        for s in &failed {
+            assert!(
+                s.done_ms >= t_kill && s.sent_ms <= t_promoted + FOLLOW_MS,
+                "{what}: {w}: a check failed outside the failover: {s:?}"
+            );
+        }
+        if on_victim[k] {
+            // The gap: the replica cannot be promoted before a node time-out.
+            for a in answers.iter().filter(|a| {
+                a.ip == w
+                    && a.start_ms > t_killed + 100
+                    && a.start_ms + a.latency_us / 1000 < t_kill + 900
+            }) {
+                let want = if a.path == "/count" {
+                    Outcome::Forward
+                } else {
+                    Outcome::Unavailable
+                };
+                assert_eq!(a.outcome, want, "{what}: {w} {} during the gap", a.path);
+                *gap_answers
+                    .entry((a.path, format!("{:?}", a.outcome)))
+                    .or_default() += 1;
+            }
+            let recovered = mine
+                .iter()
+                .filter(|s| !s.failed() && s.sent_ms > t_killed)
+                .map(|s| s.done_ms)
+                .min()
+                .expect("checks succeed again after the promotion");
+            assert!(
+                recovered <= t_promoted + FOLLOW_MS,
+                "{what}: {w}: first success {} ms after the promotion was visible",
+                recovered.saturating_sub(t_promoted)
+            );
+        }
+        for rule in ["count", "limit"] {
+            let (admitted, failed) = tally(&samples, rule, d);
+            let used = consumed(&f.backend, &set, rule, w).await;
+            // Checks cut at the kill may have counted without an answer.
+            let lost = admitted as i64 - used as i64;
+            if !on_victim[k] {
+                assert!(
+                    lost <= 0 && -lost <= failed as i64,
+                    "{what}: {w} {rule}: {admitted} admitted ({failed} timed out), {used} counted"
+                );
+                continue;
+            }
+            let last_second = mine
+                .iter()
+                .filter(|s| &*s.rule == rule && s.admitted())
+                .filter(|s| s.done_ms + 1000 >= t_kill && s.done_ms <= t_killed)
+                .count() as i64;
+            assert!(
+                lost <= last_second && -lost <= failed as i64,
+                "{what}: {w} {rule}: {admitted} admitted, {used} counted on the promoted replica: \
+                 {lost} lost, more than the {last_second} the dead primary acknowledged in its last \
+                 second (or more counted than {failed} unanswered checks explain)"
+            );
+            if rule == "limit" {
+                assert!(
+                    admitted <= LIMIT + lost.max(0) as u64,
+                    "{what}: {w}: {admitted} > {LIMIT} + {lost}"
+                );
+            }
+            lines.push(format!(
+                "{w} {rule}: {admitted} admitted, {used} counted, lost {lost} (acked in the last \
+                 second {last_second}, failed {failed})"
+            ));
+        }
+    }
+    assert!(
+        gap_answers.values().sum::<usize>() >= 10,
+        "{what}: too few requests during the gap: {gap_answers:?}"
+    );
+    let failed = samples.iter().filter(|s| s.failed()).count();
+    eprintln!(
+        "{what}: primary {victim} killed, replica {replica} promoted {took:?} later; {} requests, all \
+         answered within {BOUND_MS} ms (max {max} ms, p99 {p99} ms); {} checks, {failed} failed (all \
+         on the dead primary's subjects, between the kill and {FOLLOW_MS} ms after the promotion); \
+         during the gap {gap_answers:?}; {}",
+        answers.len(),
+        samples.len(),
+        lines.join("; ")
+    );
+}
