@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ratelimit_core::backend::{Backend, Check};
+use ratelimit_core::backend::{Backend, BackendErrorKind, Check};
 use ratelimit_core::keys::{subject, KeyOutcome};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::switches::StaticFleet;
@@ -15,8 +15,8 @@ use ratelimit_core::{HashKey, KeyDigest, Limiter, RequestAttrs};
 use ratelimit_testkit::valkey::{cmdstat, info, info_field, ValkeyCluster};
 use ratelimit_valkey::{cluster, ValkeyBackend};
 
-use super::load::{ask, Answer};
-use super::record::{Log, Recorder};
+use super::load::{ask, latencies, Answer};
+use super::record::{Log, Recorder, Sample};
 use super::{unique, wall_ms, Rng};
 
 /// The `count` rule's bucket: it never limits, so every admission it
@@ -214,4 +214,51 @@ pub async fn scripts_run(urls: &[String]) -> u64 {
         n += cmdstat(&i, "evalsha", "calls") - cmdstat(&i, "evalsha", "failed_calls");
     }
     n
+}
+
+/// Every answer within `deadline` + `slack_ms`; returns (max, p99) in ms.
+pub fn assert_latency(
+    what: &str,
+    answers: &[Answer],
+    deadline: Duration,
+    slack_ms: u64,
+) -> (u64, u64) {
+    let bound = deadline.as_millis() as u64 + slack_ms;
+    let l = latencies(answers);
+    let late = answers
+        .iter()
+        .filter(|a| a.latency_us.div_ceil(1000) > bound)
+        .count();
+    assert_eq!(
+        late,
+        0,
+        "{what}: {late} of {} answers took over {bound} ms (max {} ms)",
+        answers.len(),
+        l.max()
+    );
+    (l.max(), l.quantile(0.99))
+}
+
+/// Per subject and rule: admissions the instances got, and failures.
+pub fn tally(samples: &[Sample], rule: &str, who: KeyDigest) -> (u64, u64) {
+    let mine = samples
+        .iter()
+        .filter(|s| &*s.rule == rule && s.subject == who);
+    let (mut admitted, mut failed) = (0, 0);
+    for s in mine {
+        admitted += u64::from(s.admitted());
+        failed += u64::from(s.failed());
+    }
+    (admitted, failed)
+}
+
+/// A check that got no answer within the deadline: the machine was busy
+/// (it may have counted; it was not sent again).
+pub fn timed_out(s: &Sample) -> bool {
+    s.result == Err(BackendErrorKind::Timeout)
+}
+
+/// Failures other than time-outs: what a change of the cluster caused.
+pub fn broken(s: &Sample) -> bool {
+    s.failed() && !timed_out(s)
 }

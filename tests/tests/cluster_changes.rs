@@ -26,13 +26,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use ratelimit_core::backend::BackendErrorKind;
 use ratelimit_core::Outcome;
 use ratelimit_testkit::valkey::ValkeyCluster;
 use ratelimit_tests::support::cluster::{
-    consumed, digest, fleet, redirects, rules, scripts_run, slot_of, subjects, Clients,
+    assert_latency, broken, consumed, digest, fleet, redirects, rules, scripts_run, slot_of,
+    subjects, tally, timed_out, Clients,
 };
-use ratelimit_tests::support::load::{latencies, Answer};
 use ratelimit_tests::support::record::Sample;
 use ratelimit_tests::support::wall_ms;
 
@@ -52,46 +51,6 @@ const LIMIT: u64 = 500;
 /// succeed within this: a failing node asks for a slot map read at most
 /// once a second, plus the read itself.
 const FOLLOW_MS: u64 = 2_500;
-
-fn assert_latency(what: &str, answers: &[Answer]) -> (u64, u64) {
-    let l = latencies(answers);
-    let late = answers
-        .iter()
-        .filter(|a| a.latency_us.div_ceil(1000) > BOUND_MS)
-        .count();
-    assert_eq!(
-        late,
-        0,
-        "{what}: {late} of {} answers took over {BOUND_MS} ms (max {} ms)",
-        answers.len(),
-        l.max()
-    );
-    (l.max(), l.quantile(0.99))
-}
-
-/// Per subject and rule: admissions the instances got, and failures.
-fn tally(samples: &[Sample], rule: &str, who: ratelimit_core::KeyDigest) -> (u64, u64) {
-    let mine = samples
-        .iter()
-        .filter(|s| &*s.rule == rule && s.subject == who);
-    let (mut admitted, mut failed) = (0, 0);
-    for s in mine {
-        admitted += u64::from(s.admitted());
-        failed += u64::from(s.failed());
-    }
-    (admitted, failed)
-}
-
-/// A check that got no answer within the deadline: the machine was busy
-/// (it may have counted; it was not sent again).
-fn timed_out(s: &Sample) -> bool {
-    s.result == Err(BackendErrorKind::Timeout)
-}
-
-/// Failures other than time-outs: what a change of the cluster caused.
-fn broken(s: &Sample) -> bool {
-    s.failed() && !timed_out(s)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resharding_under_load_answers_and_counts_every_check_once() {
@@ -135,7 +94,7 @@ async fn resharding_under_load_answers_and_counts_every_check_once() {
     let run1 = scripts_run(&urls).await;
 
     let what = "resharding";
-    let (max, p99) = assert_latency(what, &answers);
+    let (max, p99) = assert_latency(what, &answers, DEADLINE, SLACK_MS);
     // Every check answered by Valkey (a redirect followed), but for
     // time-outs of a busy machine (SETSLOT also saves the node's config).
     let failed: Vec<&Sample> = samples.iter().filter(|s| broken(s)).collect();
@@ -239,9 +198,11 @@ async fn failover_under_load_follows_fail_mode_then_the_promoted_replica() {
     let samples = f.log.samples();
 
     let what = "failover";
-    let (max, p99) = assert_latency(what, &answers);
+    let (max, p99) = assert_latency(what, &answers, DEADLINE, SLACK_MS);
     let mut lines = Vec::new();
     let mut gap_answers: BTreeMap<(&str, String), usize> = BTreeMap::new();
+    let mut slowest_recovery = 0;
+    let mut over = 0;
     for (k, &w) in who.iter().enumerate() {
         let d = digest(&set, w);
         let mine: Vec<&Sample> = samples.iter().filter(|s| s.subject == d).collect();
@@ -287,6 +248,7 @@ async fn failover_under_load_follows_fail_mode_then_the_promoted_replica() {
                 "{what}: {w}: first success {} ms after the promotion was visible",
                 recovered.saturating_sub(t_promoted)
             );
+            slowest_recovery = slowest_recovery.max(recovered.saturating_sub(t_promoted));
         }
         for rule in ["count", "limit"] {
             let (admitted, failed) = tally(&samples, rule, d);
@@ -316,6 +278,7 @@ async fn failover_under_load_follows_fail_mode_then_the_promoted_replica() {
                     admitted <= LIMIT + lost.max(0) as u64,
                     "{what}: {w}: {admitted} > {LIMIT} + {lost}"
                 );
+                over = over.max(admitted.saturating_sub(LIMIT));
             }
             lines.push(format!(
                 "{w} {rule}: {admitted} admitted, {used} counted, lost {lost} (acked in the last \
@@ -327,14 +290,110 @@ async fn failover_under_load_follows_fail_mode_then_the_promoted_replica() {
         gap_answers.values().sum::<usize>() >= 10,
         "{what}: too few requests during the gap: {gap_answers:?}"
     );
-    let failed = samples.iter().filter(|s| s.failed()).count();
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for s in samples.iter().filter(|s| s.failed()) {
+        if let Err(k) = s.result {
+            *kinds.entry(format!("{k:?}")).or_default() += 1;
+        }
+    }
     eprintln!(
-        "{what}: primary {victim} killed, replica {replica} promoted {took:?} later; {} requests, all \
-         answered within {BOUND_MS} ms (max {max} ms, p99 {p99} ms); {} checks, {failed} failed (all \
-         on the dead primary's subjects, between the kill and {FOLLOW_MS} ms after the promotion); \
-         during the gap {gap_answers:?}; {}",
+        "{what}: primary {victim} killed, replica {replica} promoted {took:?} later; {} requests, \
+         all answered within {BOUND_MS} ms (max {max} ms, p99 {p99} ms); {} checks, failed \
+         {kinds:?} (all on the dead primary's subjects, between the kill and {FOLLOW_MS} ms after \
+         the promotion); during the gap {gap_answers:?}; checks succeeded again at most \
+         {slowest_recovery} ms after the promotion was visible; `limit` over-admission at most \
+         {over}; {}",
         answers.len(),
         samples.len(),
         lines.join("; ")
+    );
+}
+
+/// A planned failover (`CLUSTER FAILOVER` on the replica, as for
+/// maintenance): the primary pauses writes until its replica has caught
+/// up, then hands over, so no count is lost; the checks it gets afterwards
+/// are answered `MOVED` and followed to the new primary. Every check is
+/// answered by Valkey, but for time-outs while writes pause for the
+/// hand-over, and once the slot map is read again the redirects stop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn planned_failover_under_load_loses_nothing() {
+    let _turn = SERIAL.lock().await;
+    let c = ValkeyCluster::start_with(3, 1, Duration::from_millis(1000))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let set = rules(LIMIT);
+    let who = subjects(&set, &c, 11, 8);
+    let f = fleet(&c, &set, INSTANCES, DEADLINE).await;
+    let old = 2;
+    let replica = c.replica_of(old).expect("the primary has a replica");
+    let urls = c.urls();
+    let (moved0, _) = redirects(&urls).await;
+    let clients = Clients::start(&f.limiters, CLIENTS, &who, PAUSE_MS);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let t_failover = wall_ms();
+    let took = tokio::task::block_in_place(|| {
+        c.failover(replica, false)?;
+        c.wait_promoted(replica, Duration::from_secs(10))
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let t_promoted = wall_ms();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let (moved1, _) = redirects(&urls).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let (moved2, _) = redirects(&urls).await;
+    let answers = clients.stop().await;
+    let samples = f.log.samples();
+
+    let what = "planned failover";
+    assert!(
+        !c.is_primary(old),
+        "{what}: the old primary still says it is one"
+    );
+    let (max, p99) = assert_latency(what, &answers, DEADLINE, SLACK_MS);
+    let failed: Vec<&Sample> = samples.iter().filter(|s| broken(s)).collect();
+    assert!(
+        failed.is_empty(),
+        "{what}: {} checks failed other than by time-out, e.g. {:?}",
+        failed.len(),
+        failed.first()
+    );
+    let timeouts: Vec<&Sample> = samples.iter().filter(|s| timed_out(s)).collect();
+    for s in &timeouts {
+        assert!(
+            s.done_ms >= t_failover && s.sent_ms <= t_promoted + 1000,
+            "{what}: a check timed out away from the hand-over: {s:?}"
+        );
+    }
+    assert!(moved1 > moved0, "{what}: the old primary sent no MOVED");
+    assert_eq!(
+        moved2, moved1,
+        "{what}: MOVED continue 1.5 s after the hand-over: the slot map did not follow"
+    );
+    let mut over = 0;
+    for &w in &who {
+        let d = digest(&set, w);
+        for rule in ["count", "limit"] {
+            let (admitted, failed) = tally(&samples, rule, d);
+            let used = consumed(&f.backend, &set, rule, w).await;
+            assert!(
+                admitted <= used && used <= admitted + failed,
+                "{what}: {w} {rule}: {admitted} admitted ({failed} timed out), {used} counted"
+            );
+            if rule == "limit" {
+                assert!(admitted <= LIMIT, "{what}: {w}: {admitted} > {LIMIT}");
+                over = over.max(admitted.saturating_sub(LIMIT));
+            }
+        }
+    }
+    eprintln!(
+        "{what}: replica {replica} took over from {old} in {took:?}; {} requests, all answered \
+         within {BOUND_MS} ms (max {max} ms, p99 {p99} ms); {} checks, {} timed out during the \
+         hand-over, none failed otherwise; MOVED {} (none after the map was read again); no \
+         count lost (admitted <= counted <= admitted + time-outs on all {} subjects), \
+         over-admission {over}",
+        answers.len(),
+        samples.len(),
+        timeouts.len(),
+        moved1 - moved0,
+        who.len()
     );
 }
