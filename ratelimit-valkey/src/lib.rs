@@ -19,7 +19,9 @@
 //!   node's multiplexed connections (4 by default, taken round robin, see
 //!   [`ValkeyBuilder::connections`]). Calls are never retried: a call that
 //!   timed out may have counted. A `NOSCRIPT` reply (the script did not run) is
-//!   answered by loading the script and sending that check, once.
+//!   answered by loading the script and sending that check, once; in
+//!   cluster mode, so is a `MOVED` or `ASK` reply (the node did not run the
+//!   script), to the node it names.
 //! - **Keys.** `<prefix>{<subject>}<namespace>` in 27 bytes (see
 //!   [`key_of`]), the subject as the hash tag so one subject lives in one
 //!   slot. One key per subject, as
@@ -65,7 +67,18 @@
 //!   and keeps a live count for `fail_mode: local` (see [`fleet`]).
 //! - **Cluster.** [`ValkeyBuilder::cluster`]; see [`cluster`]. The servers
 //!   must run with `cluster-require-full-coverage no`, or one failed
-//!   primary fails every key instead of its own.
+//!   primary fails every key instead of its own. While slots move, checks
+//!   keep being answered and counted once (redirects followed once). When
+//!   a primary dies, its slots' checks follow their fail mode until a
+//!   replica is promoted and the slot map, read again at most a second
+//!   after a node fails, names it. Replication is asynchronous: the counts
+//!   the dead primary acknowledged but had not yet streamed to its replica
+//!   are lost, each one a request admitted again after the failover. That
+//!   is at most the subject's admissions within the replication lag before
+//!   the crash (on one host, under load, none were lost in the tests), and
+//!   never more than one limit per window: a window spanning one failover
+//!   admits at most twice its limit. A planned `CLUSTER FAILOVER` loses
+//!   nothing.
 //!
 //! # Examples
 //!
