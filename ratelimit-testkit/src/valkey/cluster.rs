@@ -51,26 +51,7 @@ impl ValkeyCluster {
         let total = primaries * (1 + replicas);
         let mut nodes = Vec::new();
         for _ in 0..total {
-            let port = free_port_for(true)?;
-            let extra: Vec<String> = [
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                &format!("nodes-{port}.conf"),
-                "--cluster-require-full-coverage",
-                "no",
-                "--cluster-node-timeout",
-                &node_timeout.as_millis().to_string(),
-                // A replica may take over however long it was cut off.
-                "--cluster-replica-validity-factor",
-                "0",
-                "--repl-diskless-sync-delay",
-                "0",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-            nodes.push(Process::spawn(port, &extra)?);
+            nodes.push(spawn_node(node_timeout)?);
         }
         let ports: Vec<u16> = nodes.iter().map(|n| n.port).collect();
         let ids = ports
@@ -220,4 +201,36 @@ impl ValkeyCluster {
             n.kill();
         }
     }
+}
+
+/// One cluster node on a free port; another port if that one was taken
+/// meanwhile (tests starting servers in parallel).
+fn spawn_node(node_timeout: Duration) -> Result<Process, String> {
+    let mut last = String::new();
+    for _ in 0..5 {
+        let port = free_port_for(true)?;
+        let extra: Vec<String> = [
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            &format!("nodes-{port}.conf"),
+            "--cluster-require-full-coverage",
+            "no",
+            "--cluster-node-timeout",
+            &node_timeout.as_millis().to_string(),
+            // A replica may take over however long it was cut off.
+            "--cluster-replica-validity-factor",
+            "0",
+            "--repl-diskless-sync-delay",
+            "0",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        match Process::spawn(port, &extra) {
+            Ok(p) => return Ok(p),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
 }
