@@ -9,7 +9,7 @@ use ratelimit_core::backend::{Backend, Batch, Check};
 use ratelimit_core::rules::RuleBuilder;
 use ratelimit_testkit::checks::{check_of, template, T0};
 use ratelimit_testkit::unique;
-use ratelimit_testkit::valkey::{cmdstat, info, info_field, ValkeyServer};
+use ratelimit_testkit::valkey::{cmdstat, connect, info, info_field, spawned, ValkeyServer};
 use ratelimit_valkey::{cluster, ValkeyBackend};
 
 /// Subjects until every node has `per_node` of them.
@@ -152,4 +152,55 @@ async fn moved_and_ask_are_followed_once_and_counted_once() {
     assert_eq!(remaining(backend.check(&both).await), vec![0, 0]);
     let ran = scripts_run(&urls).await - ran0;
     assert_eq!(ran, 6, "6 checks, each run once in the cluster");
+}
+
+/// MIGRATE (resharding) keeps a key's time to live, not its expiry: the
+/// key arrives on its new node with an expiry a few ms later. The windows,
+/// which tell their window by the key's expiry, keep its count (with the
+/// expiry taken exactly, the count was lost and the limit admitted again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_key_moved_with_a_later_expiry_keeps_its_count() {
+    let server = spawned();
+    let prefix = unique("drift");
+    let backend = ratelimit_testkit::valkey::injected_with_prefix(server.url(), &prefix).await;
+    let mut conn = connect(server.url()).await;
+    let t = template().await;
+    let rules = [
+        RuleBuilder::new("fw")
+            .key(["ip"])
+            .fixed_window(3, Duration::from_secs(60))
+            .build()
+            .expect("rule"),
+        RuleBuilder::new("sw")
+            .key(["ip"])
+            .sliding_window(3, Duration::from_secs(60))
+            .build()
+            .expect("rule"),
+    ];
+    for rule in &rules {
+        for drift in [1i64, 7, -1] {
+            let c = check_of(&t, rule, &format!("192.0.2.{}", drift + 10), 1, None);
+            let batch = Batch::new(T0 + 1000, vec![c.clone()]);
+            let first = backend.check(&batch).await.remove(0).expect("answered");
+            assert_eq!(first.remaining, 2, "{}", rule.id);
+            let key = ratelimit_valkey::key_of(&prefix, &c);
+            let at: i64 = redis::cmd("PEXPIRETIME")
+                .arg(&key)
+                .query_async(&mut conn)
+                .await
+                .expect("PEXPIRETIME");
+            let _: i64 = redis::cmd("PEXPIREAT")
+                .arg(&key)
+                .arg(at + drift)
+                .query_async(&mut conn)
+                .await
+                .expect("PEXPIREAT");
+            let second = backend.check(&batch).await.remove(0).expect("answered");
+            assert_eq!(
+                second.remaining, 1,
+                "{}: the count survives an expiry moved by {drift} ms",
+                rule.id
+            );
+        }
+    }
 }
