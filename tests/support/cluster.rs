@@ -23,10 +23,16 @@ use super::{unique, wall_ms, Rng};
 /// answered must be in Valkey: consumed tokens = admissions, exactly.
 pub const COUNT_BURST: u64 = 1_000_000;
 
+/// The paths the clients send to, one per rule.
+pub const PATHS: [&str; 3] = ["/count", "/limit", "/window"];
+
+/// The rules' ids, as [`PATHS`].
+pub const RULES: [&str; 3] = ["count", "limit", "window"];
+
 /// `count` (never limits, fail open) and `limit` (`limit` per day, fail
-/// closed), both token buckets keyed on the address, so one subject lives
-/// in one slot for both. Refill over a test (under a minute) is below one
-/// token.
+/// closed), both token buckets, and `window` (a fixed window of `limit` per
+/// day, fail closed), all keyed on the address, so one subject lives in one
+/// slot for all. Refill over a test (under a minute) is below one token.
 pub fn rules(limit: u64) -> RuleSet {
     RuleSet::from_json(&format!(
         r#"[
@@ -35,6 +41,9 @@ pub fn rules(limit: u64) -> RuleSet {
    "key": ["ip"], "fail_mode": "open"}},
   {{"id": "limit", "expression": "http.request.uri.path eq \"/limit\"",
    "algorithm": "token_bucket", "limit": {limit}, "burst": {limit}, "period": "24h",
+   "key": ["ip"], "fail_mode": "closed"}},
+  {{"id": "window", "expression": "http.request.uri.path eq \"/window\"",
+   "algorithm": "fixed_window", "limit": {limit}, "period": "24h",
    "key": ["ip"], "fail_mode": "closed"}}
 ]"#
     ))
@@ -82,6 +91,16 @@ pub fn subjects(rules: &RuleSet, c: &ValkeyCluster, net: u8, per_node: usize) ->
     }
     assert!(by_node.iter().all(|v| v.len() == per_node), "{by_node:?}");
     by_node.concat()
+}
+
+/// Waits, within a minute of midnight UTC, until it has passed: the
+/// `window` rule counts per calendar day, and a test must not span two.
+pub async fn clear_of_midnight() {
+    const DAY: u64 = 86_400_000;
+    let left = DAY - wall_ms() % DAY;
+    if left < 60_000 {
+        tokio::time::sleep(Duration::from_millis(left + 100)).await;
+    }
 }
 
 /// Limiters on cluster backends (every node a seed), recording into one log.
@@ -144,11 +163,7 @@ impl Clients {
                 tasks.spawn(async move {
                     while !stop.load(Ordering::SeqCst) {
                         let ip = who[rng.below(who.len() as u64) as usize];
-                        let path = if rng.below(2) == 0 {
-                            "/count"
-                        } else {
-                            "/limit"
-                        };
+                        let path = PATHS[rng.below(PATHS.len() as u64) as usize];
                         let a = ask(&limiter, i, path, ip).await;
                         answers.lock().unwrap_or_else(|e| e.into_inner()).push(a);
                         let pause = 1 + rng.below(pause_ms.max(1));
@@ -175,19 +190,20 @@ impl Clients {
     }
 }
 
-/// Tokens `rule` has consumed for `who` in Valkey now (burst - remaining).
+/// What `rule` has counted for `who` in Valkey now: tokens taken from the
+/// bucket, or the window's count (full quota less `remaining`).
 pub async fn consumed(backend: &ValkeyBackend, rules: &RuleSet, rule: &str, who: IpAddr) -> u64 {
     let check = check_for(rules, rule, who);
-    let burst = if rule == "count" {
-        COUNT_BURST
-    } else {
-        check.quota.burst
+    let full = match rule {
+        "count" => COUNT_BURST,
+        "window" => check.quota.limit,
+        _ => check.quota.burst,
     };
     let d = backend
         .peek(&check, wall_ms())
         .await
         .unwrap_or_else(|e| panic!("peek {rule} {who}: {e}"));
-    burst - d.remaining
+    full - d.remaining
 }
 
 /// `MOVED` and `ASK` replies the nodes `urls` sent (`INFO errorstats`).
@@ -258,7 +274,14 @@ pub fn timed_out(s: &Sample) -> bool {
     s.result == Err(BackendErrorKind::Timeout)
 }
 
-/// Failures other than time-outs: what a change of the cluster caused.
+/// Failures other than time-outs and an open breaker (which opens after
+/// consecutive time-outs on a busy machine, or after failures that count
+/// here): what a change of the cluster caused.
 pub fn broken(s: &Sample) -> bool {
-    s.failed() && !timed_out(s)
+    s.failed() && !timed_out(s) && s.result != Err(BackendErrorKind::BreakerOpen)
+}
+
+/// Checks that timed out or met an open breaker: the machine was busy.
+pub fn busy(samples: &[Sample]) -> usize {
+    samples.iter().filter(|s| s.failed() && !broken(s)).count()
 }
