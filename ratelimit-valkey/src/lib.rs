@@ -75,7 +75,7 @@
 //!   the dead primary acknowledged but had not yet streamed to its replica
 //!   are lost, each one a request admitted again after the failover. That
 //!   is at most the subject's admissions within the replication lag before
-//!   the crash (on one host, under load, none were lost in the tests), and
+//!   the crash (on one host under load, the tests lost 0 to 2), and
 //!   never more than one limit per window: a window spanning one failover
 //!   admits at most twice its limit. A planned `CLUSTER FAILOVER` loses
 //!   nothing.

@@ -209,6 +209,7 @@ async fn failover_under_load_follows_fail_mode_then_the_promoted_replica() {
     let mut gap_answers: BTreeMap<(&str, String), usize> = BTreeMap::new();
     let mut slowest_recovery = 0;
     let mut over = 0;
+    let (mut lost_max, mut lost_all) = (0i64, 0i64);
     for (k, &w) in who.iter().enumerate() {
         let d = digest(&set, w);
         let mine: Vec<&Sample> = samples.iter().filter(|s| s.subject == d).collect();
@@ -266,6 +267,8 @@ async fn failover_under_load_follows_fail_mode_then_the_promoted_replica() {
             let used = consumed(&f.backend, &set, rule, w).await;
             // Checks cut at the kill may have counted without an answer.
             let lost = admitted as i64 - used as i64;
+            lost_max = lost_max.max(lost);
+            lost_all += lost.max(0);
             if !on_victim[k] {
                 assert!(
                     lost <= 0 && -lost <= failed as i64,
@@ -312,8 +315,9 @@ async fn failover_under_load_follows_fail_mode_then_the_promoted_replica() {
          all answered within {BOUND_MS} ms (max {max} ms, p99 {p99} ms); {} checks, failed \
          {kinds:?} (all on the dead primary's subjects, between the kill and {FOLLOW_MS} ms after \
          the promotion); during the gap {gap_answers:?}; checks succeeded again at most \
-         {slowest_recovery} ms after the promotion was visible; `limit` / `window` over-admission at most \
-         {over}; {}",
+         {slowest_recovery} ms after the promotion was visible; counts lost: at most \
+         {lost_max} for one subject and rule, {lost_all} in all; `limit` / `window` \
+         over-admission at most {over}; {}",
         answers.len(),
         samples.len(),
         lines.join("; ")
