@@ -222,7 +222,7 @@ async fn failover_under_load_follows_fail_mode_then_the_promoted_replica() {
                 failed.len(),
                 failed
                     .iter()
-                    .map(|s| (s.sent_ms, s.done_ms, s.result.clone()))
+                    .map(|s| (s.sent_ms, s.done_ms, s.result))
                     .collect::<Vec<_>>()
             );
         }
