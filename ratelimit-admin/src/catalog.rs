@@ -86,6 +86,7 @@ pub const METRICS: &[Metric] = &[
     m("ratelimit_nginx_zone_exhausted_total", C, &["module"], "ratelimit-nginx", "Requests that found no free state in a zone, by module: limit_req, limit_conn."),
     m("ratelimit_valkey_errors_total", C, &["kind"], "ratelimit-valkey", "Checks that got no answer from Valkey, by kind: timeout, connection, breaker_open, protocol."),
     m("ratelimit_valkey_noscript_total", C, NONE, "ratelimit-valkey", "Round trips that had to load the scripts (NOSCRIPT)."),
+    m("ratelimit_valkey_redirects_total", C, &["kind"], "ratelimit-valkey", "Checks a cluster node redirected (moved, ask), each followed once."),
     m("ratelimit_valkey_calls_total", C, &["node", "result"], "ratelimit-valkey", "Pipelined round trips to a node, by result: ok, error, breaker_open."),
     m("ratelimit_valkey_call_duration_seconds", H, NODE, "ratelimit-valkey", "How long each round trip to a node took, answered or not."),
     m("ratelimit_valkey_breaker_open_total", C, NODE, "ratelimit-valkey", "Times the node's circuit breaker opened."),

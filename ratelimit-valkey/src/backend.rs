@@ -2,21 +2,24 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ratelimit_core::backend::{
     Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckResult,
 };
 use redis::Value;
-use tokio::task::JoinSet;
 
 use crate::builder::NodeFactory;
-use crate::cluster::{self, is_redirect, Addr, SlotMap};
+use crate::cluster::{self, is_stale, Addr, SlotMap};
 use crate::hashkey::FleetKey;
 use crate::metrics::error;
 use crate::node::Node;
 use crate::reply;
+use crate::route::{route, Group};
 use crate::scripts::{self, Invocation, TimeSource};
+
+/// While a node fails to answer, the slot map is read at most this often.
+const SUSPECT_EVERY: Duration = Duration::from_secs(1);
 
 /// The Valkey backend: every check of a batch in one pipelined round trip
 /// (one per node in cluster mode), never retried.
@@ -51,6 +54,8 @@ pub(crate) struct ClusterState {
     pub(crate) nodes: Mutex<HashMap<Addr, Node>>,
     pub(crate) factory: NodeFactory,
     pub(crate) stale: Arc<tokio::sync::Notify>,
+    /// When a node's failure last asked for a slot map read.
+    pub(crate) suspected: Mutex<Option<Instant>>,
 }
 
 impl ClusterState {
@@ -80,12 +85,35 @@ impl ClusterState {
         self.map.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Reads `CLUSTER SLOTS` from the first node that answers.
+    /// A node failed to answer: its replica may have been promoted. Asks
+    /// for a slot map read, at most once per [`SUSPECT_EVERY`].
+    pub(crate) fn suspect(&self) {
+        let now = Instant::now();
+        let mut last = self.suspected.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_none_or(|t| now.duration_since(t) >= SUSPECT_EVERY) {
+            *last = Some(now);
+            self.stale.notify_one();
+        }
+    }
+
+    /// Reads `CLUSTER SLOTS` from the first node that answers, trying the
+    /// connected ones first (a dead primary would hold the read up for the
+    /// connect time-out).
     pub(crate) async fn refresh(&self) -> Result<(), String> {
         let mut addrs: Vec<Addr> = self.map().nodes.clone();
-        addrs.extend(self.factory.seeds.iter().cloned());
+        for seed in &self.factory.seeds {
+            if !addrs.contains(seed) {
+                addrs.push(seed.clone());
+            }
+        }
+        let connected: Vec<bool> = addrs
+            .iter()
+            .map(|a| self.node(a).is_ok_and(|n| n.is_connected()))
+            .collect();
+        let mut order: Vec<usize> = (0..addrs.len()).collect();
+        order.sort_by_key(|&i| !connected[i]);
         let mut last = String::from("no node known");
-        for addr in addrs {
+        for addr in order.into_iter().map(|i| addrs[i].clone()) {
             let node = match self.node(&addr) {
                 Ok(n) => n,
                 Err(e) => {
@@ -135,13 +163,11 @@ impl ClusterState {
     }
 }
 
-/// The checks (by position) sent to one node, and its replies.
-type Group = (Vec<usize>, Result<Vec<Value>, BackendError>);
-
-/// Turns one raw reply into the check's answer.
+/// Turns one raw reply into the check's answer, and whether the slot map
+/// looks out of date.
 fn answer(value: &Value) -> (CheckResult, bool) {
     if let Value::ServerError(e) = value {
-        let redirect = is_redirect(e.code());
+        let redirect = is_stale(e.code());
         let err = BackendError::new(BackendErrorKind::Protocol, format!("server error: {e:?}"));
         return (Err(err), redirect);
     }
@@ -198,12 +224,13 @@ impl ValkeyBackend {
                 if idx.is_empty() {
                     Vec::new()
                 } else {
-                    vec![(idx, node.call(&invs, inner.deadline).await)]
+                    vec![(idx, node.call(&invs, inner.deadline, false).await)]
                 }
             }
-            Topology::Cluster(state) => self.run_cluster(state, invs).await,
+            Topology::Cluster(state) => route(state, invs, inner.deadline).await,
         };
         let mut redirected = false;
+        let mut failed = false;
         for (idx, outcome) in groups {
             match outcome {
                 Ok(values) => {
@@ -217,14 +244,19 @@ impl ValkeyBackend {
                     }
                 }
                 Err(e) => {
+                    failed |= e.kind() != BackendErrorKind::Protocol;
                     for &i in &idx {
                         results[i] = Some(Err(e.clone()));
                     }
                 }
             }
         }
-        if let (true, Topology::Cluster(state)) = (redirected, &inner.topology) {
-            state.stale.notify_one();
+        if let Topology::Cluster(state) = &inner.topology {
+            if redirected {
+                state.stale.notify_one();
+            } else if failed {
+                state.suspect();
+            }
         }
         results
             .into_iter()
@@ -232,58 +264,6 @@ impl ValkeyBackend {
                 r.unwrap_or_else(|| Err(BackendError::new(BackendErrorKind::Protocol, "no reply")))
             })
             .collect()
-    }
-
-    /// Groups by node and calls every node in parallel.
-    async fn run_cluster(
-        &self,
-        state: &ClusterState,
-        invs: Vec<(usize, Invocation)>,
-    ) -> Vec<Group> {
-        let map = state.map();
-        let mut by_node: HashMap<&Addr, (Vec<usize>, Vec<Invocation>)> = HashMap::new();
-        let mut out = Vec::new();
-        for (i, inv) in invs {
-            match map.node_of(cluster::slot(inv.key.as_bytes())) {
-                Some(addr) => {
-                    let g = by_node.entry(addr).or_default();
-                    g.0.push(i);
-                    g.1.push(inv);
-                }
-                None => {
-                    let e = BackendError::new(
-                        BackendErrorKind::Connection,
-                        "valkey cluster: slot not served (or the slot map not read yet)",
-                    );
-                    error(e.kind(), 1);
-                    state.stale.notify_one();
-                    out.push((vec![i], Err(e)));
-                }
-            }
-        }
-        let deadline = self.inner.deadline;
-        let mut tasks = JoinSet::new();
-        for (addr, (idx, invs)) in by_node {
-            match state.node(addr) {
-                Ok(node) => {
-                    tasks.spawn(async move {
-                        let r = node.call(&invs, deadline).await;
-                        (idx, r)
-                    });
-                }
-                Err(e) => {
-                    error(e.kind(), idx.len());
-                    out.push((idx, Err(e)));
-                }
-            }
-        }
-        while let Some(joined) = tasks.join_next().await {
-            match joined {
-                Ok(group) => out.push(group),
-                Err(e) => tracing::error!(error = %e, "valkey node task failed"),
-            }
-        }
-        out
     }
 }
 

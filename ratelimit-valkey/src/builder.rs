@@ -222,6 +222,7 @@ impl ValkeyBuilder {
                 nodes: Mutex::new(HashMap::new()),
                 factory,
                 stale: Arc::new(tokio::sync::Notify::new()),
+                suspected: Mutex::new(None),
             });
             let progress = start::cluster(&state, key.clone(), name);
             start::settle_cluster(&state, progress, &key, wait, self.require_connection).await?;

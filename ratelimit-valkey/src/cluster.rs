@@ -6,8 +6,28 @@
 //! parallel. The slot map is read with `CLUSTER SLOTS` in the background:
 //! from the start (retrying with a backoff until a seed answers; until
 //! then every check fails with a `Connection` error and the rules' fail
-//! modes answer), every few seconds after, and soon after a reply says
-//! `MOVED`, `ASK` or `CLUSTERDOWN`.
+//! modes answer), every few seconds after, soon after a reply says
+//! `MOVED`, `CLUSTERDOWN`, `READONLY` or `MASTERDOWN` (at most ten reads a
+//! second), and at most once a second while a node fails to answer (its
+//! replica may have been promoted).
+//!
+//! # Resharding and failover
+//!
+//! A node checks a command's slot before it runs the command: a `MOVED`
+//! or `ASK` reply means the script did not run there, so the check was not
+//! counted. Those checks, and only those, are sent once more, to the node
+//! the reply names (after `ASKING` for an `ASK`), within what is left of
+//! the same deadline, as the `NOSCRIPT` reload does. A check that timed
+//! out or whose connection broke is never sent again: it may have counted.
+//! A second redirect, or no time left, answers the check with a `Protocol`
+//! error and the rule's fail mode applies. So, while slots move between
+//! primaries, checks keep being answered and counted once; after a primary
+//! dies, its slots' checks fail per fail mode until a replica is promoted
+//! and the next slot map read finds it.
+//!
+//! Valkey replicates asynchronously: the counts a primary acknowledged but
+//! had not yet streamed to its replica when it died are lost, and that many
+//! more requests may be admitted after the failover (see the crate docs).
 //!
 //! The servers must run with `cluster-require-full-coverage no`: with the
 //! default, one failed primary makes every node refuse every key, not just
@@ -119,9 +139,49 @@ impl SlotMap {
     }
 }
 
-/// Whether a server error means the slot map is out of date.
-pub(crate) fn is_redirect(code: &str) -> bool {
-    matches!(code, "MOVED" | "ASK" | "CLUSTERDOWN" | "TRYAGAIN")
+/// Whether a server error means the slot map is out of date. `ASK` and
+/// `TRYAGAIN` do not: a slot is moving, and the map only changes once it
+/// has moved (then nodes answer `MOVED`).
+pub(crate) fn is_stale(code: &str) -> bool {
+    matches!(code, "MOVED" | "CLUSTERDOWN" | "READONLY" | "MASTERDOWN")
+}
+
+/// A `MOVED` or `ASK` reply: the command did not run, and where to send it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Redirect {
+    /// `ASK`: send `ASKING` first, and the slot map stays as it is.
+    pub(crate) ask: bool,
+    /// The node to ask, `host:port`.
+    pub(crate) addr: Addr,
+}
+
+/// The redirect in `v`, if it is one. `from` is the node that replied: an
+/// empty host (`MOVED 3999 :6381`) means the same host as `from`.
+pub(crate) fn redirect(v: &Value, from: &str) -> Option<Redirect> {
+    let Value::ServerError(e) = v else {
+        return None;
+    };
+    let ask = match e.code() {
+        "MOVED" => false,
+        "ASK" => true,
+        _ => return None,
+    };
+    // "<slot> <host>:<port>"
+    let target = e.details()?.split_whitespace().nth(1)?;
+    let (host, port) = target.rsplit_once(':')?;
+    let port: u16 = port.parse().ok()?;
+    let host = if host.is_empty() {
+        from.rsplit_once(':').map_or(from, |(h, _)| h)
+    } else {
+        host
+    };
+    if host.is_empty() {
+        return None;
+    }
+    Some(Redirect {
+        ask,
+        addr: format!("{host}:{port}"),
+    })
 }
 
 #[cfg(test)]
@@ -158,5 +218,72 @@ mod tests {
             Some("127.0.0.1:7001")
         );
         assert!(SlotMap::parse(&Value::Nil).is_err());
+    }
+
+    #[test]
+    fn replicas_in_a_slots_reply_are_not_primaries() {
+        let node = |port| {
+            Value::Array(vec![
+                Value::BulkString(b"127.0.0.1".to_vec()),
+                Value::Int(port),
+                Value::BulkString(format!("id{port}").into_bytes()),
+                Value::Map(vec![]),
+            ])
+        };
+        let v = Value::Array(vec![
+            Value::Array(vec![Value::Int(0), Value::Int(99), node(7000), node(7100)]),
+            Value::Array(vec![
+                Value::Int(100),
+                Value::Int(16383),
+                node(7001),
+                node(7101),
+                node(7201),
+            ]),
+        ]);
+        let map = SlotMap::parse(&v).expect("parses");
+        assert_eq!(map.nodes, vec!["127.0.0.1:7000", "127.0.0.1:7001"]);
+        assert_eq!(map.node_of(99).map(String::as_str), Some("127.0.0.1:7000"));
+        assert_eq!(map.node_of(100).map(String::as_str), Some("127.0.0.1:7001"));
+    }
+
+    fn reply(raw: &str) -> Value {
+        redis::parse_redis_value(raw.as_bytes()).expect("a RESP reply")
+    }
+
+    #[test]
+    fn redirects_name_their_node() {
+        let moved = reply("-MOVED 3999 127.0.0.1:6381\r\n");
+        assert_eq!(
+            redirect(&moved, "127.0.0.1:6380"),
+            Some(Redirect {
+                ask: false,
+                addr: "127.0.0.1:6381".into()
+            })
+        );
+        let ask = reply("-ASK 3999 10.0.0.2:7000\r\n");
+        assert_eq!(
+            redirect(&ask, "127.0.0.1:6380"),
+            Some(Redirect {
+                ask: true,
+                addr: "10.0.0.2:7000".into()
+            })
+        );
+        // An unknown endpoint: the host of the node that replied.
+        let bare = reply("-MOVED 1 :7002\r\n");
+        assert_eq!(
+            redirect(&bare, "10.1.1.1:7000").map(|r| r.addr),
+            Some("10.1.1.1:7002".into())
+        );
+        for other in [
+            "-TRYAGAIN Multiple keys request during rehashing of slot\r\n",
+            "-CLUSTERDOWN The cluster is down\r\n",
+            "-MOVED garbage\r\n",
+            "-MOVED 1 127.0.0.1:notaport\r\n",
+            "+OK\r\n",
+        ] {
+            assert_eq!(redirect(&reply(other), "127.0.0.1:1"), None, "{other}");
+        }
+        assert!(is_stale("MOVED") && is_stale("CLUSTERDOWN") && is_stale("READONLY"));
+        assert!(!is_stale("ASK") && !is_stale("TRYAGAIN"));
     }
 }

@@ -89,6 +89,7 @@ mod metrics;
 mod node;
 mod pool;
 mod reply;
+mod route;
 mod scripts;
 mod start;
 mod url;

@@ -3,6 +3,8 @@
 //! - `ratelimit_valkey_errors_total{kind}`: checks that got no answer, by
 //!   kind: `timeout`, `connection`, `breaker_open`, `protocol`.
 //! - `ratelimit_valkey_noscript_total`: round trips that had to load scripts.
+//! - `ratelimit_valkey_redirects_total{kind}`: checks a cluster node
+//!   redirected (`moved`, `ask`), each followed once.
 //!
 //! Per node (label `node`, the node's `host:port`: one value per node of
 //! the deployment, never anything a client sends):
@@ -90,4 +92,10 @@ impl NodeMetrics {
     pub(crate) fn breaker_closed(&self) {
         self.open.set(0.0);
     }
+}
+
+/// Counts one check redirected by a cluster node.
+pub(crate) fn redirected(ask: bool) {
+    let kind = if ask { "ask" } else { "moved" };
+    metrics::counter!("ratelimit_valkey_redirects_total", "kind" => kind).increment(1);
 }

@@ -152,11 +152,13 @@ impl Node {
     }
 
     /// Sends `invs` in one pipelined round trip, under `deadline` and the
-    /// breaker. Returns one raw reply per invocation, or why none came.
+    /// breaker; with `asking`, each after `ASKING` (a cluster's `ASK`
+    /// redirect). Returns one raw reply per invocation, or why none came.
     pub(crate) async fn call(
         &self,
         invs: &[Invocation],
         deadline: Duration,
+        asking: bool,
     ) -> Result<Vec<Value>, BackendError> {
         let Some(permit) = self.breaker.try_call() else {
             error(BackendErrorKind::BreakerOpen, invs.len());
@@ -173,7 +175,8 @@ impl Node {
             ),
             Ok(mut lease) => {
                 let started = std::time::Instant::now();
-                let result = tokio::time::timeout(deadline, send(&mut lease.conn, invs)).await;
+                let result =
+                    tokio::time::timeout(deadline, send(&mut lease.conn, invs, asking)).await;
                 self.metrics.sent(started.elapsed());
                 match result {
                     Err(_) => {
@@ -229,15 +232,24 @@ fn is_noscript(v: &Value) -> bool {
     matches!(v, Value::ServerError(e) if e.code() == "NOSCRIPT")
 }
 
+/// Adds `inv` to `pipe`, after an `ASKING` whose reply is dropped.
+fn add(pipe: &mut redis::Pipeline, inv: &Invocation, asking: bool) {
+    if asking {
+        pipe.cmd("ASKING").ignore();
+    }
+    pipe.add_command(inv.evalsha());
+}
+
 /// The round trip, with the NOSCRIPT reload described in the module docs.
 async fn send(
     conn: &mut MultiplexedConnection,
     invs: &[Invocation],
+    asking: bool,
 ) -> redis::RedisResult<Vec<Value>> {
     let mut pipe = redis::pipe();
     pipe.ignore_errors();
     for inv in invs {
-        pipe.add_command(inv.evalsha());
+        add(&mut pipe, inv, asking);
     }
     let mut values: Vec<Value> = pipe.query_async(conn).await?;
     let missing: Vec<usize> = (0..values.len().min(invs.len()))
@@ -255,7 +267,7 @@ async fn send(
         pipe.cmd("SCRIPT").arg("LOAD").arg(SOURCES[s.min(4)].1);
     }
     for &i in &missing {
-        pipe.add_command(invs[i].evalsha());
+        add(&mut pipe, &invs[i], asking);
     }
     let again: Vec<Value> = pipe.query_async(conn).await?;
     for (&i, v) in missing.iter().zip(again.into_iter().skip(scripts.len())) {

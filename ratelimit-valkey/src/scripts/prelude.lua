@@ -94,6 +94,19 @@ if pexp >= 0 and pexp - offset > now then
   exp = pexp - offset
 end
 
+-- Whether expiry `e` is the window end `target` (windows of `period`).
+-- A key moved to another cluster node (MIGRATE, when slots are resharded)
+-- keeps its time to live, not its expiry: it arrives a few ms later. So an
+-- expiry within a second (a quarter period for short periods) of a window
+-- end is that end; windows' ends are a period apart, so none is mistaken.
+local function ends_at(e, target, period)
+  if not e then
+    return false
+  end
+  local slack = math.min(1000, math.floor((period - 1) / 4))
+  return e >= target - slack and e <= target + slack
+end
+
 -- Blocked by the penalty marker that expires at `exp`.
 local function blocked()
   return reply(2, exp - now, 0, exp - now, exp)

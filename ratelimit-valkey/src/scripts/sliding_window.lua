@@ -86,7 +86,7 @@ end
 -- below decides. A value of -1 before is the marker; a refusal takes the
 -- increment back.
 local inc = cost * SHIFT
-if exp == start + 2 * period and inc < EXACT then
+if ends_at(exp, start + 2 * period, period) and inc < EXACT then
   local r = redis.pcall('INCRBY', key, int(inc))
   if type(r) == 'number' then
     local old = r - inc
@@ -113,7 +113,14 @@ if raw == MARKER then
 end
 local ws, cur, prev = 0, 0, 0
 if raw then
-  ws = exp - 2 * period
+  -- The window the key counts, its end read with the slack of `ends_at`.
+  if ends_at(exp, start + 2 * period, period) then
+    ws = start
+  elseif ends_at(exp, start + period, period) then
+    ws = start - period
+  else
+    ws = exp - 2 * period
+  end
   local n = #raw
   if n <= 10 then
     prev = tonumber(raw) or 0
