@@ -1,10 +1,12 @@
 //! A bounded map with sampled least-recently-used eviction, laid out for
 //! the cache: one open-addressing table (linear probing) whose slots hold
 //! the 16-byte key digest, one word with the idle time and a recency stamp,
-//! and the value itself. No separate index, no per-entry allocation: a
-//! lookup reads one slot (one 64-byte line for the in-memory store's
-//! states, see [`CacheLine`]), and the table grows by doubling up to the
-//! size its capacity needs, never past it.
+//! and the value itself, beside one tag byte per slot (free, or 7 bits of
+//! the key) that the probe walks. No separate index, no per-entry
+//! allocation: a lookup reads the tags (64 slots to a cache line) and then
+//! one slot (one 64-byte line for the in-memory store's states, see
+//! [`CacheLine`]); the table grows by doubling up to the size its capacity
+//! needs, never past it.
 //!
 //! Recency is a 20-bit stamp per entry; eviction walks a run of a few
 //! entries from a random slot (as Redis samples) and takes an idle one,
@@ -83,6 +85,12 @@ fn idle_of(meta: u64) -> u64 {
     meta >> STAMP_BITS
 }
 
+/// The tag of `key` (never 0, the tag of a free slot): a byte the slot's
+/// position does not depend on.
+fn tag(key: &KeyDigest) -> u8 {
+    key.0[7].max(1)
+}
+
 /// The slot where `key` starts probing in a table of `n` slots: its last
 /// 8 bytes scaled to `n` (the shards use the first 8).
 fn home(key: &KeyDigest, n: usize) -> usize {
@@ -129,6 +137,8 @@ impl<V> Entry<'_, V> {
 #[derive(Debug)]
 pub struct Lru<V, L = ()> {
     slots: Vec<Slot<V, L>>,
+    /// One byte per slot: 0 when free, else the key's [`tag`].
+    tags: Vec<u8>,
     len: usize,
     capacity: usize,
     tick: u32,
@@ -141,6 +151,7 @@ impl<V, L> Lru<V, L> {
     pub fn new(capacity: usize) -> Self {
         Self {
             slots: Vec::new(),
+            tags: Vec::new(),
             len: 0,
             capacity: capacity.max(1),
             tick: 0,
@@ -178,11 +189,14 @@ impl<V, L> Lru<V, L> {
         if n == 0 {
             return None;
         }
+        let t = tag(key);
         let mut i = home(key, n);
         for _ in 0..n {
-            let s = &self.slots[i];
-            s.value.as_ref()?;
-            if s.key == *key {
+            let g = self.tags[i];
+            if g == 0 {
+                return None;
+            }
+            if g == t && self.slots[i].key == *key {
                 return Some(i);
             }
             i += 1;
@@ -217,12 +231,13 @@ impl<V, L> Lru<V, L> {
     /// that every lookup still finds its key before a free slot.
     fn remove_at(&mut self, i: usize) -> Option<V> {
         let value = self.slots[i].value.take()?;
+        self.tags[i] = 0;
         self.len -= 1;
         let n = self.slots.len();
         let (mut hole, mut j) = (i, i);
         loop {
             j = if j + 1 == n { 0 } else { j + 1 };
-            if j == i || self.slots[j].value.is_none() {
+            if j == i || self.tags[j] == 0 {
                 break;
             }
             let h = home(&self.slots[j].key, n);
@@ -230,6 +245,7 @@ impl<V, L> Lru<V, L> {
             // its home and j (cyclically).
             if (j + n - h) % n >= (j + n - hole) % n {
                 self.slots.swap(hole, j);
+                self.tags.swap(hole, j);
                 hole = j;
             }
         }
@@ -240,9 +256,10 @@ impl<V, L> Lru<V, L> {
     fn place(&mut self, key: KeyDigest, value: V, meta: u64) -> usize {
         let n = self.slots.len();
         let mut i = home(&key, n);
-        while self.slots[i].value.is_some() {
+        while self.tags[i] != 0 {
             i = if i + 1 == n { 0 } else { i + 1 };
         }
+        self.tags[i] = tag(&key);
         self.slots[i] = Slot {
             _align: [],
             key,
@@ -263,6 +280,7 @@ impl<V, L> Lru<V, L> {
         }
         let new_n = (n * 2).clamp(FIRST_SLOTS.min(max), max);
         let old = std::mem::replace(&mut self.slots, (0..new_n).map(|_| Slot::free()).collect());
+        self.tags = vec![0; new_n];
         self.len = 0;
         for s in old {
             if let Some(v) = s.value {
@@ -341,8 +359,8 @@ impl<V, L> Lru<V, L> {
         let mut oldest: Option<(usize, u64)> = None;
         let mut seen = 0;
         for _ in 0..n {
-            let s = &self.slots[i];
-            if s.value.is_some() {
+            if self.tags[i] != 0 {
+                let s = &self.slots[i];
                 if idle_of(s.meta) <= now {
                     return Some((i, true));
                 }
