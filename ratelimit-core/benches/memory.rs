@@ -82,7 +82,7 @@ fn fill_store(rule: Rule, n: u32) -> (MemoryBackend, f64, usize, Duration) {
 fn main() {
     let m = Duration::from_secs(60);
     println!(
-        "size_of::<SubjectState>() = {} bytes (plus the key, idle time, recency and index per entry)",
+        "size_of::<SubjectState>() = {} bytes (in a 64-byte slot with the key digest, idle time and recency; up to 8/7 slots per entry)",
         std::mem::size_of::<SubjectState>()
     );
 

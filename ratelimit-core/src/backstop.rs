@@ -65,15 +65,15 @@ impl Backstop {
         let (b, n) = ip_bytes(ip);
         let key = HashKey::DEFAULT.digest(&b[..n]);
         let mut shard = self.table.shard(&key);
-        let Some((state, _)) = shard.entry(key, now, WhenFull::Refuse, Default::default) else {
+        let Some(mut e) = shard.entry(key, now, WhenFull::Refuse, Default::default) else {
             drop(shard);
             self.untracked.fetch_add(1, Ordering::Relaxed);
             metrics::counter!("ratelimit_backstop_untracked_total").increment(1);
             return None;
         };
-        let d = token_bucket::check(state, now, &self.quota);
-        let idle = token_bucket::expires_at(state, &self.quota);
-        shard.set_idle_at(&key, idle);
+        let d = token_bucket::check(e.value, now, &self.quota);
+        let idle = token_bucket::expires_at(e.value, &self.quota);
+        e.set_idle_at(idle);
         Some(d)
     }
 

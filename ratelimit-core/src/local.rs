@@ -64,7 +64,7 @@ impl LocalStore {
         let map = self.map(namespace, rules_sharing);
         let mut shard = map.shard(subject);
         let algorithm = rule.algorithm;
-        let Some((state, _)) = shard.entry(*subject, now, WhenFull::Refuse, || {
+        let Some(mut e) = shard.entry(*subject, now, WhenFull::Refuse, || {
             SubjectState::new(algorithm)
         }) else {
             drop(shard);
@@ -73,9 +73,9 @@ impl LocalStore {
                 .increment(1);
             return None;
         };
-        let d = state.check(algorithm, now, quota, penalty_ms, bit);
-        let idle = state.expires_at(quota);
-        shard.set_idle_at(subject, idle);
+        let d = e.value.check(algorithm, now, quota, penalty_ms, bit);
+        let idle = e.value.expires_at(quota);
+        e.set_idle_at(idle);
         Some(d)
     }
 

@@ -63,9 +63,10 @@ impl PenaltyCache {
         self.stored.fetch_add(1, Ordering::SeqCst);
         let mut shard = self.map.shard(&key);
         match shard.entry(key, now, WhenFull::Refuse, || until) {
-            Some((v, _)) => {
-                *v = (*v).max(until);
-                shard.set_idle_at(&key, until);
+            Some(mut e) => {
+                *e.value = (*e.value).max(until);
+                let until = *e.value;
+                e.set_idle_at(until);
                 true
             }
             None => {
@@ -120,6 +121,18 @@ mod tests {
         assert_eq!(c.blocked_until(&k(3), 1), None, "fails open");
         assert!(c.block(k(3), 2000, 1000), "expired blocks make room");
         assert_eq!(c.blocked_until(&k(3), 1500), Some(2000));
+    }
+
+    #[test]
+    fn a_shorter_block_does_not_make_a_longer_one_evictable() {
+        let c = PenaltyCache {
+            map: Sharded::new(1, 1),
+            ..PenaltyCache::new(1)
+        };
+        assert!(c.block(k(1), 1000, 0));
+        assert!(c.block(k(1), 500, 0));
+        assert!(!c.block(k(2), 700, 600), "k(1) is blocked until 1000");
+        assert_eq!(c.blocked_until(&k(1), 600), Some(1000));
     }
 
     #[test]

@@ -137,12 +137,12 @@ impl OverLimitCache {
         let mut shard = map.shard(&key);
         let mut refusal = Some(refusal);
         match shard.entry(key, now, WhenFull::Refuse, || refusal.take().expect("once")) {
-            Some((v, _)) => {
+            Some(mut e) => {
                 if let Some(new) = refusal {
                     // An entry was there: the newer answer replaces it.
-                    *v = new;
+                    *e.value = new;
                 }
-                shard.set_idle_at(&key, until);
+                e.set_idle_at(until);
             }
             None => {
                 drop(shard);

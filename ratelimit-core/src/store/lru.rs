@@ -1,16 +1,19 @@
-//! A bounded map with approximate least-recently-used eviction: a dense
-//! slab of entries and a hash index into it. No per-entry allocation, O(1)
-//! get, touch and evict.
+//! A bounded map with sampled least-recently-used eviction, laid out for
+//! the cache: one open-addressing table (linear probing) whose slots hold
+//! the 16-byte key digest, one word with the idle time and a recency stamp,
+//! and the value itself, beside one tag byte per slot (free, or 7 bits of
+//! the key) that the probe walks. No separate index, no per-entry
+//! allocation: a lookup reads the tags (64 slots to a cache line) and then
+//! one slot (one 64-byte line for the in-memory store's states, see
+//! [`CacheLine`]); the table grows by doubling up to the size its capacity
+//! needs, never past it.
 //!
-//! Recency is a stamp per entry; eviction samples a few entries (as Redis
-//! does) and takes an idle one, else the least recently used of the sample.
-//! Each entry carries the time (Unix ms) after which it is idle: an idle
-//! entry holds nothing worth keeping and is the first to go when the map is
-//! full. What happens when no sampled entry is idle is the caller's
-//! [`WhenFull`] policy.
-
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+//! Recency is a 20-bit stamp per entry; eviction walks a run of a few
+//! entries from a random slot (as Redis samples) and takes an idle one,
+//! else the least recently used of the run. Each entry carries the time
+//! (Unix ms) after which it is idle: an idle entry holds nothing worth
+//! keeping and is the first to go when the map is full. What happens when
+//! no sampled entry is idle is the caller's [`WhenFull`] policy.
 
 use crate::KeyDigest;
 
@@ -37,50 +40,119 @@ pub enum Inserted {
 
 /// How many entries are sampled for an idle (or the oldest) one.
 const SAMPLE: usize = 8;
+/// Bits of the recency stamp, the low bits of a slot's `meta` word.
+const STAMP_BITS: u32 = 20;
+const STAMP_MASK: u64 = (1 << STAMP_BITS) - 1;
+/// The latest idle time a slot can hold (Unix ms, about the year 2527):
+/// later ones are stored as this one, which is never idle in practice.
+const IDLE_MAX: u64 = u64::MAX >> STAMP_BITS;
+/// Slots of a table's first allocation.
+const FIRST_SLOTS: usize = 16;
+
+/// A zero-sized marker that aligns each slot of a map to a 64-byte cache
+/// line: `Lru<V, CacheLine>`. Worth it when a slot is 64 bytes (a 40-byte
+/// value), so that no slot straddles two lines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(align(64))]
+pub struct CacheLine;
 
 #[derive(Debug)]
-struct Node<V> {
+struct Slot<V, L> {
+    _align: [L; 0],
     key: KeyDigest,
-    idle_at: u64,
-    used: u32,
-    value: V,
+    /// The idle time (high 44 bits) and the recency stamp (low 20 bits).
+    meta: u64,
+    /// `None` for a free slot.
+    value: Option<V>,
 }
 
-/// Digests are already uniformly random: hash them by their first 8 bytes.
-#[derive(Default)]
-pub(crate) struct DigestHasher(u64);
-
-impl Hasher for DigestHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8).take(1) {
-            let mut b = [0u8; 8];
-            b[..chunk.len()].copy_from_slice(chunk);
-            self.0 ^= u64::from_le_bytes(b);
+impl<V, L> Slot<V, L> {
+    const fn free() -> Self {
+        Self {
+            _align: [],
+            key: KeyDigest([0; 16]),
+            meta: 0,
+            value: None,
         }
     }
 }
 
-type Index = HashMap<KeyDigest, u32, BuildHasherDefault<DigestHasher>>;
+fn pack(idle_at: u64, stamp: u64) -> u64 {
+    (idle_at.min(IDLE_MAX) << STAMP_BITS) | (stamp & STAMP_MASK)
+}
+
+fn idle_of(meta: u64) -> u64 {
+    meta >> STAMP_BITS
+}
+
+/// The tag of `key` (never 0, the tag of a free slot): a byte the slot's
+/// position does not depend on.
+fn tag(key: &KeyDigest) -> u8 {
+    key.0[7].max(1)
+}
+
+/// The slot where `key` starts probing in a table of `n` slots: its last
+/// 8 bytes scaled to `n` (the shards use the first 8).
+fn home(key: &KeyDigest, n: usize) -> usize {
+    let b = &key.0;
+    let h = u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+    ((u128::from(h) * n as u128) >> 64) as usize
+}
+
+/// An entry of the map, as [`Lru::entry`] found or made it.
+#[derive(Debug)]
+pub struct Entry<'a, V> {
+    /// The value.
+    pub value: &'a mut V,
+    /// Whether it was there, new, or took a live entry's place.
+    pub how: Inserted,
+    meta: &'a mut u64,
+}
+
+impl<V> Entry<'_, V> {
+    /// Records when the entry becomes idle (Unix ms).
+    pub fn set_idle_at(&mut self, idle_at: u64) {
+        *self.meta = pack(idle_at, *self.meta);
+    }
+}
 
 /// A bounded map from [`KeyDigest`] to `V` with approximate LRU eviction.
+/// `L` aligns the slots ([`CacheLine`]); `()` leaves them packed.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::store::{Inserted, Lru, WhenFull};
+/// use ratelimit_core::KeyDigest;
+///
+/// let mut m: Lru<u64> = Lru::new(1);
+/// let mut e = m.entry(KeyDigest([1; 16]), 0, WhenFull::Refuse, || 7).unwrap();
+/// assert_eq!((*e.value, e.how), (7, Inserted::New));
+/// e.set_idle_at(100);
+/// // Full, and the one entry is live until 100: refused.
+/// assert!(m.entry(KeyDigest([2; 16]), 50, WhenFull::Refuse, || 8).is_none());
+/// // At 100 it is idle and makes room.
+/// assert!(m.entry(KeyDigest([2; 16]), 100, WhenFull::Refuse, || 8).is_some());
+/// ```
 #[derive(Debug)]
-pub struct Lru<V> {
-    index: Index,
-    nodes: Vec<Node<V>>,
+pub struct Lru<V, L = ()> {
+    slots: Vec<Slot<V, L>>,
+    /// One byte per slot: 0 when free, else the key's [`tag`].
+    tags: Vec<u8>,
+    len: usize,
     capacity: usize,
     tick: u32,
     rng: u64,
 }
 
-impl<V> Lru<V> {
-    /// A map that holds at most `capacity` entries.
+impl<V, L> Lru<V, L> {
+    /// A map that holds at most `capacity` entries. Nothing is allocated
+    /// before the first insert.
     pub fn new(capacity: usize) -> Self {
         Self {
-            index: Index::default(),
-            nodes: Vec::new(),
+            slots: Vec::new(),
+            tags: Vec::new(),
+            len: 0,
             capacity: capacity.max(1),
             tick: 0,
             rng: 0x9e37_79b9_7f4a_7c15,
@@ -89,173 +161,224 @@ impl<V> Lru<V> {
 
     /// Entries held.
     pub fn len(&self) -> usize {
-        self.nodes.len()
+        self.len
     }
 
     /// Whether nothing is held.
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
+        self.len == 0
     }
 
-    fn stamp(&mut self) -> u32 {
+    /// Slots the table has allocated (entries plus free room).
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The most slots the table grows to: the load stays under 7/8.
+    fn max_slots(&self) -> usize {
+        self.capacity + self.capacity / 7 + 1
+    }
+
+    fn stamp(&mut self) -> u64 {
         self.tick = self.tick.wrapping_add(1);
-        self.tick
+        u64::from(self.tick)
+    }
+
+    fn find(&self, key: &KeyDigest) -> Option<usize> {
+        let n = self.slots.len();
+        if n == 0 {
+            return None;
+        }
+        let t = tag(key);
+        let mut i = home(key, n);
+        for _ in 0..n {
+            let g = self.tags[i];
+            if g == 0 {
+                return None;
+            }
+            if g == t && self.slots[i].key == *key {
+                return Some(i);
+            }
+            i += 1;
+            if i == n {
+                i = 0;
+            }
+        }
+        None
     }
 
     /// The value of `key`, marked as just used.
     pub fn get_mut(&mut self, key: &KeyDigest) -> Option<&mut V> {
-        let i = *self.index.get(key)? as usize;
         let t = self.stamp();
-        let node = &mut self.nodes[i];
-        node.used = t;
-        Some(&mut node.value)
+        let i = self.find(key)?;
+        let slot = &mut self.slots[i];
+        slot.meta = (slot.meta & !STAMP_MASK) | (t & STAMP_MASK);
+        slot.value.as_mut()
     }
 
     /// The value of `key` without touching its recency.
     pub fn peek(&self, key: &KeyDigest) -> Option<&V> {
-        self.index.get(key).map(|&i| &self.nodes[i as usize].value)
+        self.find(key).and_then(|i| self.slots[i].value.as_ref())
     }
 
     /// Removes `key`.
     pub fn remove(&mut self, key: &KeyDigest) -> Option<V> {
-        let i = self.index.remove(key)? as usize;
-        let node = self.nodes.swap_remove(i);
-        if let Some(moved) = self.nodes.get(i) {
-            self.index.insert(moved.key, i as u32);
+        let i = self.find(key)?;
+        self.remove_at(i)
+    }
+
+    /// Empties slot `i` and shifts the entries probing past it back, so
+    /// that every lookup still finds its key before a free slot.
+    fn remove_at(&mut self, i: usize) -> Option<V> {
+        let value = self.slots[i].value.take()?;
+        self.tags[i] = 0;
+        self.len -= 1;
+        let n = self.slots.len();
+        let (mut hole, mut j) = (i, i);
+        loop {
+            j = if j + 1 == n { 0 } else { j + 1 };
+            if j == i || self.tags[j] == 0 {
+                break;
+            }
+            let h = home(&self.slots[j].key, n);
+            // The entry at j may fill the hole when the hole lies between
+            // its home and j (cyclically).
+            if (j + n - h) % n >= (j + n - hole) % n {
+                self.slots.swap(hole, j);
+                self.tags.swap(hole, j);
+                hole = j;
+            }
         }
-        Some(node.value)
+        Some(value)
+    }
+
+    /// Places `key` (absent) in the first free slot of its probe run.
+    fn place(&mut self, key: KeyDigest, value: V, meta: u64) -> usize {
+        let n = self.slots.len();
+        let mut i = home(&key, n);
+        while self.tags[i] != 0 {
+            i = if i + 1 == n { 0 } else { i + 1 };
+        }
+        self.tags[i] = tag(&key);
+        self.slots[i] = Slot {
+            _align: [],
+            key,
+            meta,
+            value: Some(value),
+        };
+        self.len += 1;
+        i
+    }
+
+    /// Makes room for one more entry below the load limit, growing the
+    /// table (by doubling, up to its largest size) when needed.
+    fn reserve_one(&mut self) {
+        let n = self.slots.len();
+        let max = self.max_slots();
+        if n >= max || (self.len + 1) * 8 <= n * 7 {
+            return;
+        }
+        let new_n = (n * 2).clamp(FIRST_SLOTS.min(max), max);
+        let old = std::mem::replace(&mut self.slots, (0..new_n).map(|_| Slot::free()).collect());
+        self.tags = vec![0; new_n];
+        self.len = 0;
+        for s in old {
+            if let Some(v) = s.value {
+                self.place(s.key, v, s.meta);
+            }
+        }
     }
 
     /// The entry for `key`: found, or created with `make()`. `None` when
     /// the map is full, no sampled entry is idle at `now`, and the policy
-    /// refuses.
+    /// refuses. A new entry is idle at once until
+    /// [`Entry::set_idle_at`] says otherwise.
     pub fn entry(
         &mut self,
         key: KeyDigest,
         now: u64,
         policy: WhenFull,
         make: impl FnOnce() -> V,
-    ) -> Option<(&mut V, Inserted)> {
+    ) -> Option<Entry<'_, V>> {
         let t = self.stamp();
-        if let Some(&i) = self.index.get(&key) {
-            let node = &mut self.nodes[i as usize];
-            node.used = t;
-            return Some((&mut node.value, Inserted::Found));
-        }
-        let node = Node {
-            key,
-            idle_at: 0,
-            used: t,
-            value: make(),
+        let (i, how) = match self.find(&key) {
+            Some(i) => {
+                let m = &mut self.slots[i].meta;
+                *m = (*m & !STAMP_MASK) | (t & STAMP_MASK);
+                (i, Inserted::Found)
+            }
+            None => {
+                let how = if self.len < self.capacity {
+                    self.reserve_one();
+                    Inserted::New
+                } else {
+                    let (victim, idle) = self.sample(now)?;
+                    if !idle && policy == WhenFull::Refuse {
+                        return None;
+                    }
+                    self.remove_at(victim);
+                    if idle {
+                        Inserted::New
+                    } else {
+                        Inserted::EvictedLive
+                    }
+                };
+                (self.place(key, make(), pack(0, t)), how)
+            }
         };
-        if self.nodes.len() < self.capacity {
-            self.nodes.push(node);
-            let i = self.nodes.len() - 1;
-            self.index.insert(key, i as u32);
-            return Some((&mut self.nodes[i].value, Inserted::New));
-        }
-        let (victim, idle) = self.sample(now)?;
-        if !idle && policy == WhenFull::Refuse {
-            return None;
-        }
-        let old = std::mem::replace(&mut self.nodes[victim], node);
-        self.index.remove(&old.key);
-        self.index.insert(key, victim as u32);
-        let how = if idle {
-            Inserted::New
-        } else {
-            Inserted::EvictedLive
-        };
-        Some((&mut self.nodes[victim].value, how))
+        let Slot { meta, value, .. } = &mut self.slots[i];
+        Some(Entry {
+            value: value.as_mut()?,
+            how,
+            meta,
+        })
     }
 
     /// Records when the entry of `key` becomes idle.
     pub fn set_idle_at(&mut self, key: &KeyDigest, idle_at: u64) {
-        if let Some(&i) = self.index.get(key) {
-            self.nodes[i as usize].idle_at = idle_at;
+        if let Some(i) = self.find(key) {
+            let m = &mut self.slots[i].meta;
+            *m = pack(idle_at, *m);
         }
     }
 
-    /// A sampled victim: the first idle entry, else the least recently used
-    /// of the sample (and whether it is idle).
+    /// A sampled victim: the first idle entry of a run of up to
+    /// [`SAMPLE`] entries from a random slot, else the least recently used
+    /// of the run (and whether it is idle).
     fn sample(&mut self, now: u64) -> Option<(usize, bool)> {
-        let n = self.nodes.len();
-        if n == 0 {
+        let n = self.slots.len();
+        if self.len == 0 {
             return None;
         }
-        let mut oldest: Option<(usize, u32)> = None;
-        for _ in 0..SAMPLE.min(n) {
-            // xorshift64: cheap, good enough to spread the samples.
-            self.rng ^= self.rng << 13;
-            self.rng ^= self.rng >> 7;
-            self.rng ^= self.rng << 17;
-            let i = (self.rng % n as u64) as usize;
-            let node = &self.nodes[i];
-            if node.idle_at <= now {
-                return Some((i, true));
+        // xorshift64: cheap, good enough to spread the samples.
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        let mut i = (self.rng % n as u64) as usize;
+        let tick = u64::from(self.tick);
+        let mut oldest: Option<(usize, u64)> = None;
+        let mut seen = 0;
+        for _ in 0..n {
+            if self.tags[i] != 0 {
+                let s = &self.slots[i];
+                if idle_of(s.meta) <= now {
+                    return Some((i, true));
+                }
+                let age = tick.wrapping_sub(s.meta) & STAMP_MASK;
+                if oldest.is_none_or(|(_, a)| age > a) {
+                    oldest = Some((i, age));
+                }
+                seen += 1;
+                if seen == SAMPLE {
+                    break;
+                }
             }
-            let age = self.tick.wrapping_sub(node.used);
-            if oldest.is_none_or(|(_, a)| age > a) {
-                oldest = Some((i, age));
-            }
+            i = if i + 1 == n { 0 } else { i + 1 };
         }
         oldest.map(|(i, _)| (i, false))
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn k(n: u8) -> KeyDigest {
-        KeyDigest([n; 16])
-    }
-
-    #[test]
-    fn evicts_idle_before_refusing() {
-        let mut m: Lru<u32> = Lru::new(2);
-        // With 2 entries the 8 samples see both: the outcome is certain.
-        m.entry(k(1), 0, WhenFull::Refuse, || 1);
-        m.set_idle_at(&k(1), 50);
-        m.entry(k(2), 0, WhenFull::Refuse, || 2);
-        m.set_idle_at(&k(2), 500);
-        assert!(
-            m.entry(k(3), 10, WhenFull::Refuse, || 3).is_none(),
-            "nothing idle at 10"
-        );
-        let (_, how) = m.entry(k(3), 60, WhenFull::Refuse, || 3).unwrap();
-        assert_eq!(how, Inserted::New);
-        assert!(m.peek(&k(1)).is_none() && m.peek(&k(2)).is_some());
-    }
-
-    #[test]
-    fn evict_lru_takes_the_least_recently_used() {
-        let mut m: Lru<u32> = Lru::new(2);
-        for n in [1, 2] {
-            m.entry(k(n), 0, WhenFull::EvictLru, || n as u32);
-            m.set_idle_at(&k(n), u64::MAX);
-        }
-        m.get_mut(&k(1));
-        let (_, how) = m.entry(k(3), 0, WhenFull::EvictLru, || 3).unwrap();
-        assert_eq!(how, Inserted::EvictedLive);
-        assert!(m.peek(&k(2)).is_none() && m.peek(&k(1)).is_some());
-        assert_eq!(m.len(), 2);
-    }
-
-    #[test]
-    fn remove_keeps_links_consistent() {
-        let mut m: Lru<u32> = Lru::new(4);
-        for n in 1..=4 {
-            m.entry(k(n), 0, WhenFull::Refuse, || n as u32);
-        }
-        assert_eq!(m.remove(&k(2)), Some(2));
-        assert_eq!(m.remove(&k(4)), Some(4));
-        for n in 5..=6 {
-            m.entry(k(n), 0, WhenFull::Refuse, || n as u32);
-        }
-        assert_eq!(m.len(), 4);
-        for n in [1, 3, 5, 6] {
-            assert_eq!(m.get_mut(&k(n)).copied(), Some(n as u32));
-        }
-    }
-}
+#[path = "lru_tests.rs"]
+mod tests;

@@ -6,7 +6,7 @@
 //! recently used; when none of those is idle it evicts the least recently
 //! used one anyway and counts it in `ratelimit_memory_evicted_live_total`.
 
-use super::{Inserted, Sharded, WhenFull};
+use super::{CacheLine, Inserted, Sharded, WhenFull};
 use crate::algorithm::{Decision, SubjectState};
 use crate::backend::{Backend, BackendError, Batch, BoxFuture, Check, CheckResult};
 use crate::HashKey;
@@ -31,7 +31,8 @@ pub const DEFAULT_CAPACITY: usize = 1_000_000;
 /// process can craft values that collide.
 #[derive(Debug)]
 pub struct MemoryBackend {
-    map: Sharded<SubjectState>,
+    /// One 64-byte slot per subject: digest, idle time and recency, state.
+    map: Sharded<SubjectState, CacheLine>,
     hash_key: HashKey,
 }
 
@@ -74,17 +75,17 @@ impl MemoryBackend {
         let key = c.state_key;
         let mut shard = self.map.shard(&key);
         let algorithm = c.rule.algorithm;
-        let Some((state, how)) = shard.entry(key, now, WhenFull::EvictLru, || {
+        let Some(mut e) = shard.entry(key, now, WhenFull::EvictLru, || {
             SubjectState::new(algorithm)
         }) else {
             return Decision::allow(c.quota.limit, 0);
         };
-        if how == Inserted::EvictedLive {
+        if e.how == Inserted::EvictedLive {
             metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
         }
-        let d = state.check(algorithm, now, &c.quota, c.penalty_ms, c.bit);
-        let idle_at = state.expires_at(&c.quota);
-        shard.set_idle_at(&key, idle_at);
+        let d = e.value.check(algorithm, now, &c.quota, c.penalty_ms, c.bit);
+        let idle_at = e.value.expires_at(&c.quota);
+        e.set_idle_at(idle_at);
         d
     }
 }

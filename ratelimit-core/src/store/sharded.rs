@@ -5,13 +5,14 @@ use std::sync::{Mutex, MutexGuard};
 use super::Lru;
 use crate::KeyDigest;
 
-/// Shards of a bounded LRU map, chosen by the key's digest.
+/// Shards of a bounded LRU map, chosen by the key's digest (its first 8
+/// bytes; a shard's table places keys by their last 8).
 #[derive(Debug)]
-pub struct Sharded<V> {
-    shards: Box<[Mutex<Lru<V>>]>,
+pub struct Sharded<V, L = ()> {
+    shards: Box<[Mutex<Lru<V, L>>]>,
 }
 
-impl<V> Sharded<V> {
+impl<V, L> Sharded<V, L> {
     /// At most `capacity` entries in all (at least 1), over up to `shards`
     /// shards; the shards' capacities add up to exactly `capacity`.
     pub fn new(capacity: usize, shards: usize) -> Self {
@@ -26,7 +27,7 @@ impl<V> Sharded<V> {
 
     /// The shard holding `key`, locked. A poisoned lock is recovered: the
     /// map's invariants hold between operations.
-    pub fn shard(&self, key: &KeyDigest) -> MutexGuard<'_, Lru<V>> {
+    pub fn shard(&self, key: &KeyDigest) -> MutexGuard<'_, Lru<V, L>> {
         let i = (key.low64() % self.shards.len() as u64) as usize;
         self.shards[i].lock().unwrap_or_else(|p| p.into_inner())
     }
