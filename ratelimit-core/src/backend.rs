@@ -74,7 +74,7 @@ pub fn state_key(namespace: &str, subject: &KeyDigest) -> KeyDigest {
 
 /// The key that hashes the subjects of one namespace (computed once per
 /// published rule).
-pub fn namespace_key(namespace: &str) -> crate::HashKey {
+pub(crate) fn namespace_key(namespace: &str) -> crate::HashKey {
     crate::HashKey::DEFAULT.derive(namespace.as_bytes())
 }
 
@@ -85,7 +85,7 @@ pub fn namespace_digest(namespace: &str) -> KeyDigest {
 }
 
 /// [`state_key`] with the namespace's key already derived.
-pub fn state_key_with(ns_key: &crate::HashKey, subject: &KeyDigest) -> KeyDigest {
+pub(crate) fn state_key_with(ns_key: &crate::HashKey, subject: &KeyDigest) -> KeyDigest {
     ns_key.digest(&subject.0)
 }
 

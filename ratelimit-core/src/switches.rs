@@ -50,7 +50,7 @@ impl Switches {
     }
 
     /// Whether a rule that blocks by configuration blocks now.
-    pub fn blocks(&self, configured_block: bool, added_at_run_time: bool) -> bool {
+    pub(crate) fn blocks(&self, configured_block: bool, added_at_run_time: bool) -> bool {
         configured_block
             && !self.rate_limiting_disabled()
             && (added_at_run_time || !self.config_blocking_disabled())

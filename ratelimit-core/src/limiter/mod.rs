@@ -43,9 +43,9 @@ use std::sync::{Arc, RwLock};
 pub use admin::AdminError;
 pub use builder::LimiterBuilder;
 pub(crate) use keyed_hooks::{Answer, RuleTarget};
+pub use publish::namespace;
 pub(crate) use publish::Published;
-pub use publish::{namespace, MAX_TEMPORARY_MS};
-pub use select::{MAX_COUNT_RULES, MAX_OTHER_RULES};
+pub(crate) use select::MAX_OTHER_RULES;
 
 use crate::backend::Backend;
 use crate::backstop::Backstop;

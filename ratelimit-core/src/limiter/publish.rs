@@ -228,4 +228,4 @@ impl Limiter {
 }
 
 /// The furthest ahead a rule added at run time may expire: 24 hours.
-pub const MAX_TEMPORARY_MS: u64 = 86_400_000;
+pub(crate) const MAX_TEMPORARY_MS: u64 = 86_400_000;

@@ -49,7 +49,7 @@ pub use builder::RuleBuilder;
 pub use error::{RuleError, Warning};
 pub use key::{DistinctOf, KeyPart, StatusMatch};
 pub use rule::{Action, FailMode, OnMissingKey, Rule};
-pub use validate::{MAX_DISTINCT_LIMIT, MAX_KEY_PARTS, MAX_LIMIT, MAX_SITE_WIDE, PERIOD_RANGE_MS};
+pub use validate::MAX_LIMIT;
 
 use crate::{Clock, SystemClock};
 

@@ -17,7 +17,7 @@ use crate::KeyDigest;
 /// What to do with a new key when the map is full and nothing sampled is
 /// idle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WhenFull {
+pub(crate) enum WhenFull {
     /// Evict the least recently used entry of the sample anyway.
     EvictLru,
     /// Do not store the new key.
@@ -26,7 +26,7 @@ pub enum WhenFull {
 
 /// What [`Lru::entry`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Inserted {
+pub(crate) enum Inserted {
     /// The key was there already.
     Found,
     /// A new entry, into free room or in place of an idle one.
@@ -67,7 +67,7 @@ type Index = HashMap<KeyDigest, u32, BuildHasherDefault<DigestHasher>>;
 
 /// A bounded map from [`KeyDigest`] to `V` with approximate LRU eviction.
 #[derive(Debug)]
-pub struct Lru<V> {
+pub(crate) struct Lru<V> {
     index: Index,
     nodes: Vec<Node<V>>,
     capacity: usize,
@@ -77,7 +77,7 @@ pub struct Lru<V> {
 
 impl<V> Lru<V> {
     /// A map that holds at most `capacity` entries.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Self {
             index: Index::default(),
             nodes: Vec::new(),
@@ -88,12 +88,12 @@ impl<V> Lru<V> {
     }
 
     /// Entries held.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.nodes.len()
     }
 
     /// Whether nothing is held.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
 
@@ -103,7 +103,7 @@ impl<V> Lru<V> {
     }
 
     /// The value of `key`, marked as just used.
-    pub fn get_mut(&mut self, key: &KeyDigest) -> Option<&mut V> {
+    pub(crate) fn get_mut(&mut self, key: &KeyDigest) -> Option<&mut V> {
         let i = *self.index.get(key)? as usize;
         let t = self.stamp();
         let node = &mut self.nodes[i];
@@ -112,12 +112,12 @@ impl<V> Lru<V> {
     }
 
     /// The value of `key` without touching its recency.
-    pub fn peek(&self, key: &KeyDigest) -> Option<&V> {
+    pub(crate) fn peek(&self, key: &KeyDigest) -> Option<&V> {
         self.index.get(key).map(|&i| &self.nodes[i as usize].value)
     }
 
     /// Removes `key`.
-    pub fn remove(&mut self, key: &KeyDigest) -> Option<V> {
+    pub(crate) fn remove(&mut self, key: &KeyDigest) -> Option<V> {
         let i = self.index.remove(key)? as usize;
         let node = self.nodes.swap_remove(i);
         if let Some(moved) = self.nodes.get(i) {
@@ -129,7 +129,7 @@ impl<V> Lru<V> {
     /// The entry for `key`: found, or created with `make()`. `None` when
     /// the map is full, no sampled entry is idle at `now`, and the policy
     /// refuses.
-    pub fn entry(
+    pub(crate) fn entry(
         &mut self,
         key: KeyDigest,
         now: u64,
@@ -170,7 +170,7 @@ impl<V> Lru<V> {
     }
 
     /// Records when the entry of `key` becomes idle.
-    pub fn set_idle_at(&mut self, key: &KeyDigest, idle_at: u64) {
+    pub(crate) fn set_idle_at(&mut self, key: &KeyDigest, idle_at: u64) {
         if let Some(&i) = self.index.get(key) {
             self.nodes[i as usize].idle_at = idle_at;
         }

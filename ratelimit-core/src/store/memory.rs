@@ -12,7 +12,7 @@ use crate::backend::{Backend, BackendError, Batch, BoxFuture, Check, CheckResult
 use crate::HashKey;
 
 /// Subjects held by default.
-pub const DEFAULT_CAPACITY: usize = 1_000_000;
+pub(crate) const DEFAULT_CAPACITY: usize = 1_000_000;
 
 /// The in-memory backend.
 ///

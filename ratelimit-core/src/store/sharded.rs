@@ -7,14 +7,14 @@ use crate::KeyDigest;
 
 /// Shards of a bounded LRU map, chosen by the key's digest.
 #[derive(Debug)]
-pub struct Sharded<V> {
+pub(crate) struct Sharded<V> {
     shards: Box<[Mutex<Lru<V>>]>,
 }
 
 impl<V> Sharded<V> {
     /// At most `capacity` entries in all (at least 1), over up to `shards`
     /// shards; the shards' capacities add up to exactly `capacity`.
-    pub fn new(capacity: usize, shards: usize) -> Self {
+    pub(crate) fn new(capacity: usize, shards: usize) -> Self {
         let capacity = capacity.max(1);
         let n = shards.clamp(1, capacity);
         let (per, extra) = (capacity / n, capacity % n);
@@ -26,13 +26,13 @@ impl<V> Sharded<V> {
 
     /// The shard holding `key`, locked. A poisoned lock is recovered: the
     /// map's invariants hold between operations.
-    pub fn shard(&self, key: &KeyDigest) -> MutexGuard<'_, Lru<V>> {
+    pub(crate) fn shard(&self, key: &KeyDigest) -> MutexGuard<'_, Lru<V>> {
         let i = (key.low64() % self.shards.len() as u64) as usize;
         self.shards[i].lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Entries held, over every shard.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.shards
             .iter()
             .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).len())
@@ -40,7 +40,7 @@ impl<V> Sharded<V> {
     }
 
     /// Whether nothing is held.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
