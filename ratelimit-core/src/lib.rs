@@ -86,6 +86,7 @@ pub mod verdict;
 
 pub use client_ip::ClientIp;
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use expr::ipnet::{Cidr, CidrError};
 pub use expr::{ExprError, Expression};
 pub use hash::{HashKey, KeyDigest};
 pub use limiter::{Limiter, LimiterBuilder};

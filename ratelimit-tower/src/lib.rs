@@ -121,7 +121,6 @@
 #![warn(missing_docs)]
 
 mod body;
-mod cidr;
 mod claims;
 mod client_ip;
 mod error;
@@ -137,7 +136,6 @@ pub mod response;
 mod service;
 
 pub use body::ResponseBody;
-pub use cidr::{Cidr, CidrError};
 pub use claims::{AppValues, Cost, VerifiedClaims, WouldLimit};
 pub use client_ip::{ClientIp, SetClientIp, SetClientIpLayer};
 pub use error::LoadError;
@@ -150,4 +148,4 @@ pub use response::{JsonResponse, MakeResponse};
 pub use service::RateLimit;
 
 pub use ratelimit_core;
-pub use ratelimit_core::{Limiter, Outcome, Verdict};
+pub use ratelimit_core::{Cidr, CidrError, Limiter, Outcome, Verdict};

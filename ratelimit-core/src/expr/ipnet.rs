@@ -6,7 +6,118 @@
 //! the matching IPv4 network. A set keeps IPv4 and IPv6 networks as sorted,
 //! merged ranges, so membership is a binary search.
 
+use std::fmt;
 use std::net::IpAddr;
+use std::str::FromStr;
+
+/// An IPv4 or IPv6 network in CIDR notation, such as `10.0.0.0/8` or
+/// `2001:db8::/32`; a bare address is a network of one.
+///
+/// The one network type of the workspace: `ip.src in {10.0.0.0/8}` in an
+/// expression, a rule's `allow` list and `ratelimit-tower`'s trusted proxies
+/// all read networks the same way. An IPv4-mapped IPv6 network
+/// (`::ffff:10.0.0.0/104`) is the IPv4 network, and an IPv4-mapped address
+/// is compared as IPv4. Host bits are ignored (`192.0.2.77/24` holds
+/// `192.0.2.1`).
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::Cidr;
+///
+/// let net: Cidr = "10.0.0.0/8".parse().unwrap();
+/// assert!(net.contains("10.1.2.3".parse().unwrap()));
+/// assert!(net.contains("::ffff:10.1.2.3".parse().unwrap()));
+/// assert!(!net.contains("11.0.0.1".parse().unwrap()));
+/// assert_eq!(net.prefix(), 8);
+/// assert_eq!(net.to_string(), "10.0.0.0/8");
+/// assert!("10.0.0.0/33".parse::<Cidr>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Cidr {
+    /// Canonical: an IPv4-mapped network with a prefix of at least 96 bits
+    /// is stored as the IPv4 network.
+    addr: IpAddr,
+    prefix: u8,
+}
+
+impl Cidr {
+    /// The network of `addr` with the first `prefix` bits fixed.
+    ///
+    /// # Errors
+    ///
+    /// A prefix longer than the address (32 for IPv4, 128 for IPv6).
+    pub fn new(addr: IpAddr, prefix: u8) -> Result<Self, CidrError> {
+        let (addr, prefix) = match addr {
+            IpAddr::V6(v6) if prefix >= 96 => match v6.to_ipv4_mapped() {
+                Some(v4) => (IpAddr::V4(v4), prefix - 96),
+                None => (addr, prefix),
+            },
+            _ => (addr, prefix),
+        };
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        if prefix > max {
+            return Err(CidrError(()));
+        }
+        Ok(Self { addr, prefix })
+    }
+
+    /// The network's address, as written (host bits kept).
+    pub fn addr(&self) -> IpAddr {
+        self.addr
+    }
+
+    /// The prefix length, in bits.
+    pub fn prefix(&self) -> u8 {
+        self.prefix
+    }
+
+    /// Whether `ip` (canonical or not) is inside the network.
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let (start, end) = self.range();
+        match (self.addr, ip.to_canonical()) {
+            (IpAddr::V4(_), IpAddr::V4(a)) => (start..=end).contains(&u128::from(u32::from(a))),
+            (IpAddr::V6(_), IpAddr::V6(a)) => (start..=end).contains(&u128::from(a)),
+            _ => false,
+        }
+    }
+
+    /// The first and last address, right-aligned in a `u128`.
+    fn range(&self) -> (u128, u128) {
+        match self.addr {
+            IpAddr::V4(a) => range(u128::from(u32::from(a)), self.prefix, 32),
+            IpAddr::V6(a) => range(u128::from(a), self.prefix, 128),
+        }
+    }
+}
+
+impl FromStr for Cidr {
+    type Err = CidrError;
+
+    /// `addr` or `addr/prefix`, surrounding whitespace ignored; the prefix
+    /// is one to three decimal digits.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_net(s.trim()).ok_or(CidrError(()))
+    }
+}
+
+impl fmt::Display for Cidr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+/// A string that is not a network in CIDR notation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CidrError(());
+
+impl fmt::Display for CidrError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("invalid address range, expected such as 10.0.0.0/8")
+    }
+}
+
+impl std::error::Error for CidrError {}
 
 /// A set of IPv4 and IPv6 networks.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -16,13 +127,13 @@ pub(crate) struct IpSet {
 }
 
 impl IpSet {
-    /// A set of the networks `nets`, as (canonical address, prefix length).
-    pub(crate) fn new(nets: impl IntoIterator<Item = (IpAddr, u8)>) -> Self {
+    /// A set of the networks `nets`.
+    pub(crate) fn new(nets: impl IntoIterator<Item = Cidr>) -> Self {
         let mut set = Self::default();
-        for (addr, prefix) in nets {
-            match addr {
-                IpAddr::V4(a) => set.v4.push(range(u128::from(u32::from(a)), prefix, 32)),
-                IpAddr::V6(a) => set.v6.push(range(u128::from(a), prefix, 128)),
+        for net in nets {
+            match net.addr {
+                IpAddr::V4(_) => set.v4.push(net.range()),
+                IpAddr::V6(_) => set.v6.push(net.range()),
             }
         }
         merge(&mut set.v4);
@@ -73,9 +184,9 @@ pub(crate) fn parse_addr(text: &str) -> Option<IpAddr> {
     text.parse::<IpAddr>().ok().map(|a| a.to_canonical())
 }
 
-/// Parses `addr` or `addr/prefix` into a canonical address and a prefix
-/// length; a bare address is a network of one.
-pub(crate) fn parse_net(text: &str) -> Option<(IpAddr, u8)> {
+/// Parses `addr` or `addr/prefix` (no whitespace); a bare address is a
+/// network of one.
+pub(crate) fn parse_net(text: &str) -> Option<Cidr> {
     let (addr_text, prefix_text) = match text.split_once('/') {
         Some((a, p)) => (a, Some(p)),
         None => (text, None),
@@ -85,17 +196,11 @@ pub(crate) fn parse_net(text: &str) -> Option<(IpAddr, u8)> {
     let prefix = match prefix_text {
         None => max,
         Some(p) if !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()) => {
-            p.parse::<u8>().ok().filter(|&n| n <= max)?
+            p.parse::<u8>().ok()?
         }
         Some(_) => return None,
     };
-    Some(match addr {
-        IpAddr::V6(v6) if prefix >= 96 => match v6.to_ipv4_mapped() {
-            Some(v4) => (IpAddr::V4(v4), prefix - 96),
-            None => (addr, prefix),
-        },
-        _ => (addr, prefix),
-    })
+    Cidr::new(addr, prefix).ok()
 }
 
 #[cfg(test)]
@@ -144,7 +249,8 @@ mod tests {
 
     #[test]
     fn mapped_networks_become_v4_networks() {
-        assert_eq!(parse_net("::ffff:10.0.0.0/104"), Some((ip("10.0.0.0"), 8)));
+        let mapped = parse_net("::ffff:10.0.0.0/104").unwrap();
+        assert_eq!((mapped.addr(), mapped.prefix()), (ip("10.0.0.0"), 8));
         assert!(set(&["::ffff:10.0.0.0/104"]).contains(ip("10.1.2.3")));
     }
 
@@ -175,6 +281,48 @@ mod tests {
         ] {
             assert_eq!(parse_net(bad), None, "{bad}");
         }
-        assert_eq!(parse_net("10.0.0.0/0"), Some((ip("10.0.0.0"), 0)));
+        let all = parse_net("10.0.0.0/0").unwrap();
+        assert_eq!((all.addr(), all.prefix()), (ip("10.0.0.0"), 0));
+    }
+
+    // The tests of `ratelimit-tower`'s former `Cidr`, which this type replaces.
+    fn net(s: &str) -> Cidr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn ranges_contain_their_addresses_only() {
+        assert!(net("192.168.0.0/16").contains(ip("192.168.255.1")));
+        assert!(!net("192.168.0.0/16").contains(ip("192.169.0.1")));
+        assert!(net("0.0.0.0/0").contains(ip("8.8.8.8")));
+        assert!(!net("0.0.0.0/0").contains(ip("::1")));
+        assert!(net("2001:db8::/32").contains(ip("2001:db8:1::1")));
+        assert!(!net("2001:db8::/32").contains(ip("2001:db9::1")));
+        assert!(net("127.0.0.1").contains(ip("127.0.0.1")));
+        assert!(!net("127.0.0.1").contains(ip("127.0.0.2")));
+        assert!(net("::/0").contains(ip("2001:db8::1")));
+        assert!(net("::ffff:10.0.0.0/104").contains(ip("10.9.9.9")));
+        assert!(net("::ffff:10.0.0.1").contains(ip("10.0.0.1")));
+        assert!(!net("::ffff:10.0.0.1").contains(ip("10.0.0.2")));
+        assert!(net(" 10.0.0.0/8 ").contains(ip("10.0.0.1")));
+        assert!(net("192.0.2.77/24").contains(ip("192.0.2.1")));
+    }
+
+    #[test]
+    fn bad_ranges_are_refused() {
+        for s in [
+            "",
+            "10.0.0.0/",
+            "10.0.0.0/33",
+            "::/129",
+            "x/8",
+            "10.0.0.0/-1",
+            "10.0.0.0/+8",
+            "10.0.0.0/8/8",
+        ] {
+            assert!(s.parse::<Cidr>().is_err(), "{s}");
+        }
+        assert!(Cidr::new(ip("10.0.0.0"), 33).is_err());
+        assert_eq!(net("10.0.0.0/8").to_string(), "10.0.0.0/8");
     }
 }
