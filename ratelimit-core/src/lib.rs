@@ -85,6 +85,8 @@ pub mod switches;
 pub mod verdict;
 
 pub use client_ip::ClientIp;
+#[cfg(feature = "tokio")]
+pub use clock::TokioClock;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use expr::ipnet::{Cidr, CidrError};
 pub use expr::{ExprError, Expression};

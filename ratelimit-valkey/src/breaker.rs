@@ -7,15 +7,18 @@
 //! count (time-outs, lost or refused connections): a node that answers,
 //! even with an error, is up.
 //!
-//! Time comes from a [`Monotonic`] clock, so tests drive it.
+//! Time comes from a [`Clock`] of `ratelimit-core`, so tests drive it: by
+//! default a [`TokioClock`](ratelimit_core::TokioClock), which never goes
+//! back; tests pass a [`ManualClock`](ratelimit_core::ManualClock).
 //!
 //! # Examples
 //!
 //! ```
-//! use ratelimit_valkey::breaker::{Breaker, BreakerConfig, ManualMonotonic};
+//! use ratelimit_core::ManualClock;
+//! use ratelimit_valkey::breaker::{Breaker, BreakerConfig};
 //! use std::time::Duration;
 //!
-//! let clock = ManualMonotonic::default();
+//! let clock = ManualClock::default();
 //! let breaker = Breaker::new(BreakerConfig::default(), clock.clone());
 //! for _ in 0..5 {
 //!     let permit = breaker.try_call().unwrap();
@@ -30,50 +33,10 @@
 //! assert!(breaker.try_call().is_some(), "closed again");
 //! ```
 
-use std::fmt::Debug;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// A monotonic clock for the breaker: time since some fixed start.
-pub trait Monotonic: Debug + Send + Sync + 'static {
-    /// Time elapsed since the clock's start.
-    fn elapsed(&self) -> Duration;
-}
-
-/// The real monotonic clock ([`Instant`]).
-#[derive(Debug, Clone, Copy)]
-pub struct SystemMonotonic(Instant);
-
-impl Default for SystemMonotonic {
-    fn default() -> Self {
-        Self(Instant::now())
-    }
-}
-
-impl Monotonic for SystemMonotonic {
-    fn elapsed(&self) -> Duration {
-        self.0.elapsed()
-    }
-}
-
-/// A clock that moves only when told to; clones share the time.
-#[derive(Debug, Clone, Default)]
-pub struct ManualMonotonic(Arc<AtomicU64>);
-
-impl ManualMonotonic {
-    /// Moves the clock forward.
-    pub fn advance(&self, by: Duration) {
-        let ms = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
-        self.0.fetch_add(ms, Ordering::SeqCst);
-    }
-}
-
-impl Monotonic for ManualMonotonic {
-    fn elapsed(&self) -> Duration {
-        Duration::from_millis(self.0.load(Ordering::SeqCst))
-    }
-}
+use ratelimit_core::Clock;
 
 /// The breaker's thresholds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,8 +63,13 @@ impl Default for BreakerConfig {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    Closed { failures: u32 },
-    Open { until: Duration },
+    Closed {
+        failures: u32,
+    },
+    /// Open until this time of the clock, in ms.
+    Open {
+        until: u64,
+    },
     HalfOpen,
 }
 
@@ -124,18 +92,18 @@ impl Permit {
 #[derive(Debug)]
 pub struct Breaker {
     config: BreakerConfig,
-    clock: Arc<dyn Monotonic>,
+    clock: Arc<dyn Clock>,
     state: Mutex<State>,
 }
 
 impl Breaker {
     /// A closed breaker.
-    pub fn new(config: BreakerConfig, clock: impl Monotonic) -> Self {
+    pub fn new(config: BreakerConfig, clock: impl Clock) -> Self {
         Self::with_shared_clock(config, Arc::new(clock))
     }
 
     /// A closed breaker on a shared clock.
-    pub fn with_shared_clock(config: BreakerConfig, clock: Arc<dyn Monotonic>) -> Self {
+    pub fn with_shared_clock(config: BreakerConfig, clock: Arc<dyn Clock>) -> Self {
         Self {
             config,
             clock,
@@ -153,7 +121,7 @@ impl Breaker {
         let mut state = self.lock();
         match *state {
             State::Closed { .. } => Some(Permit { probe: false }),
-            State::Open { until } if self.clock.elapsed() >= until => {
+            State::Open { until } if self.clock.now_ms() >= until => {
                 *state = State::HalfOpen;
                 Some(Permit { probe: true })
             }
@@ -169,8 +137,9 @@ impl Breaker {
             *state = State::Closed { failures: 0 };
             return false;
         }
+        let open_for = u64::try_from(self.config.open_for.as_millis()).unwrap_or(u64::MAX);
         let open = || State::Open {
-            until: self.clock.elapsed() + self.config.open_for,
+            until: self.clock.now_ms().saturating_add(open_for),
         };
         match *state {
             _ if permit.probe => {
@@ -201,6 +170,7 @@ impl Breaker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratelimit_core::ManualClock;
 
     fn fail(b: &Breaker) -> bool {
         let p = b.try_call().expect("permitted");
@@ -209,7 +179,7 @@ mod tests {
 
     #[test]
     fn four_failures_keep_it_closed_and_a_success_resets_the_count() {
-        let b = Breaker::new(BreakerConfig::default(), ManualMonotonic::default());
+        let b = Breaker::new(BreakerConfig::default(), ManualClock::default());
         for _ in 0..4 {
             assert!(!fail(&b));
         }
@@ -225,7 +195,7 @@ mod tests {
 
     #[test]
     fn a_failed_probe_opens_it_for_another_second() {
-        let clock = ManualMonotonic::default();
+        let clock = ManualClock::default();
         let b = Breaker::new(BreakerConfig::default(), clock.clone());
         for _ in 0..5 {
             fail(&b);
