@@ -9,36 +9,34 @@
 //!
 //! Time comes from a [`Clock`] of `ratelimit-core`, so tests drive it: by
 //! default a [`TokioClock`](ratelimit_core::TokioClock), which never goes
-//! back; tests pass a [`ManualClock`](ratelimit_core::ManualClock).
-//!
-//! # Examples
-//!
-//! ```
-//! use ratelimit_core::ManualClock;
-//! use ratelimit_valkey::breaker::{Breaker, BreakerConfig};
-//! use std::time::Duration;
-//!
-//! let clock = ManualClock::default();
-//! let breaker = Breaker::new(BreakerConfig::default(), clock.clone());
-//! for _ in 0..5 {
-//!     let permit = breaker.try_call().unwrap();
-//!     breaker.record(permit, false);
-//! }
-//! assert!(breaker.try_call().is_none(), "open");
-//! clock.advance(Duration::from_secs(1));
-//! let probe = breaker.try_call().expect("one probe");
-//! assert!(probe.is_probe());
-//! assert!(breaker.try_call().is_none(), "only one");
-//! breaker.record(probe, true);
-//! assert!(breaker.try_call().is_some(), "closed again");
-//! ```
+//! back; tests pass a [`ManualClock`](ratelimit_core::ManualClock) through
+//! [`ValkeyBuilder::breaker_clock`](crate::ValkeyBuilder::breaker_clock).
+//! The thresholds, [`BreakerConfig`], are public; the breaker itself is not.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ratelimit_core::Clock;
 
-/// The breaker's thresholds.
+/// The thresholds of the circuit breaker each Valkey node has.
+///
+/// After `failures` consecutive transport failures (time-outs, lost or
+/// refused connections) the node is not called for `open_for`; then one
+/// probe goes through while every other call fails at once with
+/// `BreakerOpen`; the probe's success closes the breaker, its failure opens
+/// it again. A node that answers, even with an error, is up.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_valkey::{BreakerConfig, ValkeyBackend};
+/// use std::time::Duration;
+///
+/// let builder = ValkeyBackend::builder("redis://127.0.0.1:6379")
+///     .breaker(BreakerConfig::new(3, Duration::from_millis(500)));
+/// # drop(builder);
+/// assert_eq!(BreakerConfig::default(), BreakerConfig::new(5, Duration::from_secs(1)));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BreakerConfig {
@@ -76,21 +74,21 @@ enum State {
 /// Leave to make one call; give it back with [`Breaker::record`].
 #[derive(Debug)]
 #[must_use]
-pub struct Permit {
+pub(crate) struct Permit {
     probe: bool,
 }
 
 impl Permit {
     /// Whether this is the half-open probe (which may wait for the node's
     /// connection; other calls never do).
-    pub fn is_probe(&self) -> bool {
+    pub(crate) fn is_probe(&self) -> bool {
         self.probe
     }
 }
 
 /// One node's circuit breaker. Cheap to share behind an `Arc`.
 #[derive(Debug)]
-pub struct Breaker {
+pub(crate) struct Breaker {
     config: BreakerConfig,
     clock: Arc<dyn Clock>,
     state: Mutex<State>,
@@ -98,12 +96,13 @@ pub struct Breaker {
 
 impl Breaker {
     /// A closed breaker.
-    pub fn new(config: BreakerConfig, clock: impl Clock) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new(config: BreakerConfig, clock: impl Clock) -> Self {
         Self::with_shared_clock(config, Arc::new(clock))
     }
 
     /// A closed breaker on a shared clock.
-    pub fn with_shared_clock(config: BreakerConfig, clock: Arc<dyn Clock>) -> Self {
+    pub(crate) fn with_shared_clock(config: BreakerConfig, clock: Arc<dyn Clock>) -> Self {
         Self {
             config,
             clock,
@@ -117,7 +116,7 @@ impl Breaker {
 
     /// Leave to call the node, or `None` while the breaker is open (or a
     /// half-open probe is already out).
-    pub fn try_call(&self) -> Option<Permit> {
+    pub(crate) fn try_call(&self) -> Option<Permit> {
         let mut state = self.lock();
         match *state {
             State::Closed { .. } => Some(Permit { probe: false }),
@@ -131,7 +130,7 @@ impl Breaker {
 
     /// Records how the permitted call went. Returns `true` when this opened
     /// the breaker.
-    pub fn record(&self, permit: Permit, success: bool) -> bool {
+    pub(crate) fn record(&self, permit: Permit, success: bool) -> bool {
         let mut state = self.lock();
         if success {
             *state = State::Closed { failures: 0 };
@@ -162,7 +161,7 @@ impl Breaker {
     }
 
     /// Whether the breaker currently refuses calls.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         !matches!(*self.lock(), State::Closed { .. })
     }
 }
@@ -171,6 +170,23 @@ impl Breaker {
 mod tests {
     use super::*;
     use ratelimit_core::ManualClock;
+
+    #[test]
+    fn five_failures_open_it_then_one_probe_closes_it() {
+        let clock = ManualClock::default();
+        let breaker = Breaker::new(BreakerConfig::default(), clock.clone());
+        for _ in 0..5 {
+            let permit = breaker.try_call().unwrap();
+            breaker.record(permit, false);
+        }
+        assert!(breaker.try_call().is_none(), "open");
+        clock.advance(Duration::from_secs(1));
+        let probe = breaker.try_call().expect("one probe");
+        assert!(probe.is_probe());
+        assert!(breaker.try_call().is_none(), "only one");
+        breaker.record(probe, true);
+        assert!(breaker.try_call().is_some(), "closed again");
+    }
 
     fn fail(b: &Breaker) -> bool {
         let p = b.try_call().expect("permitted");

@@ -30,7 +30,7 @@
 //!   asking gets "blocked" without counting, and counting starts fresh
 //!   after it.
 //! - **Failures.** A deadline per call (50 ms by default) and a
-//!   [circuit breaker](breaker) per node (5 consecutive failures: 1 s
+//!   [circuit breaker](BreakerConfig) per node (5 consecutive failures: 1 s
 //!   without calls, then one probe). A check that got no answer is an
 //!   `Err(BackendError)` (`Timeout`, `Connection`, `BreakerOpen` or
 //!   `Protocol`) and the core applies the rule's `fail_mode`; its text
@@ -125,7 +125,7 @@
 #![warn(missing_docs)]
 
 mod backend;
-pub mod breaker;
+mod breaker;
 mod builder;
 pub mod cluster;
 mod error;
@@ -140,6 +140,7 @@ mod start;
 mod url;
 
 pub use backend::ValkeyBackend;
+pub use breaker::BreakerConfig;
 pub use builder::{ValkeyBuilder, DEFAULT_DEADLINE, DEFAULT_PREFIX};
 pub use error::Error;
 pub use fleet::{FleetConfig, LiveFleet};
