@@ -18,8 +18,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ratelimit_core::backend::namespace;
 use ratelimit_core::backend::{state_key, Check};
-use ratelimit_core::limiter::namespace;
 use ratelimit_core::penalty_cache::PenaltyCache;
 use ratelimit_core::rules::{Rule, RuleBuilder};
 use ratelimit_core::store::MemoryBackend;

@@ -42,7 +42,7 @@ pub struct Check {
 
 impl Check {
     /// A check of `subject` under `rule`, its state stored under
-    /// `namespace` (see [`crate::limiter::namespace`]). Hashes the
+    /// `namespace` (see [`namespace()`]). Hashes the
     /// namespace; the limiter fills in the digests it derived when the rule
     /// set was published instead.
     pub fn new(
@@ -65,6 +65,38 @@ impl Check {
             bit,
         }
     }
+}
+
+/// The namespace of a rule's state: its id, algorithm, period and
+/// `distinct_of`, so that changing any of them starts fresh. With
+/// [`Check::new`] and [`state_key`], what a backend or a tool needs to
+/// build a check by hand or find a subject's stored state.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::backend::namespace;
+/// use ratelimit_core::rules::RuleBuilder;
+/// use std::time::Duration;
+///
+/// let rule = RuleBuilder::new("login")
+///     .sliding_window(5, Duration::from_secs(60))
+///     .build()
+///     .unwrap();
+/// assert_eq!(namespace(&rule), "login:sw:60");
+/// ```
+pub fn namespace(rule: &Rule) -> String {
+    let mut ns = format!(
+        "{}:{}:{}",
+        rule.id,
+        rule.algorithm.tag(),
+        rule.period_ms / 1000
+    );
+    if let Some(d) = &rule.distinct_of {
+        ns.push(':');
+        ns.push_str(&d.to_string());
+    }
+    ns
 }
 
 /// The digest of (namespace, subject): one subject of one rule version.

@@ -43,6 +43,7 @@
 //! | --- | --- |
 //! | [`algorithm`] | the five algorithms and the penalty, pure integer functions |
 //! | [`rules`] | the JSON rule model, validation, [`rules::RuleBuilder`] |
+//! | [`cidr`] | [`Cidr`], the network type of expressions, allow lists and trusted proxies |
 //! | [`expr`] | match expressions (a subset of the Cloudflare rules language) |
 //! | [`keyed`] | the keyed API: any key, a rule or a quota in code, waiting (`until_ready`) |
 //! | [`keys`] | the subject digest a rule gives a request (for tools that cross-check stored keys) |
@@ -64,6 +65,7 @@
 pub mod algorithm;
 pub mod backend;
 pub mod backstop;
+pub mod cidr;
 mod client_ip;
 pub mod clock;
 pub mod expr;
@@ -84,11 +86,11 @@ pub mod store;
 pub mod switches;
 pub mod verdict;
 
+pub use cidr::{Cidr, CidrError};
 pub use client_ip::ClientIp;
 #[cfg(feature = "tokio")]
 pub use clock::TokioClock;
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use expr::ipnet::{Cidr, CidrError};
 pub use expr::{ExprError, Expression};
 pub use hash::{HashKey, KeyDigest};
 pub use limiter::{Limiter, LimiterBuilder};

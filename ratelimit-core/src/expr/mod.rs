@@ -113,7 +113,6 @@
 mod ast;
 mod error;
 mod eval;
-pub(crate) mod ipnet;
 mod lexer;
 mod operator;
 mod parser;

@@ -43,7 +43,6 @@ use std::sync::{Arc, RwLock};
 pub use admin::AdminError;
 pub use builder::LimiterBuilder;
 pub(crate) use keyed_hooks::{Answer, RuleTarget};
-pub use publish::namespace;
 pub(crate) use publish::Published;
 pub(crate) use select::MAX_OTHER_RULES;
 

@@ -1,4 +1,5 @@
-//! Addresses, networks and sets of them, for `ip.src`.
+//! Networks: [`Cidr`], and the sets of networks that `ip.src in {...}` and a
+//! rule's `allow` list test.
 //!
 //! Every address is put in canonical form first: an IPv4-mapped IPv6 address
 //! (`::ffff:192.0.2.1`) is the IPv4 address, in the request and in the
