@@ -81,6 +81,7 @@ impl Check {
 ///
 /// let rule = RuleBuilder::new("login")
 ///     .sliding_window(5, Duration::from_secs(60))
+///     .key(["ip"])
 ///     .build()
 ///     .unwrap();
 /// assert_eq!(namespace(&rule), "login:sw:60");

@@ -22,6 +22,16 @@ use siphasher::sip128::{Hasher128, SipHasher24};
 /// ([`Backend::hash_key`](crate::backend::Backend::hash_key): the in-memory
 /// backend's own random key, the Valkey backend's key kept in Valkey), else
 /// a random key of its own.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::HashKey;
+///
+/// let key = HashKey::random();
+/// assert_eq!(key.digest(b"203.0.113.7"), key.digest(b"203.0.113.7"));
+/// assert_ne!(key.digest(b"203.0.113.7"), HashKey::DEFAULT.digest(b"203.0.113.7"));
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct HashKey {
     k0: u64,

@@ -11,6 +11,17 @@ use std::sync::Arc;
 /// - `disable_config_blocking`: rules of the published rule set act as
 ///   `log`, while rules added at run time keep blocking.
 /// - `disable_jwt`: every claim counts as missing.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::rules::RuleSet;
+/// use ratelimit_core::Limiter;
+///
+/// let limiter = Limiter::new(RuleSet::default());
+/// limiter.switches().set_disable_rate_limiting(true);
+/// assert!(limiter.switches().rate_limiting_disabled());
+/// ```
 #[derive(Debug, Default)]
 pub struct Switches {
     disable_rate_limiting: AtomicBool,

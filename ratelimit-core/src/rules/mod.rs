@@ -55,6 +55,21 @@ use crate::{Clock, SystemClock};
 
 /// A validated set of rules.
 ///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::rules::RuleSet;
+///
+/// let rules = RuleSet::from_json(r#"[{
+///     "id": "api", "expression": "true",
+///     "algorithm": "token_bucket", "limit": 100, "period": "1m", "burst": 20,
+///     "key": ["ip"]
+/// }]"#)?;
+/// assert_eq!(rules.get("api").map(|r| r.limit), Some(100));
+/// assert!(RuleSet::from_json(r#"[{"id": "api"}]"#).is_err());
+/// # Ok::<(), ratelimit_core::rules::RuleError>(())
+/// ```
+///
 /// Write it back as JSON with [`RuleSet::to_json`] (or `serde`); equality
 /// compares the rules and the warnings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
