@@ -17,6 +17,10 @@
 //! fallback key of `on_missing_key: fallback_ip` has a namespace of its own,
 //! so no value a client chooses can land in an IP's bucket.
 //!
+//! The one function here, [`subject`], is for tools and backends that
+//! cross-check stored keys under a hash key they know; under a limiter's own
+//! key, [`Limiter::subject_of`](crate::Limiter::subject_of) gives the same.
+//!
 //! # Examples
 //!
 //! ```
