@@ -43,10 +43,10 @@ impl Csrf {
 
     /// The token of `nonce`.
     pub(crate) fn token(&self, nonce: &str) -> String {
-        let mut h = self.secret.hasher();
-        h.write(b"ratelimit-admin csrf\0");
-        h.write(nonce.as_bytes());
-        h.finish128().to_hex()
+        self.secret
+            .derive(b"ratelimit-admin csrf")
+            .digest(nonce.as_bytes())
+            .to_hex()
     }
 
     /// Whether `token` is the token of `nonce` (compared in constant time).

@@ -18,9 +18,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ratelimit_core::algorithm::SubjectState;
-use ratelimit_core::backend::{namespace_key, state_key_with, Check};
-use ratelimit_core::limiter::namespace;
+use ratelimit_core::backend::namespace;
+use ratelimit_core::backend::{state_key, Check};
 use ratelimit_core::penalty_cache::PenaltyCache;
 use ratelimit_core::rules::{Rule, RuleBuilder};
 use ratelimit_core::store::MemoryBackend;
@@ -52,11 +51,10 @@ fn subject(i: u32) -> KeyDigest {
 fn fill_store(rule: Rule, n: u32) -> (MemoryBackend, f64, usize, Duration) {
     let rule = Arc::new(rule);
     let ns = namespace(&rule);
-    let ns_key = namespace_key(&ns);
     let bit = rule.distinct_of.as_ref().map(|_| 7);
     let mut check = Check::new(
         rule.clone(),
-        ns.into(),
+        ns.as_str().into(),
         subject(0),
         rule.quota(1),
         None,
@@ -67,7 +65,7 @@ fn fill_store(rule: Rule, n: u32) -> (MemoryBackend, f64, usize, Duration) {
     let store = MemoryBackend::with_capacity(n as usize);
     for i in 0..n {
         check.subject = subject(i);
-        check.state_key = state_key_with(&ns_key, &check.subject);
+        check.state_key = state_key(&ns, &check.subject);
         let d = store.check_one(&check, T0 + u64::from(i % 1000));
         assert!(d.allowed);
     }
@@ -81,11 +79,6 @@ fn fill_store(rule: Rule, n: u32) -> (MemoryBackend, f64, usize, Duration) {
 
 fn main() {
     let m = Duration::from_secs(60);
-    println!(
-        "size_of::<SubjectState>() = {} bytes (in a 64-byte slot with the key digest, idle time and recency; up to 8/7 slots per entry)",
-        std::mem::size_of::<SubjectState>()
-    );
-
     let before = rss();
     let cache = PenaltyCache::default();
     for i in 0..PENALTY_KEYS {

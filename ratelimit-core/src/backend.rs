@@ -42,7 +42,7 @@ pub struct Check {
 
 impl Check {
     /// A check of `subject` under `rule`, its state stored under
-    /// `namespace` (see [`crate::limiter::namespace`]). Hashes the
+    /// `namespace` (see [`namespace()`]). Hashes the
     /// namespace; the limiter fills in the digests it derived when the rule
     /// set was published instead.
     pub fn new(
@@ -67,6 +67,39 @@ impl Check {
     }
 }
 
+/// The namespace of a rule's state: its id, algorithm, period and
+/// `distinct_of`, so that changing any of them starts fresh. With
+/// [`Check::new`] and [`state_key`], what a backend or a tool needs to
+/// build a check by hand or find a subject's stored state.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::backend::namespace;
+/// use ratelimit_core::rules::RuleBuilder;
+/// use std::time::Duration;
+///
+/// let rule = RuleBuilder::new("login")
+///     .sliding_window(5, Duration::from_secs(60))
+///     .key(["ip"])
+///     .build()
+///     .unwrap();
+/// assert_eq!(namespace(&rule), "login:sw:60");
+/// ```
+pub fn namespace(rule: &Rule) -> String {
+    let mut ns = format!(
+        "{}:{}:{}",
+        rule.id,
+        rule.algorithm.tag(),
+        rule.period_ms / 1000
+    );
+    if let Some(d) = &rule.distinct_of {
+        ns.push(':');
+        ns.push_str(&d.to_string());
+    }
+    ns
+}
+
 /// The digest of (namespace, subject): one subject of one rule version.
 pub fn state_key(namespace: &str, subject: &KeyDigest) -> KeyDigest {
     state_key_with(&namespace_key(namespace), subject)
@@ -74,7 +107,7 @@ pub fn state_key(namespace: &str, subject: &KeyDigest) -> KeyDigest {
 
 /// The key that hashes the subjects of one namespace (computed once per
 /// published rule).
-pub fn namespace_key(namespace: &str) -> crate::HashKey {
+pub(crate) fn namespace_key(namespace: &str) -> crate::HashKey {
     crate::HashKey::DEFAULT.derive(namespace.as_bytes())
 }
 
@@ -85,7 +118,7 @@ pub fn namespace_digest(namespace: &str) -> KeyDigest {
 }
 
 /// [`state_key`] with the namespace's key already derived.
-pub fn state_key_with(ns_key: &crate::HashKey, subject: &KeyDigest) -> KeyDigest {
+pub(crate) fn state_key_with(ns_key: &crate::HashKey, subject: &KeyDigest) -> KeyDigest {
     ns_key.digest(&subject.0)
 }
 

@@ -44,7 +44,7 @@ impl BackstopConfig {
 
 /// The per-IP backstop.
 #[derive(Debug)]
-pub struct Backstop {
+pub(crate) struct Backstop {
     quota: Quota,
     table: Sharded<token_bucket::State>,
     untracked: AtomicU64,
@@ -52,7 +52,7 @@ pub struct Backstop {
 
 impl Backstop {
     /// A backstop with these settings.
-    pub fn new(config: BackstopConfig) -> Self {
+    pub(crate) fn new(config: BackstopConfig) -> Self {
         Self {
             quota: Quota::per_second(config.per_second.max(1)).allow_burst(config.burst.max(1)),
             table: Sharded::new(config.capacity, 16),
@@ -61,7 +61,7 @@ impl Backstop {
     }
 
     /// Checks one request from `ip`; `None` when `ip` passes untracked.
-    pub fn check(&self, ip: IpAddr, now: u64) -> Option<Decision> {
+    pub(crate) fn check(&self, ip: IpAddr, now: u64) -> Option<Decision> {
         let (b, n) = ip_bytes(ip);
         let key = HashKey::DEFAULT.digest(&b[..n]);
         let mut shard = self.table.shard(&key);
@@ -78,7 +78,8 @@ impl Backstop {
     }
 
     /// IPs that passed untracked because the table was full.
-    pub fn untracked(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn untracked(&self) -> u64 {
         self.untracked.load(Ordering::Relaxed)
     }
 }

@@ -4,6 +4,15 @@
 //! Time is whole milliseconds since the Unix epoch, because fixed windows are
 //! calendar windows (a `1m` window starts on the minute).
 //!
+//! Three clocks, one trait, for the whole workspace (the limiter, the nginx
+//! layers, the Valkey circuit breaker):
+//!
+//! - [`SystemClock`]: the host's wall clock;
+//! - [`ManualClock`]: moves only when told to, for tests;
+//! - `TokioClock` (feature `tokio`): the wall time at its creation advanced
+//!   by Tokio's monotonic clock, so it never jumps back and follows Tokio's
+//!   paused time in tests.
+//!
 //! # Examples
 //!
 //! ```
@@ -70,6 +79,65 @@ impl Clock for ManualClock {
     }
 }
 
+/// The wall time at creation, advanced by Tokio's monotonic clock
+/// (`tokio::time::Instant`): it never goes back, and in a test on paused
+/// time (`#[tokio::test(start_paused = true)]`) it moves exactly as
+/// `tokio::time::sleep` and `tokio::time::advance` move it. Clones share the
+/// same start. Feature `tokio`.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::{Clock, TokioClock};
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let clock = TokioClock::new();
+/// let before = clock.now_ms();
+/// tokio::time::sleep(Duration::from_secs(3)).await;
+/// assert_eq!(clock.now_ms() - before, 3000);
+/// # }
+/// ```
+#[cfg(feature = "tokio")]
+#[derive(Debug, Clone, Copy)]
+pub struct TokioClock {
+    start_ms: u64,
+    start: tokio::time::Instant,
+}
+
+#[cfg(feature = "tokio")]
+impl TokioClock {
+    /// A clock reading the wall time now and following Tokio's time from here.
+    pub fn new() -> Self {
+        Self::starting_at(SystemClock.now_ms())
+    }
+
+    /// A clock standing at `start_ms` (Unix ms) now and following Tokio's
+    /// time from here: deterministic calendar windows in paused-time tests.
+    pub fn starting_at(start_ms: u64) -> Self {
+        Self {
+            start_ms,
+            start: tokio::time::Instant::now(),
+        }
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl Default for TokioClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl Clock for TokioClock {
+    fn now_ms(&self) -> u64 {
+        let elapsed = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.start_ms.saturating_add(elapsed)
+    }
+}
+
 impl<C: Clock> Clock for Arc<C> {
     fn now_ms(&self) -> u64 {
         (**self).now_ms()
@@ -88,6 +156,21 @@ mod tests {
         assert_eq!(b.now_ms(), 2010);
         b.set_ms(5);
         assert_eq!(a.now_ms(), 5);
+    }
+
+    #[cfg(feature = "tokio")]
+    #[tokio::test(start_paused = true)]
+    async fn tokio_clock_follows_paused_time_and_clones_share_the_start() {
+        let a = TokioClock::new();
+        let b = a;
+        let before = a.now_ms();
+        assert!(before > 1_577_836_800_000);
+        tokio::time::advance(Duration::from_millis(2500)).await;
+        assert_eq!(a.now_ms() - before, 2500);
+        assert_eq!(b.now_ms(), a.now_ms());
+        let fixed = TokioClock::starting_at(1_000);
+        tokio::time::advance(Duration::from_millis(7)).await;
+        assert_eq!(fixed.now_ms(), 1_007);
     }
 
     #[test]

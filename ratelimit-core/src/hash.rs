@@ -22,6 +22,16 @@ use siphasher::sip128::{Hasher128, SipHasher24};
 /// ([`Backend::hash_key`](crate::backend::Backend::hash_key): the in-memory
 /// backend's own random key, the Valkey backend's key kept in Valkey), else
 /// a random key of its own.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::HashKey;
+///
+/// let key = HashKey::random();
+/// assert_eq!(key.digest(b"203.0.113.7"), key.digest(b"203.0.113.7"));
+/// assert_ne!(key.digest(b"203.0.113.7"), HashKey::DEFAULT.digest(b"203.0.113.7"));
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct HashKey {
     k0: u64,
@@ -91,7 +101,7 @@ impl HashKey {
 
     /// A streaming SipHash-2-4-128 hasher: write parts, then
     /// [`Sip128::finish128`], with no buffer to allocate.
-    pub fn hasher(&self) -> Sip128 {
+    pub(crate) fn hasher(&self) -> Sip128 {
         Sip128::new(self.k0, self.k1)
     }
 
@@ -173,7 +183,7 @@ impl fmt::Display for KeyDigest {
 
 /// Streaming SipHash-2-4 with a 128-bit output (the `siphasher` crate's).
 #[derive(Clone)]
-pub struct Sip128(SipHasher24);
+pub(crate) struct Sip128(SipHasher24);
 
 impl Sip128 {
     fn new(k0: u64, k1: u64) -> Self {
@@ -181,17 +191,17 @@ impl Sip128 {
     }
 
     /// Adds `data`.
-    pub fn write(&mut self, data: &[u8]) {
+    pub(crate) fn write(&mut self, data: &[u8]) {
         Hasher::write(&mut self.0, data);
     }
 
     /// Adds one byte.
-    pub fn write_u8(&mut self, b: u8) {
+    pub(crate) fn write_u8(&mut self, b: u8) {
         self.write(&[b]);
     }
 
     /// The 128-bit digest.
-    pub fn finish128(self) -> KeyDigest {
+    pub(crate) fn finish128(self) -> KeyDigest {
         KeyDigest(Hasher128::finish128(&self.0).as_bytes())
     }
 }

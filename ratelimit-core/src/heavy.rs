@@ -5,11 +5,11 @@
 use crate::KeyDigest;
 
 /// Subjects kept by default.
-pub const DEFAULT_TOP: usize = 16;
+pub(crate) const DEFAULT_TOP: usize = 16;
 
 /// The top subjects of a stream, in at most `capacity` slots.
 #[derive(Debug, Clone)]
-pub struct TopK {
+pub(crate) struct TopK {
     slots: Vec<(KeyDigest, u64)>,
     capacity: usize,
 }
@@ -22,7 +22,7 @@ impl Default for TopK {
 
 impl TopK {
     /// A sketch of `capacity` slots.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Self {
             slots: Vec::with_capacity(capacity),
             capacity: capacity.max(1),
@@ -30,7 +30,7 @@ impl TopK {
     }
 
     /// Counts one sighting of `subject`.
-    pub fn add(&mut self, subject: KeyDigest) {
+    pub(crate) fn add(&mut self, subject: KeyDigest) {
         if let Some(slot) = self.slots.iter_mut().find(|(k, _)| *k == subject) {
             slot.1 += 1;
         } else if self.slots.len() < self.capacity {
@@ -42,7 +42,7 @@ impl TopK {
     }
 
     /// The subjects, most frequent first, with their (upper-bound) counts.
-    pub fn top(&self) -> Vec<(KeyDigest, u64)> {
+    pub(crate) fn top(&self) -> Vec<(KeyDigest, u64)> {
         let mut v = self.slots.clone();
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         v

@@ -7,6 +7,10 @@
 //! fallback key's own namespace are described in the guide's
 //! [Keys](crate::guide::rules#keys) section.
 //!
+//! The one function here, [`subject`], is for tools and backends that
+//! cross-check stored keys under a hash key they know; under a limiter's own
+//! key, [`Limiter::subject_of`](crate::Limiter::subject_of) gives the same.
+//!
 //! # Examples
 //!
 //! ```
@@ -44,7 +48,7 @@ const FALLBACK_TAG: u8 = 0xFF;
 
 /// The bytes that key an IP: 4 for IPv4 (and IPv4-mapped IPv6), the /64
 /// prefix (8 bytes) for IPv6.
-pub fn ip_bytes(ip: IpAddr) -> ([u8; 8], usize) {
+pub(crate) fn ip_bytes(ip: IpAddr) -> ([u8; 8], usize) {
     let mut out = [0u8; 8];
     match ip {
         IpAddr::V4(v4) => {
@@ -163,7 +167,7 @@ pub fn subject(rule: &Rule, req: &RequestAttrs, key: &HashKey, jwt_off: bool) ->
 }
 
 /// The fallback subject: the client IP, in a namespace of its own.
-pub fn fallback(req: &RequestAttrs, key: &HashKey) -> KeyDigest {
+pub(crate) fn fallback(req: &RequestAttrs, key: &HashKey) -> KeyDigest {
     let (b, n) = ip_bytes(req.client_ip);
     let mut h = key.hasher();
     push(&mut h, FALLBACK_TAG, &b[..n]);
@@ -171,7 +175,7 @@ pub fn fallback(req: &RequestAttrs, key: &HashKey) -> KeyDigest {
 }
 
 /// The value a `distinct` rule counts, if the request has it.
-pub fn distinct_value(of: &DistinctOf, req: &RequestAttrs) -> Option<Vec<u8>> {
+pub(crate) fn distinct_value(of: &DistinctOf, req: &RequestAttrs) -> Option<Vec<u8>> {
     Some(match of {
         DistinctOf::Path => normalize_path(&req.path),
         DistinctOf::Query(n) => req.query_arg_bytes(n)?.into_owned(),
@@ -189,7 +193,7 @@ pub fn distinct_value(of: &DistinctOf, req: &RequestAttrs) -> Option<Vec<u8>> {
 /// UTF-8 stay apart), `.` and `..` segments resolved, repeated slashes
 /// collapsed, so `/a//b/../c` and `/a/c` are one value. The same
 /// normalization as nginx's `$path` ([`crate::normalize::normalize_path`]).
-pub fn normalize_path(path: &str) -> Vec<u8> {
+pub(crate) fn normalize_path(path: &str) -> Vec<u8> {
     crate::normalize::normalize_path(path.as_bytes()).into_owned()
 }
 

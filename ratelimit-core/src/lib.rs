@@ -53,12 +53,16 @@
 //! | --- | --- |
 //! | [`algorithm`] | the five algorithms and the penalty, pure integer functions |
 //! | [`rules`] | the JSON rule model, validation, [`rules::RuleBuilder`] |
+//! | [`cidr`] | [`Cidr`], the network type of expressions, allow lists and trusted proxies |
 //! | [`expr`] | match expressions (a subset of the Cloudflare rules language) |
 //! | [`keyed`] | the keyed API: any key, a rule or a quota in code, waiting (`until_ready`) |
-//! | [`keys`] | request keys hashed to fixed-size digests |
+//! | [`keys`] | the subject digest a rule gives a request (for tools that cross-check stored keys) |
 //! | [`limiter`] | the request pipeline: selection, penalties, fail modes, verdicts, publishing, peek/reset, temporary rules |
+//! | [`backend`] | the seam a shared-state backend implements ([`backend::Backend`]) |
 //! | [`store`] | the bounded in-memory backend |
-//! | [`penalty_cache`], [`local`], [`backstop`] | the bounded local stores |
+//! | [`penalty_cache`] | the bounded local penalty cache, as [`Limiter::penalty_cache`] shows it |
+//! | [`backstop`] | the per-IP backstop's settings ([`LimiterBuilder::backstop`]) |
+//! | [`stats`] | per-rule and limiter counters |
 //! | [`switches`] | the emergency switches and the fleet size |
 //! | [`normalize`] | host and path normalization shared with `ratelimit-nginx` |
 //!
@@ -71,17 +75,20 @@
 pub mod algorithm;
 pub mod backend;
 pub mod backstop;
+pub mod cidr;
 mod client_ip;
 pub mod clock;
 pub mod expr;
 #[cfg(any(doc, doctest))]
 pub mod guide;
 pub mod hash;
-pub mod heavy;
+pub(crate) mod heavy;
 pub mod keyed;
 pub mod keys;
+#[cfg(test)]
+mod known_digests;
 pub mod limiter;
-pub mod local;
+pub(crate) mod local;
 pub mod normalize;
 pub mod penalty_cache;
 pub mod request;
@@ -91,7 +98,10 @@ pub mod store;
 pub mod switches;
 pub mod verdict;
 
+pub use cidr::{Cidr, CidrError};
 pub use client_ip::ClientIp;
+#[cfg(feature = "tokio")]
+pub use clock::TokioClock;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use expr::{ExprError, Expression};
 pub use hash::{HashKey, KeyDigest};

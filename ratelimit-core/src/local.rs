@@ -16,11 +16,11 @@ use crate::store::{Sharded, WhenFull};
 use crate::KeyDigest;
 
 /// Keys held by default, over every rule.
-pub const DEFAULT_LOCAL_CAPACITY: usize = 100_000;
+pub(crate) const DEFAULT_LOCAL_CAPACITY: usize = 100_000;
 
 /// A bounded per-rule store of subject states.
 #[derive(Debug)]
-pub struct LocalStore {
+pub(crate) struct LocalStore {
     capacity: usize,
     rules: Mutex<HashMap<Arc<str>, Arc<Sharded<SubjectState>>>>,
     untracked: AtomicU64,
@@ -28,7 +28,7 @@ pub struct LocalStore {
 
 impl LocalStore {
     /// A store of at most `capacity` keys over every rule.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Self {
             capacity,
             rules: Mutex::new(HashMap::new()),
@@ -50,7 +50,7 @@ impl LocalStore {
     /// Counts one request of `subject` under `rule`; `None` when the
     /// subject could not be tracked (the store is full).
     #[allow(clippy::too_many_arguments)]
-    pub fn check(
+    pub(crate) fn check(
         &self,
         rule: &Rule,
         namespace: &Arc<str>,
@@ -80,7 +80,7 @@ impl LocalStore {
     }
 
     /// Reads a subject's state without counting; `None` when not tracked.
-    pub fn peek(
+    pub(crate) fn peek(
         &self,
         rule: &Rule,
         namespace: &Arc<str>,
@@ -101,7 +101,7 @@ impl LocalStore {
     }
 
     /// Forgets a subject.
-    pub fn reset(&self, namespace: &Arc<str>, subject: &KeyDigest) {
+    pub(crate) fn reset(&self, namespace: &Arc<str>, subject: &KeyDigest) {
         let map = self
             .rules
             .lock()
@@ -114,12 +114,12 @@ impl LocalStore {
     }
 
     /// Subjects that could not be tracked because the store was full.
-    pub fn untracked(&self) -> u64 {
+    pub(crate) fn untracked(&self) -> u64 {
         self.untracked.load(Ordering::Relaxed)
     }
 
     /// Drops the stores of rules no longer published.
-    pub fn retain(&self, keep: impl Fn(&str) -> bool) {
+    pub(crate) fn retain(&self, keep: impl Fn(&str) -> bool) {
         let mut rules = self.rules.lock().unwrap_or_else(|p| p.into_inner());
         rules.retain(|ns, _| keep(ns));
     }
@@ -127,7 +127,7 @@ impl LocalStore {
 
 /// `quota` shared by `fleet` instances: limit (and burst) divided, rounded
 /// down, at least 1.
-pub fn share_of(quota: Quota, fleet: u64) -> Quota {
+pub(crate) fn share_of(quota: Quota, fleet: u64) -> Quota {
     let fleet = fleet.max(1);
     let mut q = quota;
     q.limit = (quota.limit / fleet).max(1);

@@ -12,7 +12,7 @@ use crate::store::{Sharded, WhenFull};
 use crate::KeyDigest;
 
 /// Keys held by default.
-pub const DEFAULT_PENALTY_CAPACITY: usize = 100_000;
+pub(crate) const DEFAULT_PENALTY_CAPACITY: usize = 100_000;
 
 /// Blocks by state key (see [`crate::backend::state_key`]), each until a time.
 #[derive(Debug)]

@@ -223,7 +223,7 @@ fn trim(b: &[u8]) -> &[u8] {
 }
 
 /// Decodes `%XX` escapes and `+` as space; invalid escapes stay as they are.
-pub fn percent_decode(s: &str) -> Cow<'_, str> {
+pub(crate) fn percent_decode(s: &str) -> Cow<'_, str> {
     match percent_decode_bytes(s) {
         Cow::Borrowed(_) => Cow::Borrowed(s),
         Cow::Owned(out) => Cow::Owned(String::from_utf8_lossy(&out).into_owned()),
@@ -232,7 +232,7 @@ pub fn percent_decode(s: &str) -> Cow<'_, str> {
 
 /// Decodes `%XX` escapes and `+` as space to bytes, which need not be
 /// UTF-8; invalid escapes stay as they are.
-pub fn percent_decode_bytes(s: &str) -> Cow<'_, [u8]> {
+pub(crate) fn percent_decode_bytes(s: &str) -> Cow<'_, [u8]> {
     if !s.bytes().any(|b| b == b'%' || b == b'+') {
         return Cow::Borrowed(s.as_bytes());
     }

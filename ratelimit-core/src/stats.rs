@@ -70,7 +70,7 @@ pub struct RuleStats {
 
 impl RuleStats {
     /// Counters of rule `id`.
-    pub fn new(id: &str) -> Self {
+    pub(crate) fn new(id: &str) -> Self {
         Self {
             counts: Default::default(),
             metrics: EVENTS.map(|e| metrics::counter!(e.metric(), "rule" => id.to_owned())),
@@ -79,14 +79,14 @@ impl RuleStats {
     }
 
     /// Counts `event` (also on the `metrics` facade).
-    pub fn record(&self, event: Event) {
+    pub(crate) fn record(&self, event: Event) {
         self.counts[event as usize].fetch_add(1, Ordering::Relaxed);
         self.metrics[event as usize].increment(1);
     }
 
     /// Counts a refusal (or, for a log rule, a would-be refusal) of
     /// `subject` in the heavy-hitters sketch.
-    pub fn record_subject(&self, subject: KeyDigest) {
+    pub(crate) fn record_subject(&self, subject: KeyDigest) {
         self.top_limited
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -11,6 +11,17 @@ use std::sync::Arc;
 /// - `disable_config_blocking`: rules of the published rule set act as
 ///   `log`, while rules added at run time keep blocking.
 /// - `disable_jwt`: every claim counts as missing.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::rules::RuleSet;
+/// use ratelimit_core::Limiter;
+///
+/// let limiter = Limiter::new(RuleSet::default());
+/// limiter.switches().set_disable_rate_limiting(true);
+/// assert!(limiter.switches().rate_limiting_disabled());
+/// ```
 #[derive(Debug, Default)]
 pub struct Switches {
     disable_rate_limiting: AtomicBool,
@@ -50,7 +61,7 @@ impl Switches {
     }
 
     /// Whether a rule that blocks by configuration blocks now.
-    pub fn blocks(&self, configured_block: bool, added_at_run_time: bool) -> bool {
+    pub(crate) fn blocks(&self, configured_block: bool, added_at_run_time: bool) -> bool {
         configured_block
             && !self.rate_limiting_disabled()
             && (added_at_run_time || !self.config_blocking_disabled())

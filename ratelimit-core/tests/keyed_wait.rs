@@ -1,11 +1,12 @@
 //! `until_ready` on tokio's paused clock: the waits are measured exactly.
+//! Needs feature `tokio` (the limiter reads a `TokioClock`).
 
 use std::num::NonZeroU32;
 use std::time::Duration;
 
 use ratelimit_core::keyed::{KeyedError, Quota};
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::{Clock, Limiter, ManualClock};
+use ratelimit_core::{Limiter, ManualClock, TokioClock};
 use tokio::time::{sleep, Instant};
 
 const T0: u64 = 1_767_225_600_000;
@@ -14,19 +15,9 @@ fn nz(n: u32) -> NonZeroU32 {
     NonZeroU32::new(n).expect("non-zero")
 }
 
-/// The limiter's clock, read from tokio's (paused) clock.
-#[derive(Debug, Clone)]
-struct TokioClock(Instant);
-
-impl Clock for TokioClock {
-    fn now_ms(&self) -> u64 {
-        T0 + self.0.elapsed().as_millis() as u64
-    }
-}
-
 fn limiter() -> Limiter {
     Limiter::builder(RuleSet::default())
-        .clock(TokioClock(Instant::now()))
+        .clock(TokioClock::starting_at(T0))
         .build()
 }
 
@@ -189,7 +180,7 @@ async fn a_penalty_is_waited_out() {
     )
     .expect("rules");
     let l = Limiter::builder(rules)
-        .clock(TokioClock(Instant::now()))
+        .clock(TokioClock::starting_at(T0))
         .build();
     let api = l.keyed_rule("api").expect("rule");
     api.check("k").await.expect("first");

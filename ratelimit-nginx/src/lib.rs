@@ -147,5 +147,7 @@ pub use zone_spec::{ZoneKind, ZoneSpec};
 #[cfg(feature = "tower")]
 pub use layers::{
     ConnBody, ConnFuture, LimitConn, LimitConnLayer, LimitReq, LimitReqLayer, ReqFuture, SiteName,
-    TokioClock,
 };
+/// The layers' default clock: `ratelimit-core`'s, re-exported.
+#[cfg(feature = "tower")]
+pub use ratelimit_core::TokioClock;

@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ratelimit_core::algorithm::{Decision, Quota};
+use ratelimit_core::backend::namespace;
 use ratelimit_core::backend::{
     namespace_digest, state_key, Backend, Batch, BoxFuture, Check, CheckResult,
 };
-use ratelimit_core::limiter::namespace;
 use ratelimit_core::rules::{Rule, RuleBuilder, RuleSet};
 use ratelimit_core::{HashKey, KeyDigest, Limiter, RequestAttrs};
 

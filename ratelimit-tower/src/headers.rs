@@ -57,7 +57,7 @@ fn value(s: String) -> Option<HeaderValue> {
 }
 
 /// The item with the fewest requests left; on a tie the longest reset.
-pub fn most_restrictive(items: &[HeaderItem]) -> Option<&HeaderItem> {
+pub(crate) fn most_restrictive(items: &[HeaderItem]) -> Option<&HeaderItem> {
     items.iter().min_by(|a, b| {
         a.remaining
             .cmp(&b.remaining)

@@ -111,7 +111,6 @@
 #![warn(missing_docs)]
 
 mod body;
-mod cidr;
 mod claims;
 mod client_ip;
 mod error;
@@ -129,7 +128,6 @@ pub mod response;
 mod service;
 
 pub use body::ResponseBody;
-pub use cidr::{Cidr, CidrError};
 pub use claims::{AppValues, Cost, VerifiedClaims, WouldLimit};
 pub use client_ip::{ClientIp, SetClientIp, SetClientIpLayer};
 pub use error::LoadError;
@@ -142,4 +140,4 @@ pub use response::{JsonResponse, MakeResponse};
 pub use service::RateLimit;
 
 pub use ratelimit_core;
-pub use ratelimit_core::{Limiter, Outcome, Verdict};
+pub use ratelimit_core::{Cidr, CidrError, Limiter, Outcome, Verdict};

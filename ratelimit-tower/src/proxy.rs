@@ -40,7 +40,7 @@
 use std::collections::VecDeque;
 use std::net::IpAddr;
 
-pub use crate::cidr::Cidr;
+use ratelimit_core::Cidr;
 
 /// Most forwarding entries looked at, from the right.
 pub const MAX_CHAIN: usize = 64;

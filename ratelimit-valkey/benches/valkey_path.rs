@@ -46,8 +46,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ratelimit_core::algorithm::Algorithm;
+use ratelimit_core::backend::namespace;
 use ratelimit_core::backend::Check;
-use ratelimit_core::limiter::namespace;
 use ratelimit_core::rules::{Rule, RuleSet};
 use ratelimit_core::{HashKey, Limiter, Outcome, RequestAttrs};
 use ratelimit_testkit::valkey::ValkeyServer;

@@ -7,75 +7,36 @@
 //! count (time-outs, lost or refused connections): a node that answers,
 //! even with an error, is up.
 //!
-//! Time comes from a [`Monotonic`] clock, so tests drive it.
-//!
-//! # Examples
-//!
-//! ```
-//! use ratelimit_valkey::breaker::{Breaker, BreakerConfig, ManualMonotonic};
-//! use std::time::Duration;
-//!
-//! let clock = ManualMonotonic::default();
-//! let breaker = Breaker::new(BreakerConfig::default(), clock.clone());
-//! for _ in 0..5 {
-//!     let permit = breaker.try_call().unwrap();
-//!     breaker.record(permit, false);
-//! }
-//! assert!(breaker.try_call().is_none(), "open");
-//! clock.advance(Duration::from_secs(1));
-//! let probe = breaker.try_call().expect("one probe");
-//! assert!(probe.is_probe());
-//! assert!(breaker.try_call().is_none(), "only one");
-//! breaker.record(probe, true);
-//! assert!(breaker.try_call().is_some(), "closed again");
-//! ```
+//! Time comes from a [`Clock`] of `ratelimit-core`, so tests drive it: by
+//! default a [`TokioClock`](ratelimit_core::TokioClock), which never goes
+//! back; tests pass a [`ManualClock`](ratelimit_core::ManualClock) through
+//! [`ValkeyBuilder::breaker_clock`](crate::ValkeyBuilder::breaker_clock).
+//! The thresholds, [`BreakerConfig`], are public; the breaker itself is not.
 
-use std::fmt::Debug;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// A monotonic clock for the breaker: time since some fixed start.
-pub trait Monotonic: Debug + Send + Sync + 'static {
-    /// Time elapsed since the clock's start.
-    fn elapsed(&self) -> Duration;
-}
+use ratelimit_core::Clock;
 
-/// The real monotonic clock ([`Instant`]).
-#[derive(Debug, Clone, Copy)]
-pub struct SystemMonotonic(Instant);
-
-impl Default for SystemMonotonic {
-    fn default() -> Self {
-        Self(Instant::now())
-    }
-}
-
-impl Monotonic for SystemMonotonic {
-    fn elapsed(&self) -> Duration {
-        self.0.elapsed()
-    }
-}
-
-/// A clock that moves only when told to; clones share the time.
-#[derive(Debug, Clone, Default)]
-pub struct ManualMonotonic(Arc<AtomicU64>);
-
-impl ManualMonotonic {
-    /// Moves the clock forward.
-    pub fn advance(&self, by: Duration) {
-        let ms = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
-        self.0.fetch_add(ms, Ordering::SeqCst);
-    }
-}
-
-impl Monotonic for ManualMonotonic {
-    fn elapsed(&self) -> Duration {
-        Duration::from_millis(self.0.load(Ordering::SeqCst))
-    }
-}
-
-/// The breaker's thresholds.
+/// The thresholds of the circuit breaker each Valkey node has.
+///
+/// After `failures` consecutive transport failures (time-outs, lost or
+/// refused connections) the node is not called for `open_for`; then one
+/// probe goes through while every other call fails at once with
+/// `BreakerOpen`; the probe's success closes the breaker, its failure opens
+/// it again. A node that answers, even with an error, is up.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_valkey::{BreakerConfig, ValkeyBackend};
+/// use std::time::Duration;
+///
+/// let builder = ValkeyBackend::builder("redis://127.0.0.1:6379")
+///     .breaker(BreakerConfig::new(3, Duration::from_millis(500)));
+/// # drop(builder);
+/// assert_eq!(BreakerConfig::default(), BreakerConfig::new(5, Duration::from_secs(1)));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BreakerConfig {
@@ -100,42 +61,48 @@ impl Default for BreakerConfig {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    Closed { failures: u32 },
-    Open { until: Duration },
+    Closed {
+        failures: u32,
+    },
+    /// Open until this time of the clock, in ms.
+    Open {
+        until: u64,
+    },
     HalfOpen,
 }
 
 /// Leave to make one call; give it back with [`Breaker::record`].
 #[derive(Debug)]
 #[must_use]
-pub struct Permit {
+pub(crate) struct Permit {
     probe: bool,
 }
 
 impl Permit {
     /// Whether this is the half-open probe (which may wait for the node's
     /// connection; other calls never do).
-    pub fn is_probe(&self) -> bool {
+    pub(crate) fn is_probe(&self) -> bool {
         self.probe
     }
 }
 
 /// One node's circuit breaker. Cheap to share behind an `Arc`.
 #[derive(Debug)]
-pub struct Breaker {
+pub(crate) struct Breaker {
     config: BreakerConfig,
-    clock: Arc<dyn Monotonic>,
+    clock: Arc<dyn Clock>,
     state: Mutex<State>,
 }
 
 impl Breaker {
     /// A closed breaker.
-    pub fn new(config: BreakerConfig, clock: impl Monotonic) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new(config: BreakerConfig, clock: impl Clock) -> Self {
         Self::with_shared_clock(config, Arc::new(clock))
     }
 
     /// A closed breaker on a shared clock.
-    pub fn with_shared_clock(config: BreakerConfig, clock: Arc<dyn Monotonic>) -> Self {
+    pub(crate) fn with_shared_clock(config: BreakerConfig, clock: Arc<dyn Clock>) -> Self {
         Self {
             config,
             clock,
@@ -149,11 +116,11 @@ impl Breaker {
 
     /// Leave to call the node, or `None` while the breaker is open (or a
     /// half-open probe is already out).
-    pub fn try_call(&self) -> Option<Permit> {
+    pub(crate) fn try_call(&self) -> Option<Permit> {
         let mut state = self.lock();
         match *state {
             State::Closed { .. } => Some(Permit { probe: false }),
-            State::Open { until } if self.clock.elapsed() >= until => {
+            State::Open { until } if self.clock.now_ms() >= until => {
                 *state = State::HalfOpen;
                 Some(Permit { probe: true })
             }
@@ -163,14 +130,15 @@ impl Breaker {
 
     /// Records how the permitted call went. Returns `true` when this opened
     /// the breaker.
-    pub fn record(&self, permit: Permit, success: bool) -> bool {
+    pub(crate) fn record(&self, permit: Permit, success: bool) -> bool {
         let mut state = self.lock();
         if success {
             *state = State::Closed { failures: 0 };
             return false;
         }
+        let open_for = u64::try_from(self.config.open_for.as_millis()).unwrap_or(u64::MAX);
         let open = || State::Open {
-            until: self.clock.elapsed() + self.config.open_for,
+            until: self.clock.now_ms().saturating_add(open_for),
         };
         match *state {
             _ if permit.probe => {
@@ -193,7 +161,7 @@ impl Breaker {
     }
 
     /// Whether the breaker currently refuses calls.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         !matches!(*self.lock(), State::Closed { .. })
     }
 }
@@ -201,6 +169,24 @@ impl Breaker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratelimit_core::ManualClock;
+
+    #[test]
+    fn five_failures_open_it_then_one_probe_closes_it() {
+        let clock = ManualClock::default();
+        let breaker = Breaker::new(BreakerConfig::default(), clock.clone());
+        for _ in 0..5 {
+            let permit = breaker.try_call().unwrap();
+            breaker.record(permit, false);
+        }
+        assert!(breaker.try_call().is_none(), "open");
+        clock.advance(Duration::from_secs(1));
+        let probe = breaker.try_call().expect("one probe");
+        assert!(probe.is_probe());
+        assert!(breaker.try_call().is_none(), "only one");
+        breaker.record(probe, true);
+        assert!(breaker.try_call().is_some(), "closed again");
+    }
 
     fn fail(b: &Breaker) -> bool {
         let p = b.try_call().expect("permitted");
@@ -209,7 +195,7 @@ mod tests {
 
     #[test]
     fn four_failures_keep_it_closed_and_a_success_resets_the_count() {
-        let b = Breaker::new(BreakerConfig::default(), ManualMonotonic::default());
+        let b = Breaker::new(BreakerConfig::default(), ManualClock::default());
         for _ in 0..4 {
             assert!(!fail(&b));
         }
@@ -225,7 +211,7 @@ mod tests {
 
     #[test]
     fn a_failed_probe_opens_it_for_another_second() {
-        let clock = ManualMonotonic::default();
+        let clock = ManualClock::default();
         let b = Breaker::new(BreakerConfig::default(), clock.clone());
         for _ in 0..5 {
             fail(&b);

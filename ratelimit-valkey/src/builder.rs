@@ -4,10 +4,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use ratelimit_core::HashKey;
+use ratelimit_core::{Clock, HashKey, TokioClock};
 
 use crate::backend::{ClusterState, Inner, Topology, ValkeyBackend};
-use crate::breaker::{Breaker, BreakerConfig, Monotonic, SystemMonotonic};
+use crate::breaker::{Breaker, BreakerConfig};
 use crate::cluster::SlotMap;
 use crate::hashkey::{FleetKey, NAME};
 use crate::node::Node;
@@ -34,7 +34,7 @@ pub struct ValkeyBuilder {
     require_connection: bool,
     hash_key: Option<HashKey>,
     breaker: BreakerConfig,
-    clock: Option<Arc<dyn Monotonic>>,
+    clock: Option<Arc<dyn Clock>>,
     injected_time: bool,
     cluster: bool,
 }
@@ -69,7 +69,7 @@ pub(crate) struct NodeFactory {
     pub(crate) connect_timeout: Duration,
     connections: usize,
     breaker: BreakerConfig,
-    clock: Arc<dyn Monotonic>,
+    clock: Arc<dyn Clock>,
 }
 
 impl NodeFactory {
@@ -145,9 +145,9 @@ impl ValkeyBuilder {
         self
     }
 
-    /// The breakers' clock (default [`SystemMonotonic`]); tests pass a
-    /// [`ManualMonotonic`](crate::breaker::ManualMonotonic).
-    pub fn breaker_clock(mut self, clock: impl Monotonic) -> Self {
+    /// The breakers' clock (default a [`TokioClock`], which never goes
+    /// back); tests pass a [`ManualClock`](ratelimit_core::ManualClock).
+    pub fn breaker_clock(mut self, clock: impl Clock) -> Self {
         self.clock = Some(Arc::new(clock));
         self
     }
@@ -209,9 +209,7 @@ impl ValkeyBuilder {
             connect_timeout: self.connect_timeout,
             connections: self.connections,
             breaker: self.breaker,
-            clock: self
-                .clock
-                .unwrap_or_else(|| Arc::new(SystemMonotonic::default())),
+            clock: self.clock.unwrap_or_else(|| Arc::new(TokioClock::new())),
         };
         let key = Arc::new(FleetKey::new(self.hash_key));
         let name = format!("{}{NAME}", self.prefix);

@@ -77,7 +77,7 @@
 #![warn(missing_docs)]
 
 mod backend;
-pub mod breaker;
+mod breaker;
 mod builder;
 pub mod cluster;
 mod error;
@@ -95,6 +95,7 @@ mod start;
 mod url;
 
 pub use backend::ValkeyBackend;
+pub use breaker::BreakerConfig;
 pub use builder::{ValkeyBuilder, DEFAULT_DEADLINE, DEFAULT_PREFIX};
 pub use error::Error;
 pub use fleet::{FleetConfig, LiveFleet};

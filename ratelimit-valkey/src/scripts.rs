@@ -179,8 +179,8 @@ mod key_tests {
         use std::sync::Arc;
         use std::time::Duration;
 
+        use ratelimit_core::backend::namespace;
         use ratelimit_core::backend::Check;
-        use ratelimit_core::limiter::namespace;
         use ratelimit_core::rules::RuleBuilder;
         use ratelimit_core::HashKey;
 

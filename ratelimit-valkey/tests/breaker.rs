@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use ratelimit_core::backend::BackendErrorKind;
 use ratelimit_core::rules::RuleBuilder;
+use ratelimit_core::ManualClock;
 use ratelimit_testkit::checks::{check_of, one, template, T0};
 use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{connect, ran, ChaosProxy, ProxyMode};
-use ratelimit_valkey::breaker::ManualMonotonic;
 use ratelimit_valkey::ValkeyBackend;
 
 #[tokio::test]
@@ -19,7 +19,7 @@ async fn five_failures_open_then_one_probe_then_recovery_and_nothing_is_retried(
     let proxy = ChaosProxy::start(format!("127.0.0.1:{port}"))
         .await
         .expect("proxy");
-    let clock = ManualMonotonic::default();
+    let clock = ManualClock::default();
     let backend = ValkeyBackend::builder(proxy.url())
         .key_prefix(unique("b"))
         .injected_time(true)
@@ -83,7 +83,7 @@ async fn a_failed_probe_opens_the_breaker_again() {
     let proxy = ChaosProxy::start(format!("127.0.0.1:{port}"))
         .await
         .expect("proxy");
-    let clock = ManualMonotonic::default();
+    let clock = ManualClock::default();
     let backend = ValkeyBackend::builder(proxy.url())
         .key_prefix(unique("b"))
         .injected_time(true)

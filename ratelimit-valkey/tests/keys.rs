@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use ratelimit_core::backend::namespace;
 use ratelimit_core::backend::Check;
-use ratelimit_core::limiter::namespace;
 use ratelimit_core::HashKey;
 use ratelimit_testkit::checks::{digest, template};
 use ratelimit_valkey::key_of;

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use ratelimit_core::rules::RuleBuilder;
+use ratelimit_core::ManualClock;
 use ratelimit_testkit::checks::{check_of, one, template, T0};
 use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{ChaosProxy, ProxyMode};
-use ratelimit_valkey::breaker::ManualMonotonic;
 use ratelimit_valkey::ValkeyBackend;
 
 /// `name{label=value,...}` → value, for the metrics of `node`.
@@ -65,7 +65,7 @@ async fn node_metrics_follow_round_trips_and_the_breaker() {
         .await
         .expect("proxy");
     let node = proxy.url().trim_start_matches("redis://").to_owned();
-    let clock = ManualMonotonic::default();
+    let clock = ManualClock::default();
     let backend = ValkeyBackend::builder(proxy.url())
         .key_prefix(unique("m"))
         .injected_time(true)

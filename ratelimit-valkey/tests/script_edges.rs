@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ratelimit_core::backend::namespace;
 use ratelimit_core::backend::{Backend, Batch, Check};
-use ratelimit_core::limiter::namespace;
 use ratelimit_core::rules::{Rule, RuleBuilder};
 use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::HashKey;

@@ -59,7 +59,7 @@ pub fn check_for(rules: &RuleSet, rule: &str, who: IpAddr) -> Check {
     };
     Check::new(
         rule.clone(),
-        ratelimit_core::limiter::namespace(rule).into(),
+        ratelimit_core::backend::namespace(rule).into(),
         d,
         rule.quota(1),
         None,

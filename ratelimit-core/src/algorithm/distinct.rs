@@ -33,11 +33,11 @@ pub const BITS: u32 = 1024;
 
 /// The stored state of one subject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct State {
+pub(crate) struct State {
     /// Start (Unix ms) of the period; 0 before the first value.
-    pub period_start: u64,
+    pub(crate) period_start: u64,
     /// The 1024-bit map.
-    pub bits: [u64; 16],
+    pub(crate) bits: [u64; 16],
 }
 
 /// The bit of `value`, under the secret `key`.
@@ -71,7 +71,7 @@ pub fn max_bits(limit: u64) -> u32 {
 }
 
 /// Checks one request carrying the value of bit `bit` at `now` (Unix ms).
-pub fn check(state: &mut State, now: u64, q: &Quota, bit: u16) -> Decision {
+pub(crate) fn check(state: &mut State, now: u64, q: &Quota, bit: u16) -> Decision {
     if state.period_start == 0 || now >= state.period_start.saturating_add(q.period_ms) {
         *state = State {
             period_start: now.max(1),
@@ -91,7 +91,7 @@ pub fn check(state: &mut State, now: u64, q: &Quota, bit: u16) -> Decision {
 }
 
 /// Reads the state at `now` without marking a value.
-pub fn peek(state: &State, now: u64, q: &Quota) -> Decision {
+pub(crate) fn peek(state: &State, now: u64, q: &Quota) -> Decision {
     if state.period_start == 0 || now >= state.period_start.saturating_add(q.period_ms) {
         return Decision::allow(q.limit, 0);
     }
@@ -105,7 +105,7 @@ pub fn peek(state: &State, now: u64, q: &Quota) -> Decision {
 }
 
 /// When the period ends (Unix ms).
-pub fn expires_at(state: &State, q: &Quota) -> u64 {
+pub(crate) fn expires_at(state: &State, q: &Quota) -> u64 {
     state.period_start.saturating_add(q.period_ms)
 }
 

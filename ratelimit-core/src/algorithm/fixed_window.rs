@@ -8,15 +8,15 @@ use super::{Decision, Quota};
 
 /// The stored state of one subject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct State {
+pub(crate) struct State {
     /// Start (Unix ms) of the window the count belongs to.
-    pub window_start: u64,
+    pub(crate) window_start: u64,
     /// Requests counted in that window.
-    pub count: u64,
+    pub(crate) count: u64,
 }
 
 /// Checks one request at `now` (Unix ms) and updates `state`.
-pub fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
+pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
     let period = q.period_ms.max(1);
     let start = now - now % period;
     if state.window_start != start {
@@ -38,7 +38,7 @@ pub fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
 }
 
 /// When the state stops mattering (Unix ms): the end of its window.
-pub fn expires_at(state: &State, q: &Quota) -> u64 {
+pub(crate) fn expires_at(state: &State, q: &Quota) -> u64 {
     state.window_start.saturating_add(q.period_ms)
 }
 

@@ -11,11 +11,11 @@ use super::{ceil_div, narrow, Decision, Quota};
 
 /// The stored state of one subject: the theoretical arrival time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct State {
+pub(crate) struct State {
     /// Whole milliseconds of the TAT (Unix ms).
-    pub tat_ms: u64,
+    pub(crate) tat_ms: u64,
     /// The fraction of a millisecond, in `1 / limit` ms (`< limit`).
-    pub tat_frac: u64,
+    pub(crate) tat_frac: u64,
 }
 
 impl State {
@@ -32,7 +32,7 @@ impl State {
 }
 
 /// Checks one request at `now` (Unix ms) and updates `state`.
-pub fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
+pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
     let limit = q.limit.max(1) as u128;
     let t = q.period_ms.max(1) as u128; // one request, in ticks
     let tolerance = q.burst as u128 * t;
@@ -55,7 +55,7 @@ pub fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
 }
 
 /// When the bucket is empty again (Unix ms), so the state can be dropped.
-pub fn expires_at(state: &State, _q: &Quota) -> u64 {
+pub(crate) fn expires_at(state: &State, _q: &Quota) -> u64 {
     state.tat_ms.saturating_add((state.tat_frac > 0) as u64)
 }
 

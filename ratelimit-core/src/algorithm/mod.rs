@@ -3,33 +3,36 @@
 //!
 //! Integer arithmetic decides everything: nothing admits on a rounding error.
 //! The Valkey scripts compute the same functions, and a differential test
-//! proves it.
+//! proves it. The per-subject states are private to this crate: a backend
+//! keeps them (the in-memory [`MemoryBackend`](crate::store::MemoryBackend))
+//! or computes the same functions elsewhere (the Valkey scripts). What is
+//! public is what a caller or another backend needs: the [`Algorithm`]
+//! names, the [`Quota`] and the [`Decision`], and the constants of the
+//! [`distinct`] sketch.
 //!
 //! # Examples
 //!
 //! ```
-//! use ratelimit_core::algorithm::{fixed_window, Quota};
+//! use ratelimit_core::algorithm::{Algorithm, Quota};
 //!
-//! let quota = Quota::new(2, 60_000);
-//! let mut state = fixed_window::State::default();
-//! let now = 1_767_225_600_000; // the start of a minute
-//! assert!(fixed_window::check(&mut state, now, &quota).allowed);
-//! assert!(fixed_window::check(&mut state, now + 1, &quota).allowed);
-//! let third = fixed_window::check(&mut state, now + 2, &quota);
-//! assert!(!third.allowed);
-//! assert_eq!(third.retry_after_ms, 59_998);
+//! let quota = Quota::new(100, 60_000).allow_burst(20);
+//! assert_eq!(quota.limit, 100);
+//! assert_eq!(Algorithm::TokenBucket.as_str(), "token_bucket");
 //! ```
 
 pub mod distinct;
-pub mod fixed_window;
-pub mod leaky_bucket;
-pub mod penalty;
-pub mod sliding_window;
-pub mod token_bucket;
+pub(crate) mod fixed_window;
+pub(crate) mod leaky_bucket;
+pub(crate) mod penalty;
+pub(crate) mod sliding_window;
+pub(crate) mod token_bucket;
 
+#[cfg(test)]
+mod props;
 mod serde_impl;
 mod state;
-pub use state::{Algorithm, SubjectState};
+pub use state::Algorithm;
+pub(crate) use state::SubjectState;
 
 /// What one algorithm says about one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -11,13 +11,13 @@ use super::{ceil_div, narrow, Decision, Quota};
 
 /// The stored state of one subject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct State {
+pub(crate) struct State {
     /// Start (Unix ms) of the current window.
-    pub window_start: u64,
+    pub(crate) window_start: u64,
     /// Requests counted in the current window.
-    pub current: u64,
+    pub(crate) current: u64,
     /// Requests counted in the window before it.
-    pub previous: u64,
+    pub(crate) previous: u64,
 }
 
 fn roll(state: &mut State, start: u64, period: u64) {
@@ -37,13 +37,13 @@ fn roll(state: &mut State, start: u64, period: u64) {
 }
 
 /// The estimate at `elapsed` ms into the current window.
-pub fn estimate(state: &State, elapsed: u64, period: u64) -> u128 {
+pub(crate) fn estimate(state: &State, elapsed: u64, period: u64) -> u128 {
     let weighted = state.previous as u128 * (period - elapsed.min(period)) as u128;
     state.current as u128 + ceil_div(weighted, period as u128)
 }
 
 /// Checks one request at `now` (Unix ms) and updates `state`.
-pub fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
+pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
     let period = q.period_ms.max(1);
     let start = now - now % period;
     roll(state, start, period);
@@ -99,7 +99,7 @@ fn reset_ms(state: &State, elapsed: u64, period: u64) -> u64 {
 }
 
 /// When the state stops mattering (Unix ms).
-pub fn expires_at(state: &State, q: &Quota) -> u64 {
+pub(crate) fn expires_at(state: &State, q: &Quota) -> u64 {
     state.window_start.saturating_add(2 * q.period_ms)
 }
 

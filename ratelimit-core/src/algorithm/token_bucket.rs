@@ -12,15 +12,15 @@ use super::{ceil_div, narrow, Decision, Quota};
 /// Storing what is spent rather than what is left makes the default state a
 /// full bucket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct State {
+pub(crate) struct State {
     /// Spent tokens, in units of `1 / period_ms` of a token.
-    pub spent: u64,
+    pub(crate) spent: u64,
     /// When `spent` was last updated (Unix ms).
-    pub updated_ms: u64,
+    pub(crate) updated_ms: u64,
 }
 
 /// Checks one request at `now` (Unix ms) and updates `state`.
-pub fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
+pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
     let p = q.period_ms.max(1) as u128;
     let limit = q.limit.max(1) as u128;
     let capacity = q.burst as u128 * p;
@@ -53,7 +53,7 @@ pub fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
 }
 
 /// When the bucket is full again (Unix ms), so the state can be dropped.
-pub fn expires_at(state: &State, q: &Quota) -> u64 {
+pub(crate) fn expires_at(state: &State, q: &Quota) -> u64 {
     state.updated_ms.saturating_add(narrow(ceil_div(
         state.spent as u128,
         q.limit.max(1) as u128,

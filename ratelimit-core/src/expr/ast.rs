@@ -9,7 +9,7 @@ use std::net::IpAddr;
 
 use regex::Regex;
 
-use super::ipnet::IpSet;
+use crate::cidr::IpSet;
 
 /// A boolean node.
 #[derive(Debug, Clone)]

@@ -21,7 +21,6 @@
 mod ast;
 mod error;
 mod eval;
-pub(crate) mod ipnet;
 mod lexer;
 mod operator;
 mod parser;
@@ -40,6 +39,19 @@ use crate::RequestAttrs;
 const MAX_SOURCE_BYTES: usize = 16 * 1024;
 
 /// A parsed match expression, ready to test requests.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::{Expression, RequestAttrs};
+///
+/// let e = Expression::parse(r#"http.request.uri.path eq "/login" and ip.src in {10.0.0.0/8}"#)?;
+/// let req = RequestAttrs::new("10.1.2.3".parse().unwrap()).with_path("/login");
+/// assert!(e.matches(&req));
+/// assert!(!e.matches(&req.clone().with_path("/")));
+/// assert!(Expression::parse("http.request.uri.path eq").is_err());
+/// # Ok::<(), ratelimit_core::ExprError>(())
+/// ```
 ///
 /// Cloning copies the tree (compiled regular expressions share their program).
 #[derive(Debug, Clone)]

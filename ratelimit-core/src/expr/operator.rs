@@ -11,10 +11,10 @@ use regex::{Regex, RegexBuilder};
 
 use super::ast::{IpTest, Node, StrOp, StrTest};
 use super::error::{quote, ExprError};
-use super::ipnet::{parse_addr, parse_net, IpSet};
 use super::lexer::{Tok, Token};
 use super::parser::Parser;
 use super::subject::Operand;
+use crate::cidr::{parse_addr, parse_net, IpSet};
 
 /// The longest pattern `matches` accepts, in characters.
 const MAX_REGEX_CHARS: usize = 1000;

@@ -234,7 +234,7 @@ mod tests {
             .key(["ip"])
             .build()
             .expect("rule");
-        assert_ne!(q.namespace("api"), crate::limiter::namespace(&rule));
+        assert_ne!(q.namespace("api"), crate::backend::namespace(&rule));
         assert!(q.namespace("api").starts_with('~'));
         assert_ne!(q.namespace("a"), q.leaky_bucket().namespace("a"));
     }

@@ -128,3 +128,31 @@ fn paths_are_normalized_for_distinct() {
         "invalid UTF-8 stays apart"
     );
 }
+
+// What the `request_keys` fuzz target did with the decoders before they
+// became crate-private: any input decodes without a panic, a decoded
+// `distinct` value is stable, and a normalized path starts with `/`.
+proptest::proptest! {
+    #[test]
+    fn decoders_take_any_input(s in ".{0,40}", raw in proptest::collection::vec(proptest::num::u8::ANY, 0..40)) {
+        use crate::request::{percent_decode, percent_decode_bytes};
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        for input in [s.as_str(), text.as_str()] {
+            let bytes = percent_decode_bytes(input);
+            let lossy = percent_decode(input);
+            let expected = String::from_utf8_lossy(&bytes);
+            proptest::prop_assert_eq!(lossy.as_ref(), expected.as_ref());
+            if !input.contains(['%', '+']) {
+                proptest::prop_assert_eq!(bytes.as_ref(), input.as_bytes());
+            }
+            let path = normalize_path(input);
+            proptest::prop_assert!(path.starts_with(b"/"), "{:?}", path);
+            let q = RequestAttrs::new("192.0.2.1".parse().unwrap())
+                .with_path(input)
+                .with_query(format!("v={input}"));
+            for of in [DistinctOf::Path, DistinctOf::Query("v".into()), DistinctOf::Ip] {
+                proptest::prop_assert_eq!(distinct_value(&of, &q), distinct_value(&of, &q));
+            }
+        }
+    }
+}

@@ -14,6 +14,22 @@ use crate::switches::{FleetSize, StaticFleet, Switches};
 use crate::{Clock, HashKey, SystemClock};
 
 /// Builds a [`Limiter`]; every setting has a default.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::rules::RuleSet;
+/// use ratelimit_core::store::MemoryBackend;
+/// use ratelimit_core::{HashKey, Limiter, SystemClock};
+///
+/// let limiter = Limiter::builder(RuleSet::default())
+///     .backend(MemoryBackend::with_capacity(10_000))
+///     .clock(SystemClock)
+///     .hash_key(HashKey::random())
+///     .penalty_cache_capacity(1_000)
+///     .build();
+/// assert!(limiter.rules().rules().is_empty());
+/// ```
 #[derive(Debug)]
 #[must_use]
 pub struct LimiterBuilder {

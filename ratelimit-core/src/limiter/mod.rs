@@ -47,8 +47,7 @@ pub use admin::AdminError;
 pub use builder::LimiterBuilder;
 pub(crate) use keyed_hooks::{Answer, RuleTarget};
 pub(crate) use publish::Published;
-pub use publish::{namespace, MAX_TEMPORARY_MS};
-pub use select::{MAX_COUNT_RULES, MAX_OTHER_RULES};
+pub(crate) use select::MAX_OTHER_RULES;
 
 use crate::backend::Backend;
 use crate::backstop::Backstop;
@@ -61,6 +60,28 @@ use crate::{Clock, HashKey};
 
 /// Decides requests against a rule set. Cheap to clone: clones share
 /// everything.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::rules::{RuleBuilder, RuleSet};
+/// use ratelimit_core::{Limiter, ManualClock, RequestAttrs};
+/// use std::time::Duration;
+///
+/// let rule = RuleBuilder::new("api")
+///     .fixed_window(1, Duration::from_secs(60))
+///     .key(["ip"])
+///     .build()?;
+/// let limiter = Limiter::builder(RuleSet::from_rules(vec![rule])?)
+///     .clock(ManualClock::new(1_767_225_600_000))
+///     .build();
+/// let req = RequestAttrs::new("192.0.2.1".parse().unwrap());
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// assert!(limiter.check(&req).await.is_forward());
+/// assert!(!limiter.check(&req).await.is_forward());
+/// # });
+/// # Ok::<(), ratelimit_core::rules::RuleError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Limiter {
     inner: Arc<Inner>,

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::Limiter;
+use crate::backend::namespace;
 use crate::rules::{FailMode, Rule, RuleError, RuleSet};
 use crate::stats::RuleStats;
 
@@ -38,21 +39,6 @@ pub(crate) struct Published {
     pub(crate) temporary: Vec<Arc<Rule>>,
     /// The request headers any rule reads, sorted, lower-case.
     pub(crate) headers_used: Arc<[String]>,
-}
-
-/// The namespace of a rule's state.
-pub fn namespace(rule: &Rule) -> String {
-    let mut ns = format!(
-        "{}:{}:{}",
-        rule.id,
-        rule.algorithm.tag(),
-        rule.period_ms / 1000
-    );
-    if let Some(d) = &rule.distinct_of {
-        ns.push(':');
-        ns.push_str(&d.to_string());
-    }
-    ns
 }
 
 impl Published {
@@ -228,4 +214,4 @@ impl Limiter {
 }
 
 /// The furthest ahead a rule added at run time may expire: 24 hours.
-pub const MAX_TEMPORARY_MS: u64 = 86_400_000;
+pub(crate) const MAX_TEMPORARY_MS: u64 = 86_400_000;

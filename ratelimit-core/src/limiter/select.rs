@@ -21,9 +21,9 @@ use crate::switches::Switches;
 use crate::{HashKey, KeyDigest, RequestAttrs};
 
 /// Most non-site-wide rules a request runs.
-pub const MAX_OTHER_RULES: usize = 5;
+pub(crate) const MAX_OTHER_RULES: usize = 5;
 /// Most count rules a request runs.
-pub const MAX_COUNT_RULES: usize = 5;
+pub(crate) const MAX_COUNT_RULES: usize = 5;
 
 /// A rule picked for this request.
 #[derive(Debug)]

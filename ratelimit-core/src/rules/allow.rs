@@ -15,7 +15,7 @@
 use serde_json::Value;
 
 use super::key::KeyPart;
-use crate::expr::ipnet::{parse_net, IpSet};
+use crate::cidr::{parse_net, IpSet};
 use crate::RequestAttrs;
 
 /// IPs and key values that bypass one rule.

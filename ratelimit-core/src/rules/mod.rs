@@ -50,11 +50,26 @@ pub use builder::RuleBuilder;
 pub use error::{RuleError, Warning};
 pub use key::{DistinctOf, KeyPart, StatusMatch};
 pub use rule::{Action, FailMode, OnMissingKey, Rule};
-pub use validate::{MAX_DISTINCT_LIMIT, MAX_KEY_PARTS, MAX_LIMIT, MAX_SITE_WIDE, PERIOD_RANGE_MS};
+pub use validate::MAX_LIMIT;
 
 use crate::{Clock, SystemClock};
 
 /// A validated set of rules.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::rules::RuleSet;
+///
+/// let rules = RuleSet::from_json(r#"[{
+///     "id": "api", "expression": "true",
+///     "algorithm": "token_bucket", "limit": 100, "period": "1m", "burst": 20,
+///     "key": ["ip"]
+/// }]"#)?;
+/// assert_eq!(rules.get("api").map(|r| r.limit), Some(100));
+/// assert!(RuleSet::from_json(r#"[{"id": "api"}]"#).is_err());
+/// # Ok::<(), ratelimit_core::rules::RuleError>(())
+/// ```
 ///
 /// Write it back as JSON with [`RuleSet::to_json`] (or `serde`); equality
 /// compares the rules and the warnings.

@@ -11,13 +11,13 @@ use crate::Expression;
 /// Most requests per period.
 pub const MAX_LIMIT: u64 = 1_000_000_000;
 /// Most different values of a `distinct` rule.
-pub const MAX_DISTINCT_LIMIT: u64 = 1000;
+pub(crate) const MAX_DISTINCT_LIMIT: u64 = 1000;
 /// Shortest and longest period or penalty, in ms.
-pub const PERIOD_RANGE_MS: (u64, u64) = (1000, 86_400_000);
+pub(crate) const PERIOD_RANGE_MS: (u64, u64) = (1000, 86_400_000);
 /// Most site-wide rules in a set.
-pub const MAX_SITE_WIDE: usize = 2;
+pub(crate) const MAX_SITE_WIDE: usize = 2;
 /// Most key parts.
-pub const MAX_KEY_PARTS: usize = 5;
+pub(crate) const MAX_KEY_PARTS: usize = 5;
 
 /// Validates one rule on its own.
 pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {

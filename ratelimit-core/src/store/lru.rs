@@ -20,7 +20,7 @@ use crate::KeyDigest;
 /// What to do with a new key when the map is full and nothing sampled is
 /// idle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WhenFull {
+pub(crate) enum WhenFull {
     /// Evict the least recently used entry of the sample anyway.
     EvictLru,
     /// Do not store the new key.
@@ -29,7 +29,7 @@ pub enum WhenFull {
 
 /// What [`Lru::entry`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Inserted {
+pub(crate) enum Inserted {
     /// The key was there already.
     Found,
     /// A new entry, into free room or in place of an idle one.
@@ -54,7 +54,7 @@ const FIRST_SLOTS: usize = 16;
 /// value), so that no slot straddles two lines.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(align(64))]
-pub struct CacheLine;
+pub(crate) struct CacheLine;
 
 #[derive(Debug)]
 struct Slot<V, L> {
@@ -101,17 +101,17 @@ fn home(key: &KeyDigest, n: usize) -> usize {
 
 /// An entry of the map, as [`Lru::entry`] found or made it.
 #[derive(Debug)]
-pub struct Entry<'a, V> {
+pub(crate) struct Entry<'a, V> {
     /// The value.
-    pub value: &'a mut V,
+    pub(crate) value: &'a mut V,
     /// Whether it was there, new, or took a live entry's place.
-    pub how: Inserted,
+    pub(crate) how: Inserted,
     meta: &'a mut u64,
 }
 
 impl<V> Entry<'_, V> {
     /// Records when the entry becomes idle (Unix ms).
-    pub fn set_idle_at(&mut self, idle_at: u64) {
+    pub(crate) fn set_idle_at(&mut self, idle_at: u64) {
         *self.meta = pack(idle_at, *self.meta);
     }
 }
@@ -135,7 +135,7 @@ impl<V> Entry<'_, V> {
 /// assert!(m.entry(KeyDigest([2; 16]), 100, WhenFull::Refuse, || 8).is_some());
 /// ```
 #[derive(Debug)]
-pub struct Lru<V, L = ()> {
+pub(crate) struct Lru<V, L = ()> {
     slots: Vec<Slot<V, L>>,
     /// One byte per slot: 0 when free, else the key's [`tag`].
     tags: Vec<u8>,
@@ -148,7 +148,7 @@ pub struct Lru<V, L = ()> {
 impl<V, L> Lru<V, L> {
     /// A map that holds at most `capacity` entries. Nothing is allocated
     /// before the first insert.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Self {
             slots: Vec::new(),
             tags: Vec::new(),
@@ -160,17 +160,17 @@ impl<V, L> Lru<V, L> {
     }
 
     /// Entries held.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// Whether nothing is held.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Slots the table has allocated (entries plus free room).
-    pub fn slots(&self) -> usize {
+    pub(crate) fn slots(&self) -> usize {
         self.slots.len()
     }
 
@@ -208,7 +208,7 @@ impl<V, L> Lru<V, L> {
     }
 
     /// The value of `key`, marked as just used.
-    pub fn get_mut(&mut self, key: &KeyDigest) -> Option<&mut V> {
+    pub(crate) fn get_mut(&mut self, key: &KeyDigest) -> Option<&mut V> {
         let t = self.stamp();
         let i = self.find(key)?;
         let slot = &mut self.slots[i];
@@ -217,12 +217,12 @@ impl<V, L> Lru<V, L> {
     }
 
     /// The value of `key` without touching its recency.
-    pub fn peek(&self, key: &KeyDigest) -> Option<&V> {
+    pub(crate) fn peek(&self, key: &KeyDigest) -> Option<&V> {
         self.find(key).and_then(|i| self.slots[i].value.as_ref())
     }
 
     /// Removes `key`.
-    pub fn remove(&mut self, key: &KeyDigest) -> Option<V> {
+    pub(crate) fn remove(&mut self, key: &KeyDigest) -> Option<V> {
         let i = self.find(key)?;
         self.remove_at(i)
     }
@@ -293,7 +293,7 @@ impl<V, L> Lru<V, L> {
     /// the map is full, no sampled entry is idle at `now`, and the policy
     /// refuses. A new entry is idle at once until
     /// [`Entry::set_idle_at`] says otherwise.
-    pub fn entry(
+    pub(crate) fn entry(
         &mut self,
         key: KeyDigest,
         now: u64,
@@ -335,7 +335,7 @@ impl<V, L> Lru<V, L> {
     }
 
     /// Records when the entry of `key` becomes idle.
-    pub fn set_idle_at(&mut self, key: &KeyDigest, idle_at: u64) {
+    pub(crate) fn set_idle_at(&mut self, key: &KeyDigest, idle_at: u64) {
         if let Some(i) = self.find(key) {
             let m = &mut self.slots[i].meta;
             *m = pack(idle_at, *m);

@@ -12,9 +12,12 @@ use crate::backend::{Backend, BackendError, Batch, BoxFuture, Check, CheckResult
 use crate::HashKey;
 
 /// Subjects held by default.
-pub const DEFAULT_CAPACITY: usize = 1_000_000;
+pub(crate) const DEFAULT_CAPACITY: usize = 1_000_000;
 
-/// The in-memory backend.
+/// The in-memory backend: the limiter's default, a bounded store of
+/// 1,000,000 subjects (`Default`), or as many as
+/// [`with_capacity`](MemoryBackend::with_capacity) says; the least recently
+/// used subject (approximately) is evicted when it is full.
 ///
 /// # Examples
 ///

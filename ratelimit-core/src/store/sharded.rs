@@ -8,14 +8,14 @@ use crate::KeyDigest;
 /// Shards of a bounded LRU map, chosen by the key's digest (its first 8
 /// bytes; a shard's table places keys by their last 8).
 #[derive(Debug)]
-pub struct Sharded<V, L = ()> {
+pub(crate) struct Sharded<V, L = ()> {
     shards: Box<[Mutex<Lru<V, L>>]>,
 }
 
 impl<V, L> Sharded<V, L> {
     /// At most `capacity` entries in all (at least 1), over up to `shards`
     /// shards; the shards' capacities add up to exactly `capacity`.
-    pub fn new(capacity: usize, shards: usize) -> Self {
+    pub(crate) fn new(capacity: usize, shards: usize) -> Self {
         let capacity = capacity.max(1);
         let n = shards.clamp(1, capacity);
         let (per, extra) = (capacity / n, capacity % n);
@@ -27,13 +27,13 @@ impl<V, L> Sharded<V, L> {
 
     /// The shard holding `key`, locked. A poisoned lock is recovered: the
     /// map's invariants hold between operations.
-    pub fn shard(&self, key: &KeyDigest) -> MutexGuard<'_, Lru<V, L>> {
+    pub(crate) fn shard(&self, key: &KeyDigest) -> MutexGuard<'_, Lru<V, L>> {
         let i = (key.low64() % self.shards.len() as u64) as usize;
         self.shards[i].lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Entries held, over every shard.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.shards
             .iter()
             .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).len())
@@ -41,7 +41,7 @@ impl<V, L> Sharded<V, L> {
     }
 
     /// Whether nothing is held.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }

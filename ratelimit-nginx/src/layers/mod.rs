@@ -2,7 +2,6 @@
 //! `tower`); see the crate documentation.
 
 mod body;
-mod clock;
 mod conn_future;
 mod conn_layer;
 mod reject;
@@ -12,7 +11,6 @@ mod settings;
 mod source;
 
 pub use body::ConnBody;
-pub use clock::TokioClock;
 pub use conn_future::ConnFuture;
 pub use conn_layer::{LimitConn, LimitConnLayer};
 pub use req_future::ReqFuture;

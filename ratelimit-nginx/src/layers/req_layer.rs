@@ -69,7 +69,7 @@ impl LimitReqLayer {
         Self::new_with_clock(policy, SystemClock)
     }
 
-    /// A layer reading `clock` (such as a `ManualClock` or a [`TokioClock`](super::TokioClock)).
+    /// A layer reading `clock` (such as a `ManualClock` or a [`TokioClock`](ratelimit_core::TokioClock)).
     pub fn new_with_clock(policy: LimitReqPolicy, clock: impl Clock) -> Self {
         Self {
             settings: Settings::new(policy.zones().map(|z| z.key())),

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
+use ratelimit_core::backend::namespace;
 use ratelimit_core::backend::state_key;
-use ratelimit_core::limiter::namespace;
 use ratelimit_core::{Limiter, ManualClock, Outcome, RequestAttrs};
 
 use super::{limiter_on, req, rule, rules, Backends, Probe, T0};

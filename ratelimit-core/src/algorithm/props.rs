@@ -1,13 +1,14 @@
-//! Property tests of the algorithms over random timelines: non-decreasing
+//! Property tests of the algorithms (a unit test: the states they drive are
+//! crate-private) over random timelines: non-decreasing
 //! times from a random point of the day T0, limits 1..=20 (and a few large),
 //! periods 1 s..=1 h in whole seconds, bursts 1..=20 (or equal to the limit),
 //! costs 1..=3 (never above the limit or the burst).
 
+use super::{distinct, Algorithm, Decision, Quota, SubjectState};
+use crate::HashKey;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
-use ratelimit_core::algorithm::{distinct, Algorithm, Decision, Quota, SubjectState};
-use ratelimit_core::HashKey;
 
 /// The start of a day (Unix ms).
 const T0: u64 = 1_767_225_600_000;

@@ -1,12 +1,14 @@
 //! Digests recorded before the hash moved to the `siphasher` crate: request
 //! subjects, rule namespaces and distinct bits are stored in Valkey under
 //! these values, so a change here would orphan every live counter of a fleet.
+//! A unit test: the incremental hasher and the fallback key are
+//! crate-private.
 
 use std::time::Duration;
 
-use ratelimit_core::keys::{fallback, subject, KeyOutcome};
-use ratelimit_core::rules::RuleBuilder;
-use ratelimit_core::{HashKey, RequestAttrs};
+use crate::keys::{fallback, subject, KeyOutcome};
+use crate::rules::RuleBuilder;
+use crate::{HashKey, RequestAttrs};
 
 fn msg(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i * 7 + 3) as u8).collect()
