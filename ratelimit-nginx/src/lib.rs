@@ -95,7 +95,7 @@
 //!
 //! # Minimum supported Rust version
 //!
-//! Rust 1.85; raising it is a minor-version change.
+//! Rust 1.88; raising it is a minor-version change.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -119,21 +119,8 @@ impl<V> Entry<'_, V> {
 /// A bounded map from [`KeyDigest`] to `V` with approximate LRU eviction.
 /// `L` aligns the slots ([`CacheLine`]); `()` leaves them packed.
 ///
-/// # Examples
-///
-/// ```
-/// use ratelimit_core::store::{Inserted, Lru, WhenFull};
-/// use ratelimit_core::KeyDigest;
-///
-/// let mut m: Lru<u64> = Lru::new(1);
-/// let mut e = m.entry(KeyDigest([1; 16]), 0, WhenFull::Refuse, || 7).unwrap();
-/// assert_eq!((*e.value, e.how), (7, Inserted::New));
-/// e.set_idle_at(100);
-/// // Full, and the one entry is live until 100: refused.
-/// assert!(m.entry(KeyDigest([2; 16]), 50, WhenFull::Refuse, || 8).is_none());
-/// // At 100 it is idle and makes room.
-/// assert!(m.entry(KeyDigest([2; 16]), 100, WhenFull::Refuse, || 8).is_some());
-/// ```
+/// When full, an idle entry makes room; a live one is refused or evicted
+/// as the caller's [`WhenFull`] says (see `lru_tests.rs`).
 #[derive(Debug)]
 pub(crate) struct Lru<V, L = ()> {
     slots: Vec<Slot<V, L>>,

@@ -174,3 +174,21 @@ fn a_subject_state_slot_is_one_cache_line() {
     assert_eq!(align_of::<Slot<SubjectState, CacheLine>>(), 64);
     assert_eq!(size_of::<Slot<u64, ()>>(), 40);
 }
+
+#[test]
+fn a_full_table_refuses_until_its_entry_is_idle() {
+    let mut m: Lru<u64> = Lru::new(1);
+    let mut e = m
+        .entry(KeyDigest([1; 16]), 0, WhenFull::Refuse, || 7)
+        .unwrap();
+    assert_eq!((*e.value, e.how), (7, Inserted::New));
+    e.set_idle_at(100);
+    // Full, and the one entry is live until 100: refused.
+    assert!(m
+        .entry(KeyDigest([2; 16]), 50, WhenFull::Refuse, || 8)
+        .is_none());
+    // At 100 it is idle and makes room.
+    assert!(m
+        .entry(KeyDigest([2; 16]), 100, WhenFull::Refuse, || 8)
+        .is_some());
+}
