@@ -1,6 +1,17 @@
 //! Deciding one request: the whole flow of "How a request is checked".
+//!
+//! [`Limiter::check`] runs in two halves around the one backend call:
+//! `begin` (backstop, selection, keys, the penalty cache, the batch) and
+//! `finish` (answers, fail modes, the verdict). When the backend answers
+//! without waiting ([`Backend::check_now`](crate::backend::Backend::check_now))
+//! both run in the call and the future is ready; otherwise only the
+//! backend call and `finish` are left to a boxed future.
 
-use super::select::{Picked, Selector};
+use std::sync::Arc;
+
+use super::future::VerdictFuture;
+use super::publish::{Entry, Published};
+use super::select::Selector;
 use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{state_key_with, Batch, Check, CheckResult};
@@ -10,18 +21,81 @@ use crate::stats::Event;
 use crate::verdict::{CountItem, HeaderItem, Outcome, RuleReport, Verdict};
 use crate::{KeyDigest, RequestAttrs};
 
-/// One selected rule on its way to an answer.
-struct Pending<'p> {
-    picked: Picked<'p>,
+/// One selected rule on its way to an answer. `E` holds its entry:
+/// borrowed from the published set when the answer comes at once, shared
+/// when it is awaited.
+struct Pending<E> {
+    entry: E,
+    subject: KeyDigest,
+    blocks: bool,
     /// Where the subject's state (and its penalty) is keyed.
     key: KeyDigest,
     /// Answered before the backend (penalty cache).
     cached: Option<Decision>,
 }
 
+impl Pending<&Arc<Entry>> {
+    fn to_shared(&self) -> Pending<Arc<Entry>> {
+        Pending {
+            entry: self.entry.clone(),
+            subject: self.subject,
+            blocks: self.blocks,
+            key: self.key,
+            cached: self.cached,
+        }
+    }
+}
+
+/// A request decided up to the backend call.
+struct Plan<'p> {
+    verdict: Verdict,
+    pending: Vec<Pending<&'p Arc<Entry>>>,
+    batch: Batch,
+}
+
 impl Limiter {
     /// Decides one request.
-    pub async fn check(&self, req: &RequestAttrs) -> Verdict {
+    ///
+    /// With the in-memory backend the returned future is ready at once
+    /// ([`VerdictFuture::into_ready`]); it never borrows `self` or `req`.
+    pub fn check(&self, req: &RequestAttrs) -> VerdictFuture {
+        let published = self.published();
+        let plan = match self.begin(req, &published) {
+            Ok(plan) => plan,
+            Err(verdict) => return VerdictFuture::ready(verdict),
+        };
+        let local_rules = published.local_rules;
+        let answers = if plan.batch.checks.is_empty() {
+            Some(Vec::new())
+        } else {
+            self.inner.backend.check_now(&plan.batch)
+        };
+        if let Some(answers) = answers {
+            let Plan {
+                verdict,
+                pending,
+                batch,
+            } = plan;
+            return VerdictFuture::ready(self.finish(
+                verdict,
+                &pending,
+                &batch,
+                answers,
+                local_rules,
+            ));
+        }
+        let pending: Vec<_> = plan.pending.iter().map(Pending::to_shared).collect();
+        let (verdict, batch) = (plan.verdict, plan.batch);
+        let limiter = self.clone();
+        VerdictFuture::waiting(Box::pin(async move {
+            let answers = limiter.inner.backend.check(&batch).await;
+            limiter.finish(verdict, &pending, &batch, answers, local_rules)
+        }))
+    }
+
+    /// Everything before the backend call: the verdict itself when nothing
+    /// is left to ask (the backstop refused, or a missing key rejects).
+    fn begin<'p>(&self, req: &RequestAttrs, published: &'p Published) -> Result<Plan<'p>, Verdict> {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
         if let Some(backstop) = &inner.backstop {
@@ -31,11 +105,10 @@ impl Limiter {
                     let mut v = Verdict::forward();
                     v.outcome = Outcome::Limited;
                     v.retry_after_ms = d.retry_after_ms;
-                    return v;
+                    return Err(v);
                 }
             }
         }
-        let published = self.published();
         let hash_key = self.hash_key();
         let selector = Selector {
             req,
@@ -43,14 +116,14 @@ impl Limiter {
             switches: &inner.switches,
             now,
         };
-        let sel = selector.select(&published);
+        let sel = selector.select(published);
         if sel.capped {
             inner.stats.capped();
         }
         let mut verdict = Verdict::forward();
         if sel.reject {
             verdict.outcome = Outcome::BadRequest;
-            return verdict;
+            return Err(verdict);
         }
         for e in &sel.would_reject {
             verdict.would_limit.push(e.rule.id.clone());
@@ -83,7 +156,7 @@ impl Limiter {
         verdict.ticket.rules_sharing = published.counts.len();
 
         let mut checks = Vec::with_capacity(sel.rules.len());
-        let mut pending: Vec<Pending<'_>> = Vec::with_capacity(sel.rules.len());
+        let mut pending = Vec::with_capacity(sel.rules.len());
         for picked in sel.rules {
             let entry = picked.entry;
             let key = state_key_with(&entry.ns_key, &picked.subject);
@@ -106,34 +179,47 @@ impl Limiter {
                 });
             }
             pending.push(Pending {
-                picked,
+                entry: picked.entry,
+                subject: picked.subject,
+                blocks: picked.blocks,
                 key,
                 cached,
             });
         }
-        let batch = Batch::new(now, checks);
-        let mut answers = if batch.checks.is_empty() {
-            Vec::new()
-        } else {
-            inner.backend.check(&batch).await
-        }
-        .into_iter();
+        Ok(Plan {
+            verdict,
+            pending,
+            batch: Batch::new(now, checks),
+        })
+    }
 
+    /// Everything after the backend call: answers, fail modes, the verdict.
+    fn finish<E: AsRef<Entry>>(
+        &self,
+        mut verdict: Verdict,
+        pending: &[Pending<E>],
+        batch: &Batch,
+        answers: Vec<CheckResult>,
+        local_rules: usize,
+    ) -> Verdict {
+        let inner = &self.inner;
+        let now = batch.now_ms;
+        let mut answers = answers.into_iter();
         let mut unavailable = false;
         let mut next_check = batch.checks.iter();
-        for p in &pending {
+        for p in pending {
             let (decision, failed, cached) = match p.cached {
                 Some(d) => (Some(d), false, true),
                 None => {
                     let answer = answers.next();
                     match next_check.next() {
-                        Some(check) => self.resolve(check, answer, now, published.local_rules),
+                        Some(check) => self.resolve(check, answer, now, local_rules),
                         None => (None, true, false),
                     }
                 }
             };
-            let entry = p.picked.entry;
-            let blocks = p.picked.blocks;
+            let entry = p.entry.as_ref();
+            let blocks = p.blocks;
             let Some(d) = decision else {
                 // Failed open or closed, or untracked locally.
                 if failed && entry.rule.fail_mode == FailMode::Closed && blocks {
@@ -152,11 +238,11 @@ impl Limiter {
                 verdict.outcome = Outcome::Limited;
                 verdict.retry_after_ms = verdict.retry_after_ms.max(d.retry_after_ms);
                 entry.stats.record(Event::Limited);
-                entry.stats.record_subject(p.picked.subject);
+                entry.stats.record_subject(p.subject);
             } else if would_limit {
                 verdict.would_limit.push(entry.rule.id.clone());
                 entry.stats.record(Event::WouldLimit);
-                entry.stats.record_subject(p.picked.subject);
+                entry.stats.record_subject(p.subject);
             } else {
                 entry.stats.record(Event::Allowed);
             }
@@ -171,7 +257,7 @@ impl Limiter {
             }
             verdict.reports.push(RuleReport {
                 rule: entry.id.clone(),
-                subject: p.picked.subject,
+                subject: p.subject,
                 allowed: d.allowed,
                 remaining: d.remaining,
                 would_limit,

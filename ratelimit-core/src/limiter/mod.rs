@@ -33,6 +33,7 @@
 mod admin;
 mod builder;
 mod decide;
+mod future;
 mod keyed_hooks;
 mod publish;
 mod respond;
@@ -42,6 +43,7 @@ use std::sync::{Arc, RwLock};
 
 pub use admin::AdminError;
 pub use builder::LimiterBuilder;
+pub use future::VerdictFuture;
 pub(crate) use keyed_hooks::{Answer, RuleTarget};
 pub(crate) use publish::Published;
 pub use publish::{namespace, MAX_TEMPORARY_MS};
