@@ -49,3 +49,44 @@ async fn a_backend_without_check_now_is_awaited_once() {
     assert_eq!(v.outcome, Outcome::Limited);
     assert_eq!(probe.calls.load(Ordering::SeqCst), 2);
 }
+
+#[test]
+fn reports_only_when_asked() {
+    // No tracing subscriber here: debug is off, so only asking fills them.
+    let quiet = Limiter::builder(rules(ONE_PER_MINUTE))
+        .clock(ManualClock::new(T0))
+        .build();
+    let r = req("192.0.2.1", "/");
+    let v = quiet.check(&r).into_ready().expect("ready");
+    assert!(
+        v.reports.is_empty(),
+        "nothing built on the plain allow path"
+    );
+    let v = quiet.snapshot().reports(true).check(&r).into_ready();
+    let v = v.expect("ready");
+    assert_eq!(v.outcome, Outcome::Limited);
+    assert_eq!((&*v.reports[0].rule, v.reports[0].allowed), ("one", false));
+
+    let loud = Limiter::builder(rules(ONE_PER_MINUTE))
+        .clock(ManualClock::new(T0))
+        .reports(true)
+        .build();
+    let v = loud.check(&r).into_ready().expect("ready");
+    assert_eq!((&*v.reports[0].rule, v.reports[0].allowed), ("one", true));
+}
+
+#[test]
+fn a_snapshot_checks_against_the_rules_it_read() {
+    let l = Limiter::builder(rules(ONE_PER_MINUTE))
+        .clock(ManualClock::new(T0))
+        .build();
+    let snapshot = l.snapshot();
+    // Published after the snapshot was taken: the snapshot's check still
+    // decides with the rule set it read.
+    l.publish(rules("[]"));
+    let r = req("192.0.2.1", "/");
+    assert!(snapshot.check(&r).into_ready().expect("ready").is_forward());
+    let v = snapshot.check(&r).into_ready().expect("ready");
+    assert_eq!(v.outcome, Outcome::Limited);
+    assert!(l.check(&r).into_ready().expect("ready").is_forward());
+}

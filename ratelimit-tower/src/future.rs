@@ -189,7 +189,8 @@ pub(crate) fn too_large_answer(status: StatusCode) -> Response<Bytes> {
     res
 }
 
-/// Records the verdict on the span, the metrics and one event per rule.
+/// Records the verdict on the span, the metrics and one event per rule
+/// (the limiter fills the reports only while debug events are enabled).
 fn observe<M>(shared: &Shared<M>, span: &Span, verdict: &Verdict) {
     let label = outcome_label(verdict.outcome);
     span.record("outcome", label);

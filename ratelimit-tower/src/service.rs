@@ -100,8 +100,12 @@ where
                 Span::none(),
             );
         }
-        let needed = self.shared.limiter.headers_used();
-        let mut attrs = match self.shared.extractor.try_extract_only(&req, Some(&needed)) {
+        // One read of the published rules for both the headers to copy and
+        // the check; per-rule reports only while their events are enabled.
+        let snapshot =
+            (self.shared.limiter.snapshot()).reports(tracing::enabled!(tracing::Level::DEBUG));
+        let needed = snapshot.headers_used();
+        let mut attrs = match self.shared.extractor.try_extract_only(&req, Some(needed)) {
             Ok(attrs) => attrs,
             Err(too_large) => {
                 let span = tracing::debug_span!("ratelimit", outcome = "too_large");
@@ -118,8 +122,8 @@ where
         );
         // Decided now when the backend answers without I/O; the future
         // borrows neither the limiter nor the attributes.
-        let check = span.in_scope(|| self.shared.limiter.check(&attrs));
-        drop(attrs);
+        let check = span.in_scope(|| snapshot.check(&attrs));
+        drop((attrs, snapshot));
         // The instance that was driven to readiness serves this request.
         let clone = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, clone);

@@ -58,9 +58,24 @@ impl Limiter {
     ///
     /// With the in-memory backend the returned future is ready at once
     /// ([`VerdictFuture::into_ready`]); it never borrows `self` or `req`.
+    /// [`Verdict::reports`] is filled only when asked
+    /// ([`LimiterBuilder::reports`](super::LimiterBuilder::reports),
+    /// [`Snapshot::reports`](super::Snapshot::reports)) or while `tracing`
+    /// is enabled at debug level for this crate.
     pub fn check(&self, req: &RequestAttrs) -> VerdictFuture {
-        let published = self.published();
-        let plan = match self.begin(req, &published) {
+        self.decide(&self.published(), req, false)
+    }
+
+    /// [`Limiter::check`] against `published`; `reports` fills
+    /// [`Verdict::reports`].
+    pub(super) fn decide(
+        &self,
+        published: &Published,
+        req: &RequestAttrs,
+        reports: bool,
+    ) -> VerdictFuture {
+        let reports = reports || self.inner.reports || tracing::enabled!(tracing::Level::DEBUG);
+        let plan = match self.begin(req, published) {
             Ok(plan) => plan,
             Err(verdict) => return VerdictFuture::ready(verdict),
         };
@@ -76,20 +91,15 @@ impl Limiter {
                 pending,
                 batch,
             } = plan;
-            return VerdictFuture::ready(self.finish(
-                verdict,
-                &pending,
-                &batch,
-                answers,
-                local_rules,
-            ));
+            let verdict = self.finish(verdict, &pending, &batch, answers, local_rules, reports);
+            return VerdictFuture::ready(verdict);
         }
         let pending: Vec<_> = plan.pending.iter().map(Pending::to_shared).collect();
         let (verdict, batch) = (plan.verdict, plan.batch);
         let limiter = self.clone();
         VerdictFuture::waiting(Box::pin(async move {
             let answers = limiter.inner.backend.check(&batch).await;
-            limiter.finish(verdict, &pending, &batch, answers, local_rules)
+            limiter.finish(verdict, &pending, &batch, answers, local_rules, reports)
         }))
     }
 
@@ -201,6 +211,7 @@ impl Limiter {
         batch: &Batch,
         answers: Vec<CheckResult>,
         local_rules: usize,
+        reports: bool,
     ) -> Verdict {
         let inner = &self.inner;
         let now = batch.now_ms;
@@ -248,22 +259,24 @@ impl Limiter {
             }
             if blocks && entry.rule.ratelimit_headers {
                 verdict.headers.push(HeaderItem {
-                    id: entry.rule.id.clone(),
+                    id: entry.id.clone(),
                     quota: entry.rule.limit,
                     window_s: entry.rule.period_ms / 1000,
                     remaining: d.remaining,
                     reset_s: d.reset_ms.div_ceil(1000),
                 });
             }
-            verdict.reports.push(RuleReport {
-                rule: entry.id.clone(),
-                subject: p.subject,
-                allowed: d.allowed,
-                remaining: d.remaining,
-                would_limit,
-                failed,
-                from_penalty_cache: cached,
-            });
+            if reports {
+                verdict.reports.push(RuleReport {
+                    rule: entry.id.clone(),
+                    subject: p.subject,
+                    allowed: d.allowed,
+                    remaining: d.remaining,
+                    would_limit,
+                    failed,
+                    from_penalty_cache: cached,
+                });
+            }
         }
         if verdict.outcome != Outcome::Limited && unavailable {
             verdict.outcome = Outcome::Unavailable;

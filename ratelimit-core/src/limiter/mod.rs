@@ -38,6 +38,7 @@ mod keyed_hooks;
 mod publish;
 mod respond;
 mod select;
+mod snapshot;
 
 use std::sync::{Arc, RwLock};
 
@@ -48,6 +49,7 @@ pub(crate) use keyed_hooks::{Answer, RuleTarget};
 pub(crate) use publish::Published;
 pub use publish::{namespace, MAX_TEMPORARY_MS};
 pub use select::{MAX_COUNT_RULES, MAX_OTHER_RULES};
+pub use snapshot::Snapshot;
 
 use crate::backend::Backend;
 use crate::backstop::Backstop;
@@ -82,6 +84,8 @@ struct Inner {
     switches: Switches,
     fleet: Arc<dyn FleetSize>,
     stats: LimiterStats,
+    /// Whether every verdict carries its per-rule reports.
+    reports: bool,
 }
 
 impl Limiter {
@@ -121,7 +125,9 @@ impl Limiter {
 
     /// The (lower-case) names of the request headers the published rules
     /// read, in expressions, keys and allow lists: a caller building
-    /// [`RequestAttrs`](crate::RequestAttrs) needs to copy only these.
+    /// [`RequestAttrs`](crate::RequestAttrs) needs to copy only these. To
+    /// check the request against the same rule set (and read it once), use
+    /// [`Limiter::snapshot`].
     pub fn headers_used(&self) -> Arc<[String]> {
         self.published().headers_used.clone()
     }
