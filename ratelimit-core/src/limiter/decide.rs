@@ -1,15 +1,10 @@
-//! Deciding one request: the whole flow of "How a request is checked".
-//!
-//! [`Limiter::check`] runs in two halves around the one backend call:
-//! `begin` (backstop, selection, keys, the penalty cache, the batch) and
-//! `finish` (answers, fail modes, the verdict). When the backend answers
-//! without waiting ([`Backend::check_now`](crate::backend::Backend::check_now))
-//! both run in the call and the future is ready; otherwise only the
-//! backend call and `finish` are left to a boxed future.
+//! Deciding one request: the whole flow of "How a request is checked", in
+//! two halves around the one backend call: `begin` (backstop, selection,
+//! keys, the penalty cache, the batch) and `finish` (answers, fail modes,
+//! the verdict). `check.rs` runs them, with or without waiting.
 
 use std::sync::Arc;
 
-use super::future::VerdictFuture;
 use super::publish::{Entry, Published};
 use super::select::Selector;
 use super::Limiter;
@@ -24,7 +19,7 @@ use crate::{KeyDigest, RequestAttrs};
 /// One selected rule on its way to an answer. `E` holds its entry:
 /// borrowed from the published set when the answer comes at once, shared
 /// when it is awaited.
-struct Pending<E> {
+pub(super) struct Pending<E> {
     entry: E,
     subject: KeyDigest,
     blocks: bool,
@@ -35,7 +30,7 @@ struct Pending<E> {
 }
 
 impl Pending<&Arc<Entry>> {
-    fn to_shared(&self) -> Pending<Arc<Entry>> {
+    pub(super) fn to_shared(&self) -> Pending<Arc<Entry>> {
         Pending {
             entry: self.entry.clone(),
             subject: self.subject,
@@ -47,65 +42,20 @@ impl Pending<&Arc<Entry>> {
 }
 
 /// A request decided up to the backend call.
-struct Plan<'p> {
-    verdict: Verdict,
-    pending: Vec<Pending<&'p Arc<Entry>>>,
-    batch: Batch,
+pub(super) struct Plan<'p> {
+    pub(super) verdict: Verdict,
+    pub(super) pending: Vec<Pending<&'p Arc<Entry>>>,
+    pub(super) batch: Batch,
 }
 
 impl Limiter {
-    /// Decides one request.
-    ///
-    /// With the in-memory backend the returned future is ready at once
-    /// ([`VerdictFuture::into_ready`]); it never borrows `self` or `req`.
-    /// [`Verdict::reports`] is filled only when asked
-    /// ([`LimiterBuilder::reports`](super::LimiterBuilder::reports),
-    /// [`Snapshot::reports`](super::Snapshot::reports)) or while `tracing`
-    /// is enabled at debug level for this crate.
-    pub fn check(&self, req: &RequestAttrs) -> VerdictFuture {
-        self.decide(&self.published(), req, false)
-    }
-
-    /// [`Limiter::check`] against `published`; `reports` fills
-    /// [`Verdict::reports`].
-    pub(super) fn decide(
-        &self,
-        published: &Published,
-        req: &RequestAttrs,
-        reports: bool,
-    ) -> VerdictFuture {
-        let reports = reports || self.inner.reports || tracing::enabled!(tracing::Level::DEBUG);
-        let plan = match self.begin(req, published) {
-            Ok(plan) => plan,
-            Err(verdict) => return VerdictFuture::ready(verdict),
-        };
-        let local_rules = published.local_rules;
-        let answers = if plan.batch.checks.is_empty() {
-            Some(Vec::new())
-        } else {
-            self.inner.backend.check_now(&plan.batch)
-        };
-        if let Some(answers) = answers {
-            let Plan {
-                verdict,
-                pending,
-                batch,
-            } = plan;
-            let verdict = self.finish(verdict, &pending, &batch, answers, local_rules, reports);
-            return VerdictFuture::ready(verdict);
-        }
-        let pending: Vec<_> = plan.pending.iter().map(Pending::to_shared).collect();
-        let (verdict, batch) = (plan.verdict, plan.batch);
-        let limiter = self.clone();
-        VerdictFuture::waiting(Box::pin(async move {
-            let answers = limiter.inner.backend.check(&batch).await;
-            limiter.finish(verdict, &pending, &batch, answers, local_rules, reports)
-        }))
-    }
-
     /// Everything before the backend call: the verdict itself when nothing
     /// is left to ask (the backstop refused, or a missing key rejects).
-    fn begin<'p>(&self, req: &RequestAttrs, published: &'p Published) -> Result<Plan<'p>, Verdict> {
+    pub(super) fn begin<'p>(
+        &self,
+        req: &RequestAttrs,
+        published: &'p Published,
+    ) -> Result<Plan<'p>, Verdict> {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
         if let Some(backstop) = &inner.backstop {
@@ -204,7 +154,7 @@ impl Limiter {
     }
 
     /// Everything after the backend call: answers, fail modes, the verdict.
-    fn finish<E: AsRef<Entry>>(
+    pub(super) fn finish<E: AsRef<Entry>>(
         &self,
         mut verdict: Verdict,
         pending: &[Pending<E>],

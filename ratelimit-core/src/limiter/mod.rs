@@ -32,6 +32,7 @@
 
 mod admin;
 mod builder;
+mod check;
 mod decide;
 mod future;
 mod keyed_hooks;
