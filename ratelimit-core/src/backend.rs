@@ -211,6 +211,20 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
     /// backend could not answer is an `Err`; the others still count.
     fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>>;
 
+    /// Answers `batch` at once, without waiting, when this backend can (it
+    /// does no I/O, as the in-memory store): the same answers
+    /// [`Backend::check`] would give, and the limiter then does not call
+    /// `check` for this batch. `None` (the default, for backends that
+    /// wait on the network): nothing was counted, call `check`.
+    ///
+    /// This lets the limiter decide a request without boxing a future or
+    /// going through an async state: the request path of an in-process
+    /// backend stays synchronous.
+    fn check_now(&self, batch: &Batch) -> Option<Vec<CheckResult>> {
+        let _ = batch;
+        None
+    }
+
     /// Reads a subject's state at `now_ms` without counting: remaining,
     /// reset time and the end of a penalty (`blocked_until_ms`).
     fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
@@ -247,6 +261,10 @@ fn unsupported() -> BackendError {
 impl<B: Backend + ?Sized> Backend for Arc<B> {
     fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
         (**self).check(batch)
+    }
+
+    fn check_now(&self, batch: &Batch) -> Option<Vec<CheckResult>> {
+        (**self).check_now(batch)
     }
 
     fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {

@@ -24,7 +24,7 @@ pub enum Outcome {
 #[non_exhaustive]
 pub struct HeaderItem {
     /// The rule's id.
-    pub id: String,
+    pub id: Arc<str>,
     /// The limit (`q`).
     pub quota: u64,
     /// The window in seconds (`w`).
@@ -97,7 +97,10 @@ pub struct Verdict {
     pub headers: Vec<HeaderItem>,
     /// Ids of log rules that counted this request as over their limit.
     pub would_limit: Vec<String>,
-    /// What each rule said.
+    /// What each rule said: filled only when asked
+    /// ([`LimiterBuilder::reports`](crate::LimiterBuilder::reports)) or
+    /// while `tracing` is enabled at debug level for this crate, so that
+    /// the allow path allocates nothing for it.
     pub reports: Vec<RuleReport>,
     /// Count rules to count the upstream's answer against.
     pub ticket: ResponseTicket,

@@ -9,6 +9,7 @@ use std::task::{ready, Context, Poll};
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use pin_project_lite::pin_project;
+use ratelimit_core::limiter::VerdictFuture;
 use ratelimit_core::{Outcome, Verdict};
 use tower_service::Service;
 use tracing::Span;
@@ -17,9 +18,6 @@ use crate::layer::Shared;
 use crate::response::outcome_label;
 use crate::service::own_answer;
 use crate::{headers, MakeResponse, ResponseBody, WouldLimit};
-
-/// The limiter's check of one request.
-pub(crate) type CheckFuture = Pin<Box<dyn Future<Output = Verdict> + Send>>;
 
 pin_project! {
     /// The response future of [`RateLimit`](crate::RateLimit).
@@ -42,8 +40,9 @@ pin_project! {
     where
         S: Service<Request<ReqB>>,
     {
+        // The backend has not answered yet (a backend with I/O).
         Checking {
-            check: CheckFuture,
+            check: VerdictFuture,
             request: Option<Request<ReqB>>,
             inner: Option<S>,
         },
@@ -51,6 +50,10 @@ pin_project! {
             #[pin]
             future: S::Future,
             verdict: Verdict,
+        },
+        // Refused at once: the limiter's answer is built on the first poll.
+        Refused {
+            verdict: Option<Verdict>,
         },
         // The layer's own answer, without asking the limiter.
         Answered {
@@ -64,19 +67,38 @@ impl<S, ReqB, M> ResponseFuture<S, ReqB, M>
 where
     S: Service<Request<ReqB>>,
 {
+    /// A future for `request`, checked by `check`: when the verdict is
+    /// already there (the in-memory backend) the inner service is called
+    /// now, or the refusal is set up, with no async step in between.
     pub(crate) fn new(
-        check: CheckFuture,
+        check: VerdictFuture,
         request: Request<ReqB>,
-        inner: S,
+        mut inner: S,
         shared: Arc<Shared<M>>,
         span: Span,
     ) -> Self {
-        Self {
-            state: State::Checking {
+        let entered = span.enter();
+        let state = match check.into_ready() {
+            Ok(verdict) => {
+                observe(&shared, &span, &verdict);
+                if verdict.outcome == Outcome::Forward {
+                    let future = inner.call(request);
+                    State::Calling { future, verdict }
+                } else {
+                    State::Refused {
+                        verdict: Some(verdict),
+                    }
+                }
+            }
+            Err(check) => State::Checking {
                 check,
                 request: Some(request),
                 inner: Some(inner),
             },
+        };
+        drop(entered);
+        Self {
+            state,
             shared,
             span,
         }
@@ -112,7 +134,7 @@ where
                     request,
                     inner,
                 } => {
-                    let verdict = ready!(check.as_mut().poll(cx));
+                    let verdict = ready!(Pin::new(check).poll(cx));
                     observe(this.shared, this.span, &verdict);
                     if verdict.outcome != Outcome::Forward {
                         this.state.set(State::Done);
@@ -130,6 +152,14 @@ where
                     let result = result.map(|res| forwarded(this.shared, verdict, res));
                     this.state.set(State::Done);
                     return Poll::Ready(result);
+                }
+                StateProj::Refused { verdict } => {
+                    let verdict = verdict.take();
+                    this.state.set(State::Done);
+                    return match verdict {
+                        Some(v) => Poll::Ready(Ok(answer(this.shared, &v))),
+                        None => Poll::Pending,
+                    };
                 }
                 StateProj::Answered { response } => {
                     let response = response.take();
@@ -159,7 +189,8 @@ pub(crate) fn too_large_answer(status: StatusCode) -> Response<Bytes> {
     res
 }
 
-/// Records the verdict on the span, the metrics and one event per rule.
+/// Records the verdict on the span, the metrics and one event per rule
+/// (the limiter fills the reports only while debug events are enabled).
 fn observe<M>(shared: &Shared<M>, span: &Span, verdict: &Verdict) {
     let label = outcome_label(verdict.outcome);
     span.record("outcome", label);

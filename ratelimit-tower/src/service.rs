@@ -10,7 +10,7 @@ use ratelimit_core::Limiter;
 use tower_service::Service;
 use tracing::Span;
 
-use crate::future::{too_large_answer, CheckFuture, ResponseFuture};
+use crate::future::{too_large_answer, ResponseFuture};
 use crate::layer::Shared;
 use crate::missing_peer::missing_peer_answer;
 use crate::{JsonResponse, MakeResponse, RateLimitLayer, ResponseBody};
@@ -100,8 +100,12 @@ where
                 Span::none(),
             );
         }
-        let needed = self.shared.limiter.headers_used();
-        let mut attrs = match self.shared.extractor.try_extract_only(&req, Some(&needed)) {
+        // One read of the published rules for both the headers to copy and
+        // the check; per-rule reports only while their events are enabled.
+        let snapshot =
+            (self.shared.limiter.snapshot()).reports(tracing::enabled!(tracing::Level::DEBUG));
+        let needed = snapshot.headers_used();
+        let mut attrs = match self.shared.extractor.try_extract_only(&req, Some(needed)) {
             Ok(attrs) => attrs,
             Err(too_large) => {
                 let span = tracing::debug_span!("ratelimit", outcome = "too_large");
@@ -116,10 +120,10 @@ where
             path = %attrs.path,
             outcome = tracing::field::Empty,
         );
-        let limiter = self.shared.limiter.clone();
-        // `Limiter::check` is an `async fn`: its future has no name, so it
-        // is boxed (one allocation per request).
-        let check: CheckFuture = Box::pin(async move { limiter.check(&attrs).await });
+        // Decided now when the backend answers without I/O; the future
+        // borrows neither the limiter nor the attributes.
+        let check = span.in_scope(|| snapshot.check(&attrs));
+        drop((attrs, snapshot));
         // The instance that was driven to readiness serves this request.
         let clone = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, clone);

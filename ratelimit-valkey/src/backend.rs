@@ -302,6 +302,8 @@ impl ValkeyBackend {
     }
 }
 
+// `check_now` keeps its default (`None`): every answer needs a round trip,
+// so the limiter awaits `check`.
 impl Backend for ValkeyBackend {
     fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
         Box::pin(self.run(batch))

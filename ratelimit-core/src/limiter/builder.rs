@@ -43,6 +43,7 @@ pub struct LimiterBuilder {
     count_capacity: usize,
     backstop: Option<BackstopConfig>,
     fleet: Arc<dyn FleetSize>,
+    reports: bool,
 }
 
 impl LimiterBuilder {
@@ -58,6 +59,7 @@ impl LimiterBuilder {
             count_capacity: DEFAULT_LOCAL_CAPACITY,
             backstop: None,
             fleet: Arc::new(StaticFleet(1)),
+            reports: false,
         }
     }
 
@@ -132,6 +134,16 @@ impl LimiterBuilder {
         self
     }
 
+    /// Fills [`Verdict::reports`](crate::Verdict::reports) (what each rule
+    /// said) on every check. Off by default: reports are then built only
+    /// while `tracing` is enabled at debug level for this crate, or when
+    /// the caller asks ([`Snapshot::reports`](super::Snapshot::reports)),
+    /// so the plain allow path allocates none.
+    pub fn reports(mut self, on: bool) -> Self {
+        self.reports = on;
+        self
+    }
+
     /// Builds the limiter.
     pub fn build(self) -> Limiter {
         let backend = self
@@ -153,6 +165,7 @@ impl LimiterBuilder {
                 switches: Switches::default(),
                 fleet: self.fleet,
                 stats: LimiterStats::default(),
+                reports: self.reports,
             }),
         }
     }

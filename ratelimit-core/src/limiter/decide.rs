@@ -1,6 +1,12 @@
-//! Deciding one request: the whole flow of "How a request is checked".
+//! Deciding one request: the whole flow of "How a request is checked", in
+//! two halves around the one backend call: `begin` (backstop, selection,
+//! keys, the penalty cache, the batch) and `finish` (answers, fail modes,
+//! the verdict). `check.rs` runs them, with or without waiting.
 
-use super::select::{Picked, Selector};
+use std::sync::Arc;
+
+use super::publish::{Entry, Published};
+use super::select::Selector;
 use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{state_key_with, Batch, Check, CheckResult};
@@ -10,18 +16,46 @@ use crate::stats::Event;
 use crate::verdict::{CountItem, HeaderItem, Outcome, RuleReport, Verdict};
 use crate::{KeyDigest, RequestAttrs};
 
-/// One selected rule on its way to an answer.
-struct Pending<'p> {
-    picked: Picked<'p>,
+/// One selected rule on its way to an answer. `E` holds its entry:
+/// borrowed from the published set when the answer comes at once, shared
+/// when it is awaited.
+pub(super) struct Pending<E> {
+    entry: E,
+    subject: KeyDigest,
+    blocks: bool,
     /// Where the subject's state (and its penalty) is keyed.
     key: KeyDigest,
     /// Answered before the backend (penalty cache).
     cached: Option<Decision>,
 }
 
+impl Pending<&Arc<Entry>> {
+    pub(super) fn to_shared(&self) -> Pending<Arc<Entry>> {
+        Pending {
+            entry: self.entry.clone(),
+            subject: self.subject,
+            blocks: self.blocks,
+            key: self.key,
+            cached: self.cached,
+        }
+    }
+}
+
+/// A request decided up to the backend call.
+pub(super) struct Plan<'p> {
+    pub(super) verdict: Verdict,
+    pub(super) pending: Vec<Pending<&'p Arc<Entry>>>,
+    pub(super) batch: Batch,
+}
+
 impl Limiter {
-    /// Decides one request.
-    pub async fn check(&self, req: &RequestAttrs) -> Verdict {
+    /// Everything before the backend call: the verdict itself when nothing
+    /// is left to ask (the backstop refused, or a missing key rejects).
+    pub(super) fn begin<'p>(
+        &self,
+        req: &RequestAttrs,
+        published: &'p Published,
+    ) -> Result<Plan<'p>, Verdict> {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
         if let Some(backstop) = &inner.backstop {
@@ -31,11 +65,10 @@ impl Limiter {
                     let mut v = Verdict::forward();
                     v.outcome = Outcome::Limited;
                     v.retry_after_ms = d.retry_after_ms;
-                    return v;
+                    return Err(v);
                 }
             }
         }
-        let published = self.published();
         let hash_key = self.hash_key();
         let selector = Selector {
             req,
@@ -43,14 +76,14 @@ impl Limiter {
             switches: &inner.switches,
             now,
         };
-        let sel = selector.select(&published);
+        let sel = selector.select(published);
         if sel.capped {
             inner.stats.capped();
         }
         let mut verdict = Verdict::forward();
         if sel.reject {
             verdict.outcome = Outcome::BadRequest;
-            return verdict;
+            return Err(verdict);
         }
         for e in &sel.would_reject {
             verdict.would_limit.push(e.rule.id.clone());
@@ -83,7 +116,7 @@ impl Limiter {
         verdict.ticket.rules_sharing = published.counts.len();
 
         let mut checks = Vec::with_capacity(sel.rules.len());
-        let mut pending: Vec<Pending<'_>> = Vec::with_capacity(sel.rules.len());
+        let mut pending = Vec::with_capacity(sel.rules.len());
         for picked in sel.rules {
             let entry = picked.entry;
             let key = state_key_with(&entry.ns_key, &picked.subject);
@@ -111,38 +144,51 @@ impl Limiter {
                 });
             }
             pending.push(Pending {
-                picked,
+                entry: picked.entry,
+                subject: picked.subject,
+                blocks: picked.blocks,
                 key,
                 cached,
             });
         }
-        let batch = Batch::new(now, checks);
-        let mut answers = if batch.checks.is_empty() {
-            Vec::new()
-        } else {
-            inner.backend.check(&batch).await
-        }
-        .into_iter();
+        Ok(Plan {
+            verdict,
+            pending,
+            batch: Batch::new(now, checks),
+        })
+    }
 
+    /// Everything after the backend call: answers, fail modes, the verdict.
+    pub(super) fn finish<E: AsRef<Entry>>(
+        &self,
+        mut verdict: Verdict,
+        pending: &[Pending<E>],
+        batch: &Batch,
+        answers: Vec<CheckResult>,
+        local_rules: usize,
+        reports: bool,
+    ) -> Verdict {
+        let inner = &self.inner;
+        let now = batch.now_ms;
+        let mut answers = answers.into_iter();
         let mut unavailable = false;
         let mut next_check = batch.checks.iter();
-        for p in &pending {
+        for p in pending {
             let (decision, failed, cached) = match p.cached {
                 Some(d) => (Some(d), false, true),
                 None => {
                     let answer = answers.next();
                     match next_check.next() {
                         Some(check) => {
-                            let blocks = p.picked.blocks;
-                            self.remember_refusal(check, answer.as_ref(), blocks, now);
-                            self.resolve(check, answer, now, published.local_rules)
+                            self.remember_refusal(check, answer.as_ref(), p.blocks, now);
+                            self.resolve(check, answer, now, local_rules)
                         }
                         None => (None, true, false),
                     }
                 }
             };
-            let entry = p.picked.entry;
-            let blocks = p.picked.blocks;
+            let entry = p.entry.as_ref();
+            let blocks = p.blocks;
             let Some(d) = decision else {
                 // Failed open or closed, or untracked locally.
                 if failed && entry.rule.fail_mode == FailMode::Closed && blocks {
@@ -161,32 +207,34 @@ impl Limiter {
                 verdict.outcome = Outcome::Limited;
                 verdict.retry_after_ms = verdict.retry_after_ms.max(d.retry_after_ms);
                 entry.stats.record(Event::Limited);
-                entry.stats.record_subject(p.picked.subject);
+                entry.stats.record_subject(p.subject);
             } else if would_limit {
                 verdict.would_limit.push(entry.rule.id.clone());
                 entry.stats.record(Event::WouldLimit);
-                entry.stats.record_subject(p.picked.subject);
+                entry.stats.record_subject(p.subject);
             } else {
                 entry.stats.record(Event::Allowed);
             }
             if blocks && entry.rule.ratelimit_headers {
                 verdict.headers.push(HeaderItem {
-                    id: entry.rule.id.clone(),
+                    id: entry.id.clone(),
                     quota: entry.rule.limit,
                     window_s: entry.rule.period_ms / 1000,
                     remaining: d.remaining,
                     reset_s: d.reset_ms.div_ceil(1000),
                 });
             }
-            verdict.reports.push(RuleReport {
-                rule: entry.id.clone(),
-                subject: p.picked.subject,
-                allowed: d.allowed,
-                remaining: d.remaining,
-                would_limit,
-                failed,
-                from_penalty_cache: cached,
-            });
+            if reports {
+                verdict.reports.push(RuleReport {
+                    rule: entry.id.clone(),
+                    subject: p.subject,
+                    allowed: d.allowed,
+                    remaining: d.remaining,
+                    would_limit,
+                    failed,
+                    from_penalty_cache: cached,
+                });
+            }
         }
         if verdict.outcome != Outcome::Limited && unavailable {
             verdict.outcome = Outcome::Unavailable;

@@ -34,20 +34,25 @@
 
 mod admin;
 mod builder;
+mod check;
 mod decide;
+mod future;
 mod keyed_hooks;
 mod overlimit;
 mod publish;
 mod respond;
 mod select;
+mod snapshot;
 
 use std::sync::{Arc, RwLock};
 
 pub use admin::AdminError;
 pub use builder::LimiterBuilder;
+pub use future::VerdictFuture;
 pub(crate) use keyed_hooks::{Answer, RuleTarget};
 pub(crate) use publish::Published;
 pub(crate) use select::MAX_OTHER_RULES;
+pub use snapshot::Snapshot;
 
 use crate::backend::Backend;
 use crate::backstop::Backstop;
@@ -105,6 +110,8 @@ struct Inner {
     switches: Switches,
     fleet: Arc<dyn FleetSize>,
     stats: LimiterStats,
+    /// Whether every verdict carries its per-rule reports.
+    reports: bool,
 }
 
 impl Limiter {
@@ -144,7 +151,9 @@ impl Limiter {
 
     /// The (lower-case) names of the request headers the published rules
     /// read, in expressions, keys and allow lists: a caller building
-    /// [`RequestAttrs`](crate::RequestAttrs) needs to copy only these.
+    /// [`RequestAttrs`](crate::RequestAttrs) needs to copy only these. To
+    /// check the request against the same rule set (and read it once), use
+    /// [`Limiter::snapshot`].
     pub fn headers_used(&self) -> Arc<[String]> {
         self.published().headers_used.clone()
     }

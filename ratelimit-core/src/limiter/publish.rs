@@ -31,9 +31,9 @@ pub(crate) struct Entry {
 #[derive(Debug, Default)]
 pub(crate) struct Published {
     pub(crate) set: RuleSet,
-    pub(crate) site_wide: Vec<Entry>,
-    pub(crate) others: Vec<Entry>,
-    pub(crate) counts: Vec<Entry>,
+    pub(crate) site_wide: Vec<Arc<Entry>>,
+    pub(crate) others: Vec<Arc<Entry>>,
+    pub(crate) counts: Vec<Arc<Entry>>,
     pub(crate) local_rules: usize,
     /// Rules added at run time (they must expire within 24 hours).
     pub(crate) temporary: Vec<Arc<Rule>>,
@@ -58,7 +58,7 @@ impl Published {
                 .and_then(|old| old.stats_of(&rule.id))
                 .unwrap_or_else(|| Arc::new(RuleStats::new(&rule.id)));
             let ns = namespace(rule);
-            let entry = Entry {
+            let entry = Arc::new(Entry {
                 rule: rule.clone(),
                 id: rule.id.as_str().into(),
                 ns_key: crate::backend::namespace_key(&ns),
@@ -66,7 +66,7 @@ impl Published {
                 namespace: ns.into(),
                 stats,
                 added_at_run_time,
-            };
+            });
             if rule.is_count_rule() {
                 p.counts.push(entry);
             } else if rule.is_site_wide() {

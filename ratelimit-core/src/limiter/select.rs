@@ -13,6 +13,8 @@
 //! rule that blocks; a log rule (or any rule while the kill switch is on)
 //! lets the request through and records that it would have rejected it.
 
+use std::sync::Arc;
+
 use super::publish::{Entry, Published};
 use crate::algorithm::distinct;
 use crate::keys::{distinct_value, subject, KeyOutcome};
@@ -28,7 +30,7 @@ pub(crate) const MAX_COUNT_RULES: usize = 5;
 /// A rule picked for this request.
 #[derive(Debug)]
 pub(crate) struct Picked<'p> {
-    pub(crate) entry: &'p Entry,
+    pub(crate) entry: &'p Arc<Entry>,
     pub(crate) subject: KeyDigest,
     pub(crate) bit: Option<u16>,
     pub(crate) blocks: bool,
@@ -44,7 +46,7 @@ pub(crate) struct Selection<'p> {
     pub(crate) penalty_only: Vec<Picked<'p>>,
     /// Rules that would have rejected the request (a missing key with
     /// `reject`) but only log.
-    pub(crate) would_reject: Vec<&'p Entry>,
+    pub(crate) would_reject: Vec<&'p Arc<Entry>>,
     pub(crate) reject: bool,
     pub(crate) capped: bool,
 }
@@ -75,12 +77,12 @@ impl Selector<'_> {
     }
 
     /// Keys one matching rule; expired rules are counted and skipped.
-    fn pick<'p>(&self, e: &'p Entry) -> Pick<'p> {
+    fn pick<'p>(&self, e: &'p Arc<Entry>) -> Pick<'p> {
         self.pick_with(e, true)
     }
 
     /// Keys one matching rule, recording skips in its stats when `record`.
-    fn pick_with<'p>(&self, e: &'p Entry, record: bool) -> Pick<'p> {
+    fn pick_with<'p>(&self, e: &'p Arc<Entry>, record: bool) -> Pick<'p> {
         if e.rule.expired_at(self.now) {
             if record {
                 e.stats.record(Event::Expired);
@@ -121,7 +123,7 @@ impl Selector<'_> {
 
     /// A missing key with `reject`: 400 under a blocking rule; a log rule
     /// only records that it would have rejected.
-    fn reject<'p>(&self, e: &'p Entry, sel: &mut Selection<'p>) {
+    fn reject<'p>(&self, e: &'p Arc<Entry>, sel: &mut Selection<'p>) {
         if self.blocks(e) {
             sel.reject = true;
         } else {

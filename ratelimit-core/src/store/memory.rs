@@ -99,6 +99,10 @@ impl Backend for MemoryBackend {
         Box::pin(std::future::ready(out))
     }
 
+    fn check_now(&self, batch: &Batch) -> Option<Vec<CheckResult>> {
+        Some(MemoryBackend::check_now(self, batch))
+    }
+
     fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
         let shard = self.map.shard(&check.state_key);
         let algorithm = check.rule.algorithm;

@@ -28,7 +28,7 @@ pub async fn penalty_cache_answers_without_the_backend(b: &impl Backends) {
     );
     let calls = probe.calls();
     clock.set_ms(T0 + 65_000);
-    let v = l.check(&r).await;
+    let v = l.snapshot().reports(true).check(&r).await;
     assert_eq!(v.retry_after_secs(), Some(235));
     assert!(v.reports[0].from_penalty_cache);
     assert_eq!(probe.calls(), calls, "no backend call while blocked");
@@ -46,6 +46,7 @@ pub async fn another_instance_learns_a_penalty_from_the_shared_backend(b: &impl 
         )))
         .clock(clock.clone())
         .backend_arc(backend)
+        .reports(true)
         .build()
     };
     let (a, b) = (make(one), make(two));
@@ -121,5 +122,5 @@ pub async fn log_rule_records_would_limit_and_a_penalty_never_blocks(b: &impl Ba
 }
 
 async fn subject_of_check(l: &Limiter, r: &RequestAttrs) -> ratelimit_core::KeyDigest {
-    l.check(r).await.reports[0].subject
+    l.snapshot().reports(true).check(r).await.reports[0].subject
 }

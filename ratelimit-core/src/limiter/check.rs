@@ -1,0 +1,62 @@
+//! [`Limiter::check`]: a request decided in the call when the backend
+//! answers without waiting ([`Backend::check_now`]), else the backend call
+//! and the rest of the decision left to one boxed `'static` future.
+//!
+//! [`Backend::check_now`]: crate::backend::Backend::check_now
+
+use super::decide::{Pending, Plan};
+use super::future::VerdictFuture;
+use super::publish::Published;
+use super::Limiter;
+use crate::RequestAttrs;
+
+impl Limiter {
+    /// Decides one request.
+    ///
+    /// With the in-memory backend the returned future is ready at once
+    /// ([`VerdictFuture::into_ready`]); it never borrows `self` or `req`.
+    /// [`Verdict::reports`](crate::Verdict::reports) is filled only when asked
+    /// ([`LimiterBuilder::reports`](super::LimiterBuilder::reports),
+    /// [`Snapshot::reports`](super::Snapshot::reports)) or while `tracing`
+    /// is enabled at debug level for this crate.
+    pub fn check(&self, req: &RequestAttrs) -> VerdictFuture {
+        self.decide(&self.published(), req, false)
+    }
+
+    /// [`Limiter::check`] against `published`; `reports` fills
+    /// [`Verdict::reports`](crate::Verdict::reports).
+    pub(super) fn decide(
+        &self,
+        published: &Published,
+        req: &RequestAttrs,
+        reports: bool,
+    ) -> VerdictFuture {
+        let reports = reports || self.inner.reports || tracing::enabled!(tracing::Level::DEBUG);
+        let plan = match self.begin(req, published) {
+            Ok(plan) => plan,
+            Err(verdict) => return VerdictFuture::ready(verdict),
+        };
+        let local_rules = published.local_rules;
+        let answers = if plan.batch.checks.is_empty() {
+            Some(Vec::new())
+        } else {
+            self.inner.backend.check_now(&plan.batch)
+        };
+        if let Some(answers) = answers {
+            let Plan {
+                verdict,
+                pending,
+                batch,
+            } = plan;
+            let verdict = self.finish(verdict, &pending, &batch, answers, local_rules, reports);
+            return VerdictFuture::ready(verdict);
+        }
+        let pending: Vec<_> = plan.pending.iter().map(Pending::to_shared).collect();
+        let (verdict, batch) = (plan.verdict, plan.batch);
+        let limiter = self.clone();
+        VerdictFuture::waiting(Box::pin(async move {
+            let answers = limiter.inner.backend.check(&batch).await;
+            limiter.finish(verdict, &pending, &batch, answers, local_rules, reports)
+        }))
+    }
+}

@@ -1,0 +1,78 @@
+//! [`Snapshot`]: the published rule set read once for one request.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::future::VerdictFuture;
+use super::{Limiter, Published};
+use crate::RequestAttrs;
+
+/// The rule set published when it was taken, for one request: the headers
+/// its rules read (to build the request's attributes), then the check
+/// against those same rules. One read of the published set per request
+/// instead of two ([`Limiter::headers_used`], then [`Limiter::check`]), and
+/// no publish can slip in between.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::{Limiter, RequestAttrs};
+/// use ratelimit_core::rules::RuleSet;
+///
+/// let rules = RuleSet::from_json(r#"[{"id": "per-user", "expression": "true",
+///     "algorithm": "fixed_window", "limit": 10, "period": "1m",
+///     "key": ["ip", "header:x-user"]}]"#).unwrap();
+/// let limiter = Limiter::new(rules);
+/// let snapshot = limiter.snapshot().reports(true);
+/// assert_eq!(snapshot.headers_used(), ["x-user"]);
+/// let req = RequestAttrs::new("203.0.113.7".parse().unwrap()).with_header("x-user", "ann");
+/// let verdict = snapshot.check(&req).into_ready().unwrap();
+/// assert!(verdict.is_forward());
+/// assert_eq!(verdict.reports.len(), 1);
+/// ```
+pub struct Snapshot<'l> {
+    limiter: &'l Limiter,
+    published: Arc<Published>,
+    reports: bool,
+}
+
+impl Limiter {
+    /// The published rule set, read once for one request.
+    pub fn snapshot(&self) -> Snapshot<'_> {
+        Snapshot {
+            limiter: self,
+            published: self.published(),
+            reports: false,
+        }
+    }
+}
+
+impl Snapshot<'_> {
+    /// The request headers these rules read (lower-case, sorted): see
+    /// [`Limiter::headers_used`].
+    pub fn headers_used(&self) -> &[String] {
+        &self.published.headers_used
+    }
+
+    /// Also fills [`Verdict::reports`](crate::Verdict::reports) for this
+    /// check (see [`LimiterBuilder::reports`](super::LimiterBuilder::reports)).
+    #[must_use]
+    pub fn reports(mut self, on: bool) -> Self {
+        self.reports = on;
+        self
+    }
+
+    /// Decides one request against these rules: [`Limiter::check`].
+    pub fn check(&self, req: &RequestAttrs) -> VerdictFuture {
+        self.limiter.decide(&self.published, req, self.reports)
+    }
+}
+
+impl fmt::Debug for Snapshot<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("rules", &self.published.set.rules().len())
+            .field("reports", &self.reports)
+            .finish_non_exhaustive()
+    }
+}
