@@ -62,6 +62,7 @@ fn fleet(pair: &[Arc<dyn Backend>; 2], clock: &ManualClock, cache: usize) -> Vec
                 .clock(clock.clone())
                 .backend_arc(b.clone())
                 .overlimit_cache_capacity(cache)
+                .reports(true)
                 .build()
         })
         .collect()
@@ -160,6 +161,7 @@ pub async fn a_flood_asks_the_backend_once_per_earliest_admission(b: &impl Backe
         Limiter::builder(rules(json))
             .clock(clock.clone())
             .backend_arc(p.clone())
+            .reports(true)
             .build()
     };
     let (a, b) = (make(&p1), make(&p2));
@@ -222,6 +224,7 @@ pub async fn a_publish_drops_the_cached_refusals_of_its_rules(b: &impl Backends)
     let l = Limiter::builder(rules(&json(1)))
         .clock(clock.clone())
         .backend_arc(probe.clone())
+        .reports(true)
         .build();
     let r = req("192.0.2.1", "/");
     assert!(l.check(&r).await.is_forward());
