@@ -142,7 +142,10 @@ async fn a_cluster_backend_builds_before_its_slot_map_is_known() {
     let e = build(true).await.expect_err("no seed answers");
     assert!(matches!(e, Error::Topology(_)), "{e:?}");
     let proxy_addr = proxy.url().trim_start_matches("redis://").to_owned();
-    assert!(e.to_string().contains(&proxy_addr), "names the seed node: {e}");
+    assert!(
+        e.to_string().contains(&proxy_addr),
+        "names the seed node: {e}"
+    );
 
     let backend = build(false).await.expect("builds before the slot map");
     let check = check_of(
