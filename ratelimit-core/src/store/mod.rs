@@ -1,4 +1,4 @@
-//! In-process storage: the bounded map ([`Lru`], sharded as [`Sharded`])
+//! In-process storage: the bounded map (`Lru`, sharded as `Sharded`)
 //! that every in-process table of the core uses (the in-memory backend,
 //! the penalty cache, the local stores, the backstop), and the in-memory
 //! backend.
