@@ -21,7 +21,7 @@ use axum::response::Response;
 use axum::Router;
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::store::MemoryBackend;
-use ratelimit_core::Limiter;
+use ratelimit_core::{Limiter, ManualClock};
 use ratelimit_tests::support::http::{exchange, get, pipeline, serve_axum, serve_roomy};
 use ratelimit_tower::{Cidr, ForwardedHeader, RateLimitLayer, TrustedProxies, VerifiedClaims};
 
@@ -74,7 +74,11 @@ enum Server {
 
 async fn site(proxies: TrustedProxies, server: Server) -> Site {
     let memory = Arc::new(MemoryBackend::with_capacity(MEMORY_CAPACITY));
+    // A clock that stands still: the rules' one-hour calendar windows must
+    // not roll over in the middle of a flood (a run across a full hour of
+    // the system clock once admitted a second window's worth).
     let limiter = Limiter::builder(RuleSet::from_json(RULES).expect("rules"))
+        .clock(ManualClock::new(1_767_225_600_000))
         .backend(memory.clone())
         .penalty_cache_capacity(PENALTY_CAPACITY)
         .build();
