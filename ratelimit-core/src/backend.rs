@@ -38,6 +38,34 @@ pub struct Check {
     pub penalty_ms: Option<u64>,
     /// The distinct value's bit (distinct rules only).
     pub bit: Option<u16>,
+    /// What the check does: count the request (the default), only ask
+    /// whether the budget is spent, or charge a cost known after the
+    /// response.
+    pub mode: CheckMode,
+}
+
+/// What a [`Check`] does to the subject's state.
+///
+/// Rules with `charge: response` are asked at request time with
+/// [`CheckMode::Probe`] and charged with [`CheckMode::Charge`] once the
+/// response says what it cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum CheckMode {
+    /// Counts `quota.cost` when it fits (refused requests count nothing);
+    /// over the limit, starts the penalty.
+    #[default]
+    Count,
+    /// Decides as [`CheckMode::Count`] would for `quota.cost`, but counts
+    /// nothing and starts no penalty; a running penalty still refuses.
+    Probe,
+    /// Adds `quota.cost` whether or not it fits: the total may pass the
+    /// limit, and later requests are refused until the algorithm frees room
+    /// again. `allowed` says whether the total is still within the limit;
+    /// when it is not, `retry_after_ms` is the wait until a request of cost
+    /// 1 fits, and a rule with a penalty starts it. A running penalty is
+    /// left as it is and nothing is added.
+    Charge,
 }
 
 impl Check {
@@ -63,7 +91,15 @@ impl Check {
             quota,
             penalty_ms,
             bit,
+            mode: CheckMode::Count,
         }
+    }
+
+    /// The same check in `mode`.
+    #[must_use]
+    pub fn with_mode(mut self, mode: CheckMode) -> Self {
+        self.mode = mode;
+        self
     }
 }
 

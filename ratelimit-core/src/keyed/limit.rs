@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::{Key, KeyWriter, KeyedDecision, KeyedError, Quota};
 use crate::algorithm::Algorithm;
-use crate::backend::{state_key_with, Check};
+use crate::backend::{state_key_with, Check, CheckMode};
 use crate::limiter::{Answer, RuleTarget};
 use crate::rules::Rule;
 use crate::stats::RuleStats;
@@ -224,6 +224,7 @@ impl KeyedLimit {
             quota,
             penalty_ms: r.rule.penalty_ms.filter(|_| r.rule.is_blocking()),
             bit: None,
+            mode: CheckMode::Count,
         })
     }
 

@@ -7,7 +7,7 @@ use std::fmt;
 use super::publish::Entry;
 use super::Limiter;
 use crate::algorithm::Decision;
-use crate::backend::{state_key_with, BackendError, Check};
+use crate::backend::{state_key_with, BackendError, Check, CheckMode};
 use crate::keys::{subject, KeyOutcome};
 use crate::{KeyDigest, RequestAttrs};
 
@@ -73,6 +73,7 @@ impl Limiter {
                 quota: e.rule.quota(e.rule.cost),
                 penalty_ms: None,
                 bit: None,
+                mode: CheckMode::Count,
             };
             (check, e.rule.is_count_rule())
         })

@@ -9,7 +9,7 @@ use super::publish::{Entry, Published};
 use super::select::Selector;
 use super::Limiter;
 use crate::algorithm::Decision;
-use crate::backend::{state_key_with, Batch, Check, CheckResult};
+use crate::backend::{state_key_with, Batch, Check, CheckMode, CheckResult};
 use crate::local::share_of;
 use crate::rules::FailMode;
 use crate::stats::Event;
@@ -141,6 +141,7 @@ impl Limiter {
                     quota: rule.quota(cost),
                     penalty_ms: rule.penalty_ms.filter(|_| picked.blocks),
                     bit: picked.bit,
+                    mode: CheckMode::Count,
                 });
             }
             pending.push(Pending {
