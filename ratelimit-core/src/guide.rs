@@ -15,7 +15,7 @@
 #![doc = "[governor]: ../../ratelimit_tower/guide/migrating_from_tower_governor/index.html"]
 #![doc = "[nginx]: ../../ratelimit_nginx/guide/migrating_from_nginx/index.html"]
 #![doc = "[schema]: crate::rules::RuleSet::json_schema"]
-#![doc = include_str!("../../docs/README.md")]
+#![doc = include_str!("../docs/README.md")]
 
 /// Links every chapter of this crate resolves the same way.
 macro_rules! chapter {
@@ -57,7 +57,7 @@ macro_rules! chapter {
         #[doc = "[rule_stats]: crate::Limiter::rule_stats"]
         #[doc = "[layer_json]: ../../../ratelimit_tower/struct.RateLimitLayer.html#method.from_json_str"]
         #[doc = "[legacy]: ../../../ratelimit_tower/struct.RateLimitLayer.html#method.legacy_headers"]
-        #[doc = include_str!(concat!("../../docs/", $file))]
+        #[doc = include_str!(concat!("../docs/", $file))]
         $(#[$attr])*
         pub mod $name {}
     };

@@ -18,5 +18,5 @@
 #[doc = "[registry]: crate::ZoneRegistry"]
 #[doc = "[inherit]: crate::Level::inherit"]
 #[doc = "[client_ip]: ratelimit_core::ClientIp"]
-#[doc = include_str!("../../docs/migrating-from-nginx.md")]
+#[doc = include_str!("../docs/migrating-from-nginx.md")]
 pub mod migrating_from_nginx {}

@@ -25,7 +25,7 @@ macro_rules! chapter {
         #[doc = "[key_part]: crate::RateLimitLayer::key_part"]
         #[doc = "[hash_key]: ratelimit_core::HashKey"]
         #[doc = "[quota]: ratelimit_core::keyed::Quota"]
-        #[doc = include_str!(concat!("../../docs/", $file))]
+        #[doc = include_str!(concat!("../docs/", $file))]
         pub mod $name {}
     };
 }

@@ -13,5 +13,5 @@
 #[doc = "[require_connection]: crate::ValkeyBuilder::require_connection"]
 #[doc = "[hash_key]: crate::ValkeyBuilder::hash_key"]
 #[doc = "[live_fleet]: crate::ValkeyBackend::live_fleet"]
-#[doc = include_str!("../../docs/valkey.md")]
+#[doc = include_str!("../docs/valkey.md")]
 pub mod valkey {}
