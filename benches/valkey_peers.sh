@@ -27,6 +27,7 @@
 # Environment: ROUNDS (3), SECS (10), WARMUP (3), CPU_SECS (4), MALLOC
 #   (jemalloc | libc),
 #   THREADS (1: our client on a current-thread tokio runtime),
+#   CONNECTIONS (4: multiplexed connections per node, the backend's default),
 #   CONCURRENCY (64), KEYS (100000), RESULTS (target/valkey-peers).
 # Needs: cargo, node >= 20 + npm, python3; installs redis-tools (for
 # redis-benchmark and redis-cli) with apt-get and valkey-server with
@@ -40,6 +41,7 @@ SECS="${SECS:-10}"
 WARMUP="${WARMUP:-3}"
 CPU_SECS="${CPU_SECS:-4}"
 THREADS="${THREADS:-1}"
+CONNECTIONS="${CONNECTIONS:-4}"
 CONCURRENCY="${CONCURRENCY:-64}"
 KEYS="${KEYS:-100000}"
 MALLOC="${MALLOC:-jemalloc}"
@@ -157,7 +159,7 @@ for round in $(seq "$ROUNDS"); do
     out="$RESULTS/round-$round.txt"
     for rules in sw+sw sw+tb; do
         log "round $round/$ROUNDS: ours ($rules, $THREADS-thread runtime)"
-        "$BENCH" --mode limiter --rules "$rules" --flush --threads "$THREADS" "${COMMON[@]}" \
+        "$BENCH" --mode limiter --rules "$rules" --flush --threads "$THREADS" --connections "$CONNECTIONS" "${COMMON[@]}" \
             | tee -a "$out"
     done
     log "round $round/$ROUNDS: redis-benchmark ceiling"

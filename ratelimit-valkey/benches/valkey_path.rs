@@ -68,6 +68,7 @@ struct Opts {
     concurrency: usize,
     keys: u32,
     threads: usize,
+    connections: usize,
     flush: bool,
 }
 
@@ -81,6 +82,7 @@ fn opts() -> Opts {
         concurrency: 64,
         keys: 100_000,
         threads: 1,
+        connections: 4,
         flush: false,
     };
     let mut args = std::env::args().skip(1);
@@ -95,6 +97,7 @@ fn opts() -> Opts {
             "--concurrency" => o.concurrency = val().parse().expect("--concurrency"),
             "--keys" => o.keys = val().parse().expect("--keys"),
             "--threads" => o.threads = val().parse().expect("--threads"),
+            "--connections" => o.connections = val().parse().expect("--connections"),
             "--flush" => o.flush = true,
             // `cargo bench` passes `--bench`; ignore what is not ours.
             _ => {}
@@ -339,13 +342,14 @@ async fn flush(conn: &mut MultiplexedConnection, o: &Opts) {
     }
 }
 
-async fn limiter_of(url: &str, rules: RuleSet) -> Limiter {
+async fn limiter_of(url: &str, rules: RuleSet, connections: usize) -> Limiter {
     // A deadline well above the latencies seen here: this measures
     // throughput, and on a loaded 2-core machine a stall can pass the
     // default 50 ms (a timed-out check would be a 503 and is counted).
     let backend = ValkeyBackend::builder(url)
         .key_prefix(PREFIX)
         .deadline(Duration::from_secs(1))
+        .connections(connections)
         .build()
         .await
         .expect("backend");
@@ -354,7 +358,7 @@ async fn limiter_of(url: &str, rules: RuleSet) -> Limiter {
 
 async fn limiter_phase(url: &str, o: &Opts, conn: &mut MultiplexedConnection) {
     flush(conn, o).await;
-    let limiter = limiter_of(url, two_rules(&o.rules)).await;
+    let limiter = limiter_of(url, two_rules(&o.rules), o.connections).await;
     let reqs = requests(o.keys);
     let mut run = drive(&limiter, &reqs, o, o.secs, conn, false).await;
     let rps = run.requests as f64 / run.elapsed;
@@ -396,7 +400,7 @@ async fn cpu_phase(url: &str, o: &Opts, conn: &mut MultiplexedConnection) {
         Algorithm::Distinct,
     ] {
         flush(conn, o).await;
-        let limiter = limiter_of(url, one_rule(algorithm)).await;
+        let limiter = limiter_of(url, one_rule(algorithm), o.connections).await;
         let mut run = drive(&limiter, &reqs, o, o.cpu_secs, conn, true).await;
         let stats = info(conn, "commandstats").await;
         let usec = info_field(&stats, "cmdstat_evalsha:", "usec_per_call").unwrap_or(f64::NAN);
