@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::charge::charge_item;
 use super::publish::{Entry, Published};
 use super::select::Selector;
 use super::Limiter;
@@ -114,13 +115,21 @@ impl Limiter {
             });
         }
         verdict.ticket.rules_sharing = published.counts.len();
+        verdict.ticket.local_rules = published.local_rules;
 
         let mut checks = Vec::with_capacity(sel.rules.len());
         let mut pending = Vec::with_capacity(sel.rules.len());
         for picked in sel.rules {
             let entry = picked.entry;
             let key = state_key_with(&entry.ns_key, &picked.subject);
-            let cost = req.cost.unwrap_or(entry.rule.cost).max(1);
+            // A rule charged after the response only asks, at cost 1,
+            // whether its budget is spent; the response pays the cost.
+            let (cost, mode) = if entry.rule.charges_response() {
+                verdict.ticket.charges.push(charge_item(&picked, key));
+                (1, CheckMode::Probe)
+            } else {
+                (req.cost.unwrap_or(entry.rule.cost).max(1), CheckMode::Count)
+            };
             let cached = inner.penalties.blocked_until(&key, now).map(|until| {
                 let mut d = Decision::deny(until - now, 0, until - now);
                 d.blocked_until_ms = Some(until);
@@ -141,7 +150,7 @@ impl Limiter {
                     quota: rule.quota(cost),
                     penalty_ms: rule.penalty_ms.filter(|_| picked.blocks),
                     bit: picked.bit,
-                    mode: CheckMode::Count,
+                    mode,
                 });
             }
             pending.push(Pending {

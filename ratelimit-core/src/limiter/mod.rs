@@ -34,6 +34,7 @@
 
 mod admin;
 mod builder;
+mod charge;
 mod check;
 mod decide;
 mod future;
@@ -48,7 +49,7 @@ use std::sync::{Arc, RwLock};
 
 pub use admin::AdminError;
 pub use builder::LimiterBuilder;
-pub use future::VerdictFuture;
+pub use future::{ChargeFuture, VerdictFuture};
 pub(crate) use keyed_hooks::{Answer, RuleTarget};
 pub(crate) use publish::Published;
 pub(crate) use select::MAX_OTHER_RULES;
