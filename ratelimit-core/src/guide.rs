@@ -35,6 +35,7 @@ macro_rules! chapter {
         #[doc = "[warnings]: crate::rules::Warning"]
         #[doc = "[publish]: crate::Limiter::publish"]
         #[doc = "[record_response]: crate::Limiter::record_response"]
+        #[doc = "[charge]: crate::Limiter::charge"]
         #[doc = "[add_temporary]: crate::Limiter::add_temporary"]
         #[doc = "[penalty_capacity]: crate::LimiterBuilder::penalty_cache_capacity"]
         #[doc = "[local_capacity]: crate::LimiterBuilder::local_capacity"]
