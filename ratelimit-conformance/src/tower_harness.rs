@@ -83,7 +83,13 @@ fn to_http(req: &RequestAttrs, upstream: u16) -> Result<Request<Bytes>, http::Er
 }
 
 impl Harness for TowerHarness {
-    async fn request(&mut self, at_ms: u64, req: RequestAttrs, upstream_status: u16) -> Reply {
+    async fn request(
+        &mut self,
+        at_ms: u64,
+        req: RequestAttrs,
+        upstream_status: u16,
+        _response_cost: u64,
+    ) -> Reply {
         self.clock.set_ms(at_ms);
         let upstream = tower::service_fn(|r: Request<Bytes>| async move {
             let status = r.extensions().get::<UpstreamStatus>().map_or(200, |s| s.0);
