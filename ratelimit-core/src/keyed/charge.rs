@@ -59,7 +59,9 @@ impl KeyedLimit {
             return self.peek(key).await;
         }
         let r = self.resolve()?;
-        let mut check = self.check_of(&r, key, Some(1))?.with_mode(CheckMode::Charge);
+        let mut check = self
+            .check_of(&r, key, Some(1))?
+            .with_mode(CheckMode::Charge);
         check.quota = r.rule.quota(cost);
         // A charge is not a call: it counts in no statistics.
         match self.limiter.keyed_check(check, None).await {

@@ -35,6 +35,8 @@
 mod admin;
 mod builder;
 mod charge;
+#[cfg(test)]
+mod charge_tests;
 mod check;
 mod decide;
 mod future;

@@ -114,10 +114,8 @@ pub(crate) const ON_MISSING: [(&str, OnMissingKey); 3] = [
     ("reject", OnMissingKey::Reject),
 ];
 pub(crate) const ACTIONS: [(&str, Action); 2] = [("block", Action::Block), ("log", Action::Log)];
-pub(crate) const CHARGES: [(&str, Charge); 2] = [
-    ("request", Charge::Request),
-    ("response", Charge::Response),
-];
+pub(crate) const CHARGES: [(&str, Charge); 2] =
+    [("request", Charge::Request), ("response", Charge::Response)];
 pub(crate) const FAIL_MODES: [(&str, FailMode); 3] = [
     ("open", FailMode::Open),
     ("closed", FailMode::Closed),

@@ -261,7 +261,10 @@ fn charge_is_request_by_default_and_response_refuses_what_it_cannot_mean() {
     assert!(one(&format!(r#"{FW}, "charge": "request", "cost": 2"#)).is_ok());
     refused(&format!(r#"{FW}, "charge": "later""#), "charge");
     refused(&format!(r#"{FW}, "charge": 1"#), "charge");
-    refused(&format!(r#"{FW}, "charge": "response", "cost": 1"#), "charge");
+    refused(
+        &format!(r#"{FW}, "charge": "response", "cost": 1"#),
+        "charge",
+    );
     refused(
         &format!(r#"{FW}, "charge": "response", "count_statuses": ["404"]"#),
         "charge",

@@ -137,7 +137,9 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
         let why = if distinct {
             Some("response is not for distinct (it counts different values, not costs)")
         } else if !count_statuses.is_empty() {
-            Some("response is not for count_statuses (a count rule already counts at response time)")
+            Some(
+                "response is not for count_statuses (a count rule already counts at response time)",
+            )
         } else if raw.cost.is_some() {
             Some("response takes its cost from the response: remove cost")
         } else {

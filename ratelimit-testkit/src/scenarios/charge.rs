@@ -103,7 +103,12 @@ pub async fn a_charge_past_the_limit_starts_the_penalty(b: &impl Backends) {
     let (l, clock) = limiter_on(probe.clone(), &json);
     let r = req("192.0.2.1", "/");
     let v = l.snapshot().reports(true).check(&r).await;
-    let subject = v.reports.iter().find(|x| &*x.rule == "tokens").expect("report").subject;
+    let subject = v
+        .reports
+        .iter()
+        .find(|x| &*x.rule == "tokens")
+        .expect("report")
+        .subject;
     clock.set_ms(T0 + 5_000);
     l.charge(&v.ticket, 150).await;
     let rule = l.rules().get("tokens").expect("rule").clone();
@@ -113,7 +118,11 @@ pub async fn a_charge_past_the_limit_starts_the_penalty(b: &impl Backends) {
         Some(T0 + 305_000)
     );
     let stats = l.rule_stats("shadow").expect("stats");
-    assert_eq!(stats.get(Event::WouldLimit), 1, "the charge passed its limit");
+    assert_eq!(
+        stats.get(Event::WouldLimit),
+        1,
+        "the charge passed its limit"
+    );
     let calls = probe.calls();
     clock.set_ms(T0 + 45_000);
     let v = l.check(&r).await;
