@@ -90,11 +90,14 @@ pub(crate) struct ChargeItem {
 #[derive(Debug, Clone, Default)]
 pub struct ResponseTicket {
     pub(crate) items: Vec<CountItem>,
-    pub(crate) rules_sharing: usize,
-    pub(crate) charges: Vec<ChargeItem>,
-    /// Rules sharing the `fail_mode: local` store, for a charge that falls
-    /// back to it.
-    pub(crate) local_rules: usize,
+    /// Boxed: most requests match no such rule, and a verdict stays small.
+    charges: Option<Box<Charges>>,
+}
+
+/// The `charge: response` items of a ticket.
+#[derive(Debug, Clone, Default)]
+struct Charges {
+    items: Vec<ChargeItem>,
 }
 
 impl ResponseTicket {
@@ -112,7 +115,16 @@ impl ResponseTicket {
     /// Whether a `charge: response` rule matched: the response's cost is
     /// expected, through [`Limiter::charge`](crate::Limiter::charge).
     pub fn charges(&self) -> bool {
-        !self.charges.is_empty()
+        !self.charge_items().is_empty()
+    }
+
+    /// The `charge: response` rules that matched.
+    pub(crate) fn charge_items(&self) -> &[ChargeItem] {
+        self.charges.as_ref().map_or(&[], |c| &c.items)
+    }
+
+    pub(crate) fn push_charge(&mut self, item: ChargeItem) {
+        self.charges.get_or_insert_with(Box::default).items.push(item);
     }
 }
 

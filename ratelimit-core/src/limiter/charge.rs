@@ -85,13 +85,14 @@ impl Limiter {
     /// assert_eq!(next.retry_after_secs(), Some(45)); // the next minute
     /// ```
     pub fn charge(&self, ticket: &ResponseTicket, cost: u64) -> ChargeFuture {
-        if cost == 0 || ticket.charges.is_empty() {
+        let items = ticket.charge_items();
+        if cost == 0 || items.is_empty() {
             return ChargeFuture::done();
         }
         let published = self.published();
-        let mut checks = Vec::with_capacity(ticket.charges.len());
-        let mut blocks = Vec::with_capacity(ticket.charges.len());
-        for item in &ticket.charges {
+        let mut checks = Vec::with_capacity(items.len());
+        let mut blocks = Vec::with_capacity(items.len());
+        for item in items {
             let Some(entry) = entry_of(&published, item) else {
                 tracing::debug!(rule = %item.rule.id, "charge dropped: the rule was published away");
                 continue;
@@ -114,7 +115,7 @@ impl Limiter {
             return ChargeFuture::done();
         }
         let batch = Batch::new(self.inner.clock.now_ms(), checks);
-        let local_rules = ticket.local_rules;
+        let local_rules = published.local_rules;
         if let Some(answers) = self.inner.backend.check_now(&batch) {
             self.charged(&batch, &blocks, answers, local_rules);
             return ChargeFuture::done();

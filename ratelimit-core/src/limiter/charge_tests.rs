@@ -138,7 +138,7 @@ fn a_charge_refused_by_the_backend_is_cached_as_a_cost_1_refusal() {
     let rec = Recorder::new(Ok(Decision::deny(40_000, 0, 40_000)), false);
     let l = limiter(rec.clone());
     let v = l.check(&req()).into_ready().unwrap();
-    let _ = l.charge(&v.ticket, 1200);
+    assert!(l.charge(&v.ticket, 1200).is_ready());
     let v = l.check(&req()).into_ready().unwrap();
     assert_eq!((v.outcome, v.retry_after_ms), (Outcome::Limited, 40_000));
     let last = rec.batches().pop().unwrap();
@@ -152,7 +152,7 @@ fn a_charge_the_backend_fails_is_counted_not_returned() {
     let rec = Recorder::new(Err(err), false);
     let l = limiter(rec.clone());
     let v = l.check(&req()).into_ready().unwrap();
-    let _ = l.charge(&v.ticket, 3);
+    assert!(l.charge(&v.ticket, 3).is_ready());
     assert_eq!(l.stats().charge_errors.load(Ordering::Relaxed), 1);
     assert!(l.check(&req()).into_ready().unwrap().is_forward());
 }

@@ -114,8 +114,6 @@ impl Limiter {
                 blocks: c.blocks,
             });
         }
-        verdict.ticket.rules_sharing = published.counts.len();
-        verdict.ticket.local_rules = published.local_rules;
 
         let mut checks = Vec::with_capacity(sel.rules.len());
         let mut pending = Vec::with_capacity(sel.rules.len());
@@ -125,7 +123,7 @@ impl Limiter {
             // A rule charged after the response only asks, at cost 1,
             // whether its budget is spent; the response pays the cost.
             let (cost, mode) = if entry.rule.charges_response() {
-                verdict.ticket.charges.push(charge_item(&picked, key));
+                verdict.ticket.push_charge(charge_item(&picked, key));
                 (1, CheckMode::Probe)
             } else {
                 (req.cost.unwrap_or(entry.rule.cost).max(1), CheckMode::Count)
