@@ -124,7 +124,10 @@ impl ResponseTicket {
     }
 
     pub(crate) fn push_charge(&mut self, item: ChargeItem) {
-        self.charges.get_or_insert_with(Box::default).items.push(item);
+        self.charges
+            .get_or_insert_with(Box::default)
+            .items
+            .push(item);
     }
 }
 
