@@ -29,10 +29,12 @@ pub(crate) mod token_bucket;
 
 #[cfg(test)]
 mod props;
+#[cfg(test)]
+mod props_charge;
 mod serde_impl;
 mod state;
 pub use state::Algorithm;
-pub(crate) use state::SubjectState;
+pub(crate) use state::{supports, SubjectState};
 
 /// What one algorithm says about one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
