@@ -85,8 +85,6 @@ impl LocalStore {
     /// subject could not be tracked (the store is full), or for a mode the
     /// rule's algorithm does not support. A probe counts nothing and does
     /// not track a subject never seen.
-    // Until the limiter's `fail_mode: local` path calls it for every mode.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn check_fallback(
         &self,
         check: &Check,

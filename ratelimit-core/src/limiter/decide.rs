@@ -11,7 +11,6 @@ use super::select::Selector;
 use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{state_key_with, Batch, Check, CheckMode, CheckResult};
-use crate::local::share_of;
 use crate::rules::FailMode;
 use crate::stats::Event;
 use crate::verdict::{CountItem, HeaderItem, Outcome, RuleReport, Verdict};
@@ -268,18 +267,13 @@ impl Limiter {
                 if rule.fail_mode != FailMode::Local {
                     return (None, true, false);
                 }
+                // In the check's mode: a probe counts nothing, a charge keeps
+                // its whole cost (at this instance's share of the limit).
                 let fleet = self.inner.fleet.fleet_size();
-                let quota = share_of(check.quota, fleet);
-                let d = self.inner.local.check(
-                    rule,
-                    &check.namespace,
-                    local_rules,
-                    &check.subject,
-                    now,
-                    &quota,
-                    check.penalty_ms,
-                    check.bit,
-                );
+                let d = self
+                    .inner
+                    .local
+                    .check_fallback(check, fleet, local_rules, now);
                 (d, d.is_none(), false)
             }
         }
