@@ -12,6 +12,7 @@
 #![doc = "[observability]: crate::guide::observability"]
 #![doc = "[valkey]: ../../ratelimit_valkey/guide/valkey/index.html"]
 #![doc = "[security]: ../../ratelimit_tower/guide/security/index.html"]
+#![doc = "[charges]: ../../ratelimit_tower/guide/charges/index.html"]
 #![doc = "[governor]: ../../ratelimit_tower/guide/migrating_from_tower_governor/index.html"]
 #![doc = "[nginx]: ../../ratelimit_nginx/guide/migrating_from_nginx/index.html"]
 #![doc = "[schema]: crate::rules::RuleSet::json_schema"]
