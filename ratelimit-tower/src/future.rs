@@ -261,7 +261,13 @@ fn forwarded<B, M>(
         let head_cost = res.extensions().get::<ResponseCost>().map_or(0, |c| c.0);
         let ticket = std::mem::take(&mut verdict.ticket);
         let before_end = shared.charge_before_end;
-        let meter = Meter::new(shared.limiter.clone(), ticket, head_cost, charge, before_end);
+        let meter = Meter::new(
+            shared.limiter.clone(),
+            ticket,
+            head_cost,
+            charge,
+            before_end,
+        );
         res.map(|body| ResponseBody::charged(body, meter))
     } else {
         res.map(ResponseBody::inner)

@@ -96,7 +96,8 @@ async fn upstream(req: Request<String>) -> Result<Response<Completion>, Infallib
     };
     let mut res = Response::new(body);
     let had = if charge.is_some() { "yes" } else { "no" };
-    res.headers_mut().insert("x-had-charge", had.parse().unwrap());
+    res.headers_mut()
+        .insert("x-had-charge", had.parse().unwrap());
     res.extensions_mut().insert(ResponseCost(arg("head")));
     Ok(res)
 }
@@ -219,7 +220,11 @@ async fn streamed_scenario(s: &Setup) {
     assert_eq!(s.read("s1", "/v1/stream?chunks=5&each=10").await.0, 200);
     s.left("s1", 50, false).await;
     let res = s
-        .send("192.0.2.1", "s1", "/v1/stream?chunks=3&each=5&head=3&trailers")
+        .send(
+            "192.0.2.1",
+            "s1",
+            "/v1/stream?chunks=3&each=5&head=3&trailers",
+        )
         .await;
     let collected = res.into_body().collect().await.unwrap();
     let trailers = collected.trailers().cloned().unwrap_or_default();
@@ -229,7 +234,9 @@ async fn streamed_scenario(s: &Setup) {
 
 /// A client that hangs up mid-stream pays for what was produced.
 async fn dropped_scenario(s: &Setup) {
-    let res = s.send("192.0.2.1", "d1", "/v1/stream?chunks=10&each=7").await;
+    let res = s
+        .send("192.0.2.1", "d1", "/v1/stream?chunks=10&each=7")
+        .await;
     let mut body = res.into_body();
     for _ in 0..3 {
         body.frame().await.unwrap().unwrap();
