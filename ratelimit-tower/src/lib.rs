@@ -79,6 +79,9 @@
 //!   can and cannot do to the limits (nested routers see stripped paths,
 //!   the first of repeated query arguments is keyed, `HEAD` reaches `GET`
 //!   handlers, IPv6 per /64).
+//! - [Charging what a response cost](crate::guide::charges): `charge:
+//!   response` rules, [`ResponseCost`] and [`Charge`], when the charge lands
+//!   and how far past the limit a client can get.
 //! - [Migrating from tower-governor](crate::guide::migrating_from_tower_governor).
 //! - The rule format, expressions, the keyed API and every metric: the
 //!   [guide's index](../ratelimit_core/guide/index.html) in `ratelimit-core`.
