@@ -7,7 +7,7 @@
 //! rounded. With equal settings it admits exactly what the token bucket
 //! admits. Retry-After is the time until one request fits.
 
-use super::{ceil_div, narrow, Decision, Quota};
+use super::{ceil_div, narrow, Decision, Quota, MAX_CHARGED_UNITS};
 
 /// The stored state of one subject: the theoretical arrival time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -55,16 +55,20 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
 }
 
 /// Charges `q.cost` at `now` whether or not it fits: the level may pass the
-/// bucket's size (the TAT moves on by the whole cost). Admitted while the
-/// bucket does not overflow; else Retry-After is when a request of cost 1
-/// fits again.
+/// bucket's size (the TAT moves on by the whole cost, the level saturating
+/// at [`MAX_CHARGED_UNITS`] ticks). Admitted while the bucket does not
+/// overflow; else Retry-After is when a request of cost 1 fits again.
 pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
     let limit = q.limit.max(1) as u128;
     let t = q.period_ms.max(1) as u128;
     let tolerance = q.burst as u128 * t;
     let now_t = now as u128 * limit;
     let tat = state.ticks(limit).max(now_t);
-    *state = State::from_ticks(tat + q.cost as u128 * t, limit);
+    let mut level = tat - now_t + q.cost as u128 * t;
+    if level > MAX_CHARGED_UNITS {
+        level = (tat - now_t).max(MAX_CHARGED_UNITS);
+    }
+    *state = State::from_ticks(now_t + level, limit);
     let level = state.ticks(limit).max(now_t) - now_t;
     let reset = narrow(ceil_div(level, limit));
     if level <= tolerance {

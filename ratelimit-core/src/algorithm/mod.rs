@@ -131,6 +131,13 @@ impl Quota {
     }
 }
 
+/// The most a charge leaves in a bucket, in units of `1 / period` of a
+/// token (token bucket) or ticks of `1 / limit` ms (leaky bucket), the
+/// same measure: 2^51, a debt no refill pays off in practice (2^51 units
+/// are 3.7 x 10^10 tokens of a one-minute period). Kept so that the Valkey
+/// scripts compute every charged bucket exactly (Lua numbers are doubles).
+pub(crate) const MAX_CHARGED_UNITS: u128 = 1 << 51;
+
 /// `ceil(a / b)` for `b > 0`.
 pub(crate) const fn ceil_div(a: u128, b: u128) -> u128 {
     if b == 0 {

@@ -61,8 +61,14 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
     Decision::deny(retry, remaining, reset_ms(state, elapsed, period))
 }
 
+/// The most a charge leaves in a window's count: 2^31 - 1, so that the
+/// Valkey scripts compute every estimate and Retry-After exactly. Any count
+/// from `limit x period + 1` up refuses the rest of the window and the
+/// whole next one alike, so below that the bound changes no decision.
+pub(crate) const MAX_CHARGED: u64 = (1 << 31) - 1;
+
 /// Charges `q.cost` at `now` whether or not it fits: the current window's
-/// count may pass the limit. Admitted while the estimate is still within
+/// count may pass the limit (up to [`MAX_CHARGED`]). Admitted while the estimate is still within
 /// the limit; else Retry-After is when a request of cost 1 fits again
 /// (possibly in the next window, once today's count has aged enough).
 pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
@@ -70,7 +76,12 @@ pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
     let start = now - now % period;
     roll(state, start, period);
     let elapsed = now - start;
-    state.current = state.current.saturating_add(q.cost);
+    let charged = state.current.saturating_add(q.cost);
+    if charged > MAX_CHARGED {
+        state.current = state.current.max(MAX_CHARGED);
+    } else {
+        state.current = charged;
+    }
     let est = estimate(state, elapsed, period);
     let limit = q.limit as u128;
     let reset = reset_ms(state, elapsed, period);

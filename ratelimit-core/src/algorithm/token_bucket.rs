@@ -5,7 +5,7 @@
 //! of `limit / period` tokens per millisecond is `limit` units per ms and no
 //! fraction is ever rounded. Retry-After is the time to the next token.
 
-use super::{ceil_div, narrow, Decision, Quota};
+use super::{ceil_div, narrow, Decision, Quota, MAX_CHARGED_UNITS};
 
 /// The stored state of one subject: tokens spent (not yet refilled) and when.
 ///
@@ -55,15 +55,19 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
 /// Charges `q.cost` at `now` whether or not it fits: the tokens spent may
 /// pass the bucket's size (a debt, refilled at the usual rate). Admitted
 /// while the bucket is not overdrawn; else Retry-After is when a request of
-/// cost 1 fits again. The debt saturates at `u64::MAX` units.
+/// cost 1 fits again. The debt saturates at [`MAX_CHARGED_UNITS`].
 pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
     let p = q.period_ms.max(1) as u128;
     let limit = q.limit.max(1) as u128;
     let capacity = q.burst as u128 * p;
     let elapsed = now.saturating_sub(state.updated_ms) as u128;
     let spent = (state.spent as u128).saturating_sub(elapsed.saturating_mul(limit));
+    let mut charged = spent + q.cost as u128 * p;
+    if charged > MAX_CHARGED_UNITS {
+        charged = spent.max(MAX_CHARGED_UNITS);
+    }
     *state = State {
-        spent: narrow(spent + q.cost as u128 * p),
+        spent: narrow(charged),
         updated_ms: now.max(state.updated_ms),
     };
     let spent = state.spent as u128;
