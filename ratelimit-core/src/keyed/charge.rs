@@ -45,7 +45,9 @@ impl KeyedLimit {
     /// // ... the model answers, having used 1500 tokens:
     /// let d = tokens.charge("tenant-1", 1500).await?;
     /// assert!(!d.is_allowed());
-    /// assert_eq!(d.retry_after(), Some(Duration::from_secs(60)));
+    /// // A debt of 500 tokens: a call of cost 1 fits once 501 are refilled,
+    /// // at 1000 a minute (one per 60 ms).
+    /// assert_eq!(d.retry_after(), Some(Duration::from_millis(30_060)));
     /// assert!(!tokens.check("tenant-1").await?.is_allowed());
     /// # Ok::<(), ratelimit_core::keyed::KeyedError>(())
     /// # }).unwrap();
@@ -70,5 +72,69 @@ impl KeyedLimit {
             Answer::Degraded(None) => Ok(KeyedDecision::failed_open()),
             Answer::Failed(e) => Err(KeyedError::Backend(e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::rules::RuleSet;
+    use crate::{Limiter, ManualClock};
+
+    const T0: u64 = 1_767_225_600_000;
+
+    fn limiter(extra: &str) -> (Limiter, ManualClock) {
+        let json = format!(
+            r#"[{{"id": "tokens", "expression": "false", "algorithm": "fixed_window",
+            "limit": 10, "period": "1m", "key": ["ip"], "charge": "response"{extra}}}]"#
+        );
+        let clock = ManualClock::new(T0);
+        let rules = RuleSet::from_json_at(&json, T0).unwrap();
+        (Limiter::builder(rules).clock(clock.clone()).build(), clock)
+    }
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_response_rule_is_only_asked_by_check_and_paid_by_charge() {
+        let (l, clock) = limiter("");
+        let tokens = l.keyed_rule("tokens").unwrap();
+        block_on(async {
+            for _ in 0..20 {
+                assert!(tokens.check("k").await.unwrap().is_allowed());
+            }
+            let d = tokens.charge("k", 0).await.unwrap();
+            assert_eq!(d.remaining(), 10, "cost 0 charges nothing");
+            let d = tokens.charge("k", 6).await.unwrap();
+            assert!(d.is_allowed());
+            let d = tokens.charge("k", 6).await.unwrap();
+            assert_eq!(d.retry_after(), Some(Duration::from_secs(60)));
+            clock.set_ms(T0 + 20_000);
+            let d = tokens.check("k").await.unwrap();
+            assert_eq!(d.retry_after(), Some(Duration::from_secs(40)));
+            assert!(tokens.check("other").await.unwrap().is_allowed());
+        });
+    }
+
+    #[test]
+    fn a_charge_past_the_limit_starts_the_penalty_and_one_under_it_adds_nothing() {
+        let (l, clock) = limiter(r#", "penalty": "5m""#);
+        let tokens = l.keyed_rule("tokens").unwrap();
+        block_on(async {
+            let d = tokens.charge("k", 11).await.unwrap();
+            assert_eq!(d.retry_after(), Some(Duration::from_secs(300)));
+            clock.set_ms(T0 + 100_000);
+            let d = tokens.charge("k", 3).await.unwrap();
+            assert_eq!(d.retry_after(), Some(Duration::from_secs(200)));
+            clock.set_ms(T0 + 300_000);
+            let d = tokens.charge("k", 3).await.unwrap();
+            assert_eq!((d.is_allowed(), d.remaining()), (true, 7), "fresh after it");
+        });
     }
 }

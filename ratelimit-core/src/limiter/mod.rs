@@ -6,7 +6,8 @@
 //! Backstop, then rule selection, keys, the penalty cache, one backend call
 //! for every remaining check, fail modes, and one combined answer. Count
 //! rules count the upstream's answer afterwards with
-//! [`Limiter::record_response`].
+//! [`Limiter::record_response`]; rules with `charge: response` are charged
+//! what the response cost with [`Limiter::charge`].
 //!
 //! # Examples
 //!
