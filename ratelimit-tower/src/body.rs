@@ -115,7 +115,8 @@ where
         match &self.kind {
             Kind::Inner { body } => body.size_hint(),
             Kind::Charged { body, meter } if meter.is_armed() => body.size_hint(),
-            Kind::Charged { .. } => SizeHint::default(),
+            // Charging or charged: no more data (trailers at most).
+            Kind::Charged { .. } => SizeHint::with_exact(0),
             Kind::Full { bytes } => {
                 SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
             }
@@ -172,6 +173,14 @@ mod tests {
         assert_eq!(&bytes[..], b"{}");
         let empty: ResponseBody<http_body_util::Empty<Bytes>> = ResponseBody::full(Bytes::new());
         assert!(empty.is_end_stream());
+    }
+
+    #[test]
+    fn bodies_stay_send_and_sync() {
+        // A charge being awaited sits in the body: it must not take
+        // `Sync` away from bodies that had it.
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<ResponseBody<http_body_util::Full<Bytes>>>();
     }
 
     #[tokio::test]

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use http_body_util::BodyExt;
 use ratelimit_core::backend::Backend;
 use ratelimit_core::store::MemoryBackend;
+use ratelimit_core::Limiter;
 use ratelimit_core::Verdict;
-use ratelimit_tower::{JsonResponse, MakeResponse, ResponseCost};
+use ratelimit_tower::{Charge, JsonResponse, MakeResponse, RateLimitLayer, ResponseCost};
 
-use crate::support::advance;
-use crate::Setup;
+use crate::support::{advance, clock, hit_with, rules, serve_axum};
+use crate::{Completion, Setup, RULES};
 
 /// A cost on the response head is charged when the body ends; once the
 /// total passes the limit the next request is refused until the window
@@ -137,4 +138,40 @@ async fn charges_on_valkey_before_the_body_ends() {
 async fn charges_on_valkey_in_a_spawned_task() {
     let server = ratelimit_testkit::valkey::server();
     all_scenarios(valkey(server.url()).await, true, false).await;
+}
+
+/// Through axum and hyper over TCP: a streamed completion of 60 tokens is
+/// charged before its last chunk goes out, so the client's next request
+/// sees it.
+#[tokio::test]
+async fn charges_through_a_real_server() {
+    async fn completion(req: axum::extract::Request) -> axum::response::Response {
+        let charge = req.extensions().get::<Charge>().cloned();
+        let body = Completion {
+            left: 3,
+            each: 20,
+            charge,
+            trailers: false,
+        };
+        axum::response::Response::new(axum::body::Body::new(body))
+    }
+    let limiter = Limiter::builder(rules(RULES)).clock(clock()).build();
+    let app = axum::Router::new()
+        .route("/v1/complete", axum::routing::get(completion))
+        .layer(RateLimitLayer::new(limiter));
+    let addr = serve_axum(app).await;
+    let key = [("x-api-key", "tcp")];
+    for _ in 0..2 {
+        let r = hit_with(addr, "/v1/complete", &key).await;
+        assert_eq!(
+            (r.status.as_u16(), r.body.as_str()),
+            (200, "token token token ")
+        );
+    }
+    let r = hit_with(addr, "/v1/complete", &key).await;
+    assert_eq!(
+        (r.status.as_u16(), r.header("retry-after")),
+        (429, Some("60")),
+        "120 tokens charged of 100"
+    );
 }
