@@ -85,7 +85,9 @@ pub struct ResponseCost(pub u64);
 /// produces it. Clones share the total.
 ///
 /// The layer reads the total once, when the response body ends (or is
-/// dropped); what is added after that is not charged.
+/// dropped); what is added after that is not charged. A request that
+/// already carries one (a rate limit layer further out put it there)
+/// keeps it: every layer charges its own rules the same total.
 ///
 /// ```
 /// use ratelimit_tower::Charge;

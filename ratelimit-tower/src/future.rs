@@ -187,15 +187,20 @@ where
 
 /// Calls the inner service with a forwarded request, giving it a [`Charge`]
 /// when `charge: response` rules matched (and only then: no allocation on
-/// the common path).
+/// the common path). A request that already carries one (from a rate
+/// limit layer further out) keeps it: both layers charge the one total.
 fn call<S, ReqB>(mut inner: S, mut request: Request<ReqB>, verdict: Verdict) -> State<S, ReqB>
 where
     S: Service<Request<ReqB>>,
 {
-    let charge = verdict.ticket.charges().then(Charge::default);
-    if let Some(c) = &charge {
-        request.extensions_mut().insert(c.clone());
-    }
+    let charge = verdict.ticket.charges().then(|| {
+        let outer = request.extensions().get::<Charge>().cloned();
+        outer.unwrap_or_else(|| {
+            let c = Charge::default();
+            request.extensions_mut().insert(c.clone());
+            c
+        })
+    });
     let future = inner.call(request);
     State::Calling {
         future,

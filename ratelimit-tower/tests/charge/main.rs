@@ -84,7 +84,7 @@ pub(crate) type Svc =
 /// The upstream: `?head=N` sets `ResponseCost(N)`, `?chunks=K&each=N`
 /// streams K frames adding N each, `&trailers` ends with trailers. It says
 /// in `x-had-charge` whether the request carried a [`Charge`].
-async fn upstream(req: Request<String>) -> Result<Response<Completion>, Infallible> {
+pub(crate) async fn upstream(req: Request<String>) -> Result<Response<Completion>, Infallible> {
     let arg = |name: &str| -> u64 {
         let query = req.uri().query().unwrap_or("");
         query

@@ -9,6 +9,7 @@ use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::Limiter;
 use ratelimit_core::Verdict;
 use ratelimit_tower::{Charge, JsonResponse, MakeResponse, RateLimitLayer, ResponseCost};
+use tower::{Layer, ServiceExt};
 
 use crate::support::{advance, clock, hit_with, rules, serve_axum};
 use crate::{Completion, Setup, RULES};
@@ -174,4 +175,31 @@ async fn charges_through_a_real_server() {
         (429, Some("60")),
         "120 tokens charged of 100"
     );
+}
+
+/// Two layers with `charge: response` rules, one inside the other: the
+/// inner one keeps the outer one's `Charge`, so what a streamed body adds
+/// is charged to the rules of both.
+#[tokio::test]
+async fn nested_layers_charge_one_streamed_total() {
+    let inner_rules = r#"[{"id": "inner", "expression": "true",
+        "algorithm": "fixed_window", "limit": 100, "period": "1m",
+        "key": ["ip"], "charge": "response"}]"#;
+    let inner = Limiter::builder(rules(inner_rules)).clock(clock()).build();
+    let outer = Setup::new(memory(), false, false);
+    let svc = RateLimitLayer::new(outer.limiter.clone())
+        .layer(RateLimitLayer::new(inner.clone()).layer(tower::service_fn(crate::upstream)));
+    let mut req = http::Request::get("/v1/stream?chunks=3&each=10")
+        .header("x-api-key", "n2")
+        .body(String::new())
+        .unwrap();
+    req.extensions_mut()
+        .insert(ratelimit_core::ClientIp("192.0.2.1".parse().unwrap()));
+    let res = svc.oneshot(req).await.unwrap();
+    assert_eq!(res.status(), 200);
+    res.into_body().collect().await.unwrap();
+    outer.left("n2", 70, false).await;
+    let attrs = ratelimit_core::RequestAttrs::new("192.0.2.1".parse().unwrap());
+    let d = inner.peek("inner", &attrs).await.unwrap();
+    assert_eq!(d.remaining, 70, "the inner layer's rule");
 }
