@@ -55,8 +55,10 @@ use tokio::time::Sleep;
 /// The rules: tokens per minute per API key, and a per-IP backstop.
 const RULES: &str = include_str!("rules/llm_tokens.json");
 
-/// The most tokens one completion may ask for.
-const MAX_TOKENS: u64 = 2_000;
+/// The most tokens one completion may ask for: it bounds how far past its
+/// budget one request can take a key (a completion's cost is known only
+/// once it is written).
+const MAX_TOKENS: u64 = 1_000;
 
 /// The pause between two streamed tokens.
 const TOKEN_PAUSE: Duration = Duration::from_millis(5);
