@@ -122,7 +122,7 @@ ceiling() {
     key="$(sed -n 's/.* key=\([^ ]*\).*/\1/p' <<<"$rb")"
     limit="$(sed -n 's/.* limit=\([^ ]*\).*/\1/p' <<<"$rb")"
     period="$(sed -n 's/.* period_ms=\([^ ]*\).*/\1/p' <<<"$rb")"
-    local cmd=(EVALSHA "$sha" 1 "$key" "" 0 0 "$limit" "$period" 1)
+    local cmd=(EVALSHA "$sha" 1 "$key" "" 0 0 0 "$limit" "$period" 1)
     local common=(-h 127.0.0.1 -p "$PORT" -c "$CONCURRENCY" -P 16 -r "$KEYS")
     # Warm-up (5 requests per key: 99% of the keys exist after it), which
     # also sizes the measured run to about $SECS seconds.

@@ -73,6 +73,7 @@ pub const METRICS: &[Metric] = &[
     m("ratelimit_backstop_limited_total", C, NONE, "ratelimit-core", "Requests refused by the per-IP backstop."),
     m("ratelimit_backstop_untracked_total", C, NONE, "ratelimit-core", "Requests the backstop let through untracked because its table was full."),
     m("ratelimit_local_untracked_total", C, RULE, "ratelimit-core", "Subjects a local store (fail_mode local, count rules) could not track because it was full."),
+    m("ratelimit_charge_errors_total", C, RULE, "ratelimit-core", "Charges after the response (charge response) lost: the backend did not answer and the rule's fail_mode is not local."),
     m("ratelimit_memory_evicted_live_total", C, NONE, "ratelimit-core", "Live subjects the in-memory backend evicted to make room."),
     m("ratelimit_penalty_cache_dropped_total", C, NONE, "ratelimit-core", "Penalties the local penalty cache could not hold (full): fails open."),
     m("ratelimit_overlimit_cache_dropped_total", C, NONE, "ratelimit-core", "Refusals the over-limit cache could not hold (full): those subjects ask the backend again."),

@@ -104,6 +104,11 @@ pub struct Request {
     /// What the upstream answers if reached (default 200).
     #[serde(default)]
     pub upstream_status: Option<u16>,
+    /// What the response costs if the request is forwarded (default 0):
+    /// charged to the `charge: response` rules right after it, before the
+    /// next step.
+    #[serde(default)]
+    pub response_cost: Option<u64>,
 }
 
 /// What an answer must be.

@@ -33,12 +33,15 @@ impl Reply {
 /// Something a case can be played against.
 pub trait Harness {
     /// Sends one request at `at_ms` (Unix ms); the upstream answers
-    /// `upstream_status` if the request reaches it.
+    /// `upstream_status` if the request reaches it, and reports that its
+    /// response cost `response_cost`, charged to the `charge: response`
+    /// rules before this returns.
     fn request(
         &mut self,
         at_ms: u64,
         req: RequestAttrs,
         upstream_status: u16,
+        response_cost: u64,
     ) -> impl Future<Output = Reply>;
 
     /// Makes the shared backend unreachable (`false`) or brings it back.
@@ -104,7 +107,13 @@ impl std::fmt::Debug for LimiterHarness {
 }
 
 impl Harness for LimiterHarness {
-    async fn request(&mut self, at_ms: u64, req: RequestAttrs, upstream_status: u16) -> Reply {
+    async fn request(
+        &mut self,
+        at_ms: u64,
+        req: RequestAttrs,
+        upstream_status: u16,
+        response_cost: u64,
+    ) -> Reply {
         self.clock.set_ms(at_ms);
         let v = self.limiter.check(&req).await;
         let mut reply = Reply {
@@ -114,6 +123,7 @@ impl Harness for LimiterHarness {
         reply.status = match v.outcome {
             Outcome::Forward => {
                 self.limiter.record_response(&v.ticket, upstream_status);
+                self.limiter.charge(&v.ticket, response_cost).await;
                 upstream_status
             }
             Outcome::Limited => 429,

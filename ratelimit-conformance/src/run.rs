@@ -108,7 +108,12 @@ async fn play_step<H: Harness>(n: usize, step: &Step, h: &mut H) -> Result<(), S
                 let at = step.at + every * i as f64;
                 let attrs = attrs(req).map_err(|e| format!("step {n}: {e}"))?;
                 let reply = h
-                    .request(ms(at)?, attrs, req.upstream_status.unwrap_or(200))
+                    .request(
+                        ms(at)?,
+                        attrs,
+                        req.upstream_status.unwrap_or(200),
+                        req.response_cost.unwrap_or(0),
+                    )
                     .await;
                 verify(expect, &reply)
                     .map_err(|e| format!("step {n} (at {at:.3}s, #{}): {e}", i + 1))?;

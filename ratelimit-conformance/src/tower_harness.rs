@@ -1,13 +1,19 @@
 //! Plays requests through the tower layer: an `http::Request` into
 //! `RateLimit<S>` in front of an upstream that answers the case's
-//! `upstream_status`.
+//! `upstream_status` and reports its `response_cost` as a
+//! [`ResponseCost`] extension. The layer awaits the charge before the body
+//! ends (`charge_before_end`), and the harness reads every body to its end,
+//! so the next step sees the charge on every backend.
 
 use std::convert::Infallible;
 
 use bytes::Bytes;
 use http::{HeaderName, Request, Response};
+use http_body_util::BodyExt;
 use ratelimit_core::{Limiter, ManualClock, RequestAttrs};
-use ratelimit_tower::{ClientIp, RateLimitLayer, VerifiedClaims, ViewerHeaders, WouldLimit};
+use ratelimit_tower::{
+    ClientIp, RateLimitLayer, ResponseCost, VerifiedClaims, ViewerHeaders, WouldLimit,
+};
 use tower::{Layer, ServiceExt};
 
 use crate::harness::{Harness, Reply, Toggle};
@@ -15,6 +21,10 @@ use crate::harness::{Harness, Reply, Toggle};
 /// What the upstream answers, carried on the request.
 #[derive(Debug, Clone, Copy)]
 struct UpstreamStatus(u16);
+
+/// What the upstream reports its response cost, carried on the request.
+#[derive(Debug, Clone, Copy)]
+struct UpstreamCost(u64);
 
 const COUNTRY: &str = "x-viewer-country";
 const ASNUM: &str = "x-viewer-asnum";
@@ -43,14 +53,16 @@ impl TowerHarness {
             .ja4(HeaderName::from_static(JA4))
             .locale(HeaderName::from_static(LOCALE));
         Self {
-            layer: RateLimitLayer::new(limiter).viewer_headers(viewer),
+            layer: RateLimitLayer::new(limiter)
+                .viewer_headers(viewer)
+                .charge_before_end(true),
             clock,
             toggle,
         }
     }
 }
 
-fn to_http(req: &RequestAttrs, upstream: u16) -> Result<Request<Bytes>, http::Error> {
+fn to_http(req: &RequestAttrs, upstream: u16, cost: u64) -> Result<Request<Bytes>, http::Error> {
     let uri = if req.query.is_empty() {
         req.path.clone()
     } else {
@@ -76,6 +88,7 @@ fn to_http(req: &RequestAttrs, upstream: u16) -> Result<Request<Bytes>, http::Er
     let mut r = b.body(Bytes::new())?;
     r.extensions_mut().insert(ClientIp(req.client_ip));
     r.extensions_mut().insert(UpstreamStatus(upstream));
+    r.extensions_mut().insert(UpstreamCost(cost));
     if let Some(claims) = &req.jwt_claims {
         r.extensions_mut().insert(VerifiedClaims(claims.clone()));
     }
@@ -83,17 +96,25 @@ fn to_http(req: &RequestAttrs, upstream: u16) -> Result<Request<Bytes>, http::Er
 }
 
 impl Harness for TowerHarness {
-    async fn request(&mut self, at_ms: u64, req: RequestAttrs, upstream_status: u16) -> Reply {
+    async fn request(
+        &mut self,
+        at_ms: u64,
+        req: RequestAttrs,
+        upstream_status: u16,
+        response_cost: u64,
+    ) -> Reply {
         self.clock.set_ms(at_ms);
         let upstream = tower::service_fn(|r: Request<Bytes>| async move {
             let status = r.extensions().get::<UpstreamStatus>().map_or(200, |s| s.0);
+            let cost = r.extensions().get::<UpstreamCost>().map_or(0, |c| c.0);
             let res = Response::builder()
                 .status(status)
-                .body(Bytes::from_static(b"upstream"));
+                .extension(ResponseCost(cost))
+                .body(String::from("upstream"));
             Ok::<_, Infallible>(res.unwrap_or_default())
         });
         let svc = self.layer.layer(upstream);
-        let http_req = match to_http(&req, upstream_status) {
+        let http_req = match to_http(&req, upstream_status, response_cost) {
             Ok(r) => r,
             Err(e) => {
                 return Reply {
@@ -104,6 +125,10 @@ impl Harness for TowerHarness {
             }
         };
         let Ok(res) = svc.oneshot(http_req).await;
+        let (parts, body) = res.into_parts();
+        // Read to the end: the charge is made before the body ends.
+        let _ = body.collect().await;
+        let res = Response::from_parts(parts, ());
         Reply {
             status: res.status().as_u16(),
             headers: res

@@ -10,13 +10,21 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::algorithm::{Decision, Quota, SubjectState};
+use crate::algorithm::{supports, Decision, Quota, SubjectState};
+use crate::backend::{Check, CheckMode};
 use crate::rules::Rule;
 use crate::store::{Sharded, WhenFull};
 use crate::KeyDigest;
 
 /// Keys held by default, over every rule.
 pub(crate) const DEFAULT_LOCAL_CAPACITY: usize = 100_000;
+
+/// Where a subject's state lives: its rule, the rule's namespace, itself.
+struct Place<'a> {
+    rule: &'a Rule,
+    namespace: &'a Arc<str>,
+    subject: &'a KeyDigest,
+}
 
 /// A bounded per-rule store of subject states.
 #[derive(Debug)]
@@ -61,19 +69,80 @@ impl LocalStore {
         penalty_ms: Option<u64>,
         bit: Option<u16>,
     ) -> Option<Decision> {
-        let map = self.map(namespace, rules_sharing);
-        let mut shard = map.shard(subject);
+        let at = Place {
+            rule,
+            namespace,
+            subject,
+        };
+        self.update(&at, rules_sharing, now, quota, |s| {
+            s.check(rule.algorithm, now, quota, penalty_ms, bit)
+        })
+    }
+
+    /// The `fail_mode: local` answer to `check`, in its
+    /// [`mode`](Check::mode), at this instance's share of the limit
+    /// ([`share_of`]; a charge keeps its whole cost). `None` when the
+    /// subject could not be tracked (the store is full), or for a mode the
+    /// rule's algorithm does not support. A probe counts nothing and does
+    /// not track a subject never seen.
+    pub(crate) fn check_fallback(
+        &self,
+        check: &Check,
+        fleet: u64,
+        rules_sharing: usize,
+        now: u64,
+    ) -> Option<Decision> {
+        let rule = &check.rule;
         let algorithm = rule.algorithm;
-        let Some(mut e) = shard.entry(*subject, now, WhenFull::Refuse, || {
+        if !supports(algorithm, check.mode) {
+            return None;
+        }
+        let mut quota = share_of(check.quota, fleet);
+        let at = Place {
+            rule,
+            namespace: &check.namespace,
+            subject: &check.subject,
+        };
+        match check.mode {
+            CheckMode::Probe => Some(
+                self.peek_with(&at, |s| s.probe(algorithm, now, &quota))
+                    .unwrap_or_else(|| SubjectState::new(algorithm).probe(algorithm, now, &quota)),
+            ),
+            CheckMode::Charge => {
+                quota.cost = check.quota.cost;
+                self.update(&at, rules_sharing, now, &quota, |s| {
+                    s.charge(algorithm, now, &quota, check.penalty_ms)
+                })
+            }
+            _ => self.update(&at, rules_sharing, now, &quota, |s| {
+                s.check(algorithm, now, &quota, check.penalty_ms, check.bit)
+            }),
+        }
+    }
+
+    /// Runs `f` on the subject's state (created when new); `None` when the
+    /// subject could not be tracked.
+    fn update(
+        &self,
+        at: &Place<'_>,
+        rules_sharing: usize,
+        now: u64,
+        quota: &Quota,
+        f: impl FnOnce(&mut SubjectState) -> Decision,
+    ) -> Option<Decision> {
+        let map = self.map(at.namespace, rules_sharing);
+        let mut shard = map.shard(at.subject);
+        let algorithm = at.rule.algorithm;
+        let Some(mut e) = shard.entry(*at.subject, now, WhenFull::Refuse, || {
             SubjectState::new(algorithm)
         }) else {
             drop(shard);
             self.untracked.fetch_add(1, Ordering::Relaxed);
-            metrics::counter!("ratelimit_local_untracked_total", "rule" => rule.id.clone())
+            metrics::counter!("ratelimit_local_untracked_total", "rule" => at.rule.id.clone())
                 .increment(1);
             return None;
         };
-        let d = e.value.check(algorithm, now, quota, penalty_ms, bit);
+        let d = f(e.value);
         let idle = e.value.expires_at(quota);
         e.set_idle_at(idle);
         Some(d)
@@ -88,16 +157,28 @@ impl LocalStore {
         now: u64,
         quota: &Quota,
     ) -> Option<Decision> {
+        let at = Place {
+            rule,
+            namespace,
+            subject,
+        };
+        self.peek_with(&at, |s| s.peek(rule.algorithm, now, quota))
+    }
+
+    /// `f` of the subject's state, untouched; `None` when not tracked.
+    fn peek_with(
+        &self,
+        at: &Place<'_>,
+        f: impl FnOnce(&SubjectState) -> Decision,
+    ) -> Option<Decision> {
         let map = self
             .rules
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(namespace)?
+            .get(at.namespace)?
             .clone();
-        let shard = map.shard(subject);
-        shard
-            .peek(subject)
-            .map(|s| s.peek(rule.algorithm, now, quota))
+        let shard = map.shard(at.subject);
+        shard.peek(at.subject).map(f)
     }
 
     /// Forgets a subject.
@@ -147,5 +228,46 @@ mod tests {
         assert_eq!(share_of(q, 2).limit, 2);
         assert_eq!(share_of(q, 10).limit, 1);
         assert_eq!(share_of(q, 0).limit, 5);
+    }
+}
+
+#[cfg(test)]
+mod mode_tests {
+    use super::*;
+    use crate::backend::namespace;
+    use crate::rules::RuleBuilder;
+    use crate::HashKey;
+    use std::time::Duration;
+
+    const T0: u64 = 1_767_225_600_000;
+
+    fn check(cost: u64, mode: CheckMode) -> Check {
+        let rule = RuleBuilder::new("tokens")
+            .token_bucket(100, Duration::from_secs(60), 100)
+            .key(["ip"])
+            .build()
+            .expect("rule");
+        let rule = Arc::new(rule);
+        let subject = HashKey::DEFAULT.digest(b"203.0.113.7");
+        let (ns, quota) = (namespace(&rule).into(), rule.quota(cost));
+        Check::new(rule, ns, subject, quota, None, None).with_mode(mode)
+    }
+
+    /// Two instances share 100 tokens a minute: 50 here. A charge of 80
+    /// keeps its whole cost (a debt of 30), and a probe counts nothing.
+    #[test]
+    fn the_fallback_follows_the_mode_at_the_instance_share() {
+        let store = LocalStore::new(100);
+        let at = |c: &Check, now| store.check_fallback(c, 2, 1, now).expect("tracked");
+        let probe = check(1, CheckMode::Probe);
+        assert_eq!(at(&probe, T0), Decision::allow(49, 1_200));
+        assert!(at(&probe, T0).allowed);
+        let d = at(&check(80, CheckMode::Charge), T0);
+        // 80 - 50 + 1 tokens at 50 a minute: 37.2 s.
+        assert_eq!(d, Decision::deny(37_200, 0, 96_000));
+        assert!(!at(&probe, T0 + 37_199).allowed);
+        assert!(at(&probe, T0 + 37_200).allowed);
+        assert!(at(&check(1, CheckMode::Count), T0 + 37_200).allowed);
+        assert!(!at(&probe, T0 + 37_200).allowed);
     }
 }

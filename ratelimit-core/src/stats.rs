@@ -115,12 +115,19 @@ pub struct LimiterStats {
     pub capped: AtomicU64,
     /// Requests refused by the backstop.
     pub backstop_limited: AtomicU64,
+    /// Charges after the response ([`Limiter::charge`](crate::Limiter::charge))
+    /// lost because the backend did not answer (one per rule).
+    pub charge_errors: AtomicU64,
 }
 
 impl LimiterStats {
     pub(crate) fn capped(&self) {
         self.capped.fetch_add(1, Ordering::Relaxed);
         metrics::counter!("ratelimit_rules_capped_total").increment(1);
+    }
+
+    pub(crate) fn charge_error(&self) {
+        self.charge_errors.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn backstop_limited(&self) {

@@ -66,15 +66,43 @@ pub(crate) struct CountItem {
     pub(crate) blocks: bool,
 }
 
-/// What is needed to count the upstream's answer (`count_statuses`).
+/// A `charge: response` rule that matched, to charge the response's cost
+/// to: everything its check needs, derived at request time.
+#[derive(Debug, Clone)]
+pub(crate) struct ChargeItem {
+    pub(crate) rule: Arc<crate::rules::Rule>,
+    pub(crate) namespace: Arc<str>,
+    pub(crate) namespace_digest: KeyDigest,
+    pub(crate) subject: KeyDigest,
+    pub(crate) state_key: KeyDigest,
+    pub(crate) blocks: bool,
+    /// The penalty a charge over the limit starts (`None` unless blocking).
+    pub(crate) penalty_ms: Option<u64>,
+}
+
+/// What is needed after the response: the count rules (`count_statuses`)
+/// that count the upstream's status ([`Limiter::record_response`]), and
+/// the rules charged by the response's cost (`charge: response`,
+/// [`Limiter::charge`]).
+///
+/// [`Limiter::record_response`]: crate::Limiter::record_response
+/// [`Limiter::charge`]: crate::Limiter::charge
 #[derive(Debug, Clone, Default)]
 pub struct ResponseTicket {
     pub(crate) items: Vec<CountItem>,
-    pub(crate) rules_sharing: usize,
+    /// Boxed: most requests match no such rule, and a verdict stays small.
+    charges: Option<Box<Charges>>,
+}
+
+/// The `charge: response` items of a ticket.
+#[derive(Debug, Clone, Default)]
+struct Charges {
+    items: Vec<ChargeItem>,
 }
 
 impl ResponseTicket {
-    /// Whether no count rule matched.
+    /// Whether no count rule matched (rules charged after the response are
+    /// told by [`ResponseTicket::charges`]).
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
@@ -82,6 +110,24 @@ impl ResponseTicket {
     /// How many count rules matched.
     pub fn len(&self) -> usize {
         self.items.len()
+    }
+
+    /// Whether a `charge: response` rule matched: the response's cost is
+    /// expected, through [`Limiter::charge`](crate::Limiter::charge).
+    pub fn charges(&self) -> bool {
+        !self.charge_items().is_empty()
+    }
+
+    /// The `charge: response` rules that matched.
+    pub(crate) fn charge_items(&self) -> &[ChargeItem] {
+        self.charges.as_ref().map_or(&[], |c| &c.items)
+    }
+
+    pub(crate) fn push_charge(&mut self, item: ChargeItem) {
+        self.charges
+            .get_or_insert_with(Box::default)
+            .items
+            .push(item);
     }
 }
 
@@ -102,7 +148,8 @@ pub struct Verdict {
     /// while `tracing` is enabled at debug level for this crate, so that
     /// the allow path allocates nothing for it.
     pub reports: Vec<RuleReport>,
-    /// Count rules to count the upstream's answer against.
+    /// Count rules to count the upstream's answer against, and rules to
+    /// charge the response's cost to.
     pub ticket: ResponseTicket,
 }
 

@@ -79,6 +79,7 @@ prop_compose! {
         allow_ips in option::of(vec(proptest::sample::select(vec!["10.0.0.0/8", "192.0.2.1", "2001:db8::/32"]), 0..3)),
         allow_values in option::of(vec((proptest::sample::select(OTHERS.to_vec()), vec("[a-z]{1,5}", 0..3)), 0..3)),
         canary in option::of(0u32..=10_000),
+        response in option::of(any::<bool>()),
     ) -> Value {
         let algorithm = ALGORITHMS[algo];
         let distinct = algorithm == "distinct";
@@ -105,8 +106,17 @@ prop_compose! {
         let mut key = vec![PARTNERS[partner]];
         key.extend(others);
         o.insert("key".into(), json!(key));
+        let counts = statuses.is_some() && !distinct;
         if let (Some(s), false) = (statuses, distinct) {
             o.insert("count_statuses".into(), json!(s));
+        }
+        // `charge: response` is refused with distinct, count_statuses and cost.
+        let written = response;
+        let response = written == Some(true) && !distinct && !counts;
+        match (written, response) {
+            (_, true) => { o.insert("charge".into(), "response".into()); }
+            (Some(_), false) => { o.insert("charge".into(), "request".into()); }
+            (None, false) => {}
         }
         if let Some(m) = on_missing {
             o.insert("on_missing_key".into(), ["fallback_ip", "skip", "reject"][m].into());
@@ -128,7 +138,7 @@ prop_compose! {
         if let Some(h) = headers {
             o.insert("ratelimit_headers".into(), h.into());
         }
-        if let (Some(c), false) = (cost_frac, distinct) {
+        if let (Some(c), false, false) = (cost_frac, distinct, response) {
             let cap = if buckets { burst } else { limit };
             o.insert("cost".into(), (1 + (c * (cap - 1) as f64) as u64).into());
         }

@@ -15,9 +15,10 @@ use tower_service::Service;
 use tracing::Span;
 
 use crate::layer::Shared;
+use crate::meter::Meter;
 use crate::response::outcome_label;
 use crate::service::own_answer;
-use crate::{headers, MakeResponse, ResponseBody, WouldLimit};
+use crate::{headers, Charge, MakeResponse, ResponseBody, ResponseCost, WouldLimit};
 
 pin_project! {
     /// The response future of [`RateLimit`](crate::RateLimit).
@@ -50,6 +51,9 @@ pin_project! {
             #[pin]
             future: S::Future,
             verdict: Verdict,
+            // Shared with the request's extensions when `charge: response`
+            // rules matched.
+            charge: Option<Charge>,
         },
         // Refused at once: the limiter's answer is built on the first poll.
         Refused {
@@ -73,7 +77,7 @@ where
     pub(crate) fn new(
         check: VerdictFuture,
         request: Request<ReqB>,
-        mut inner: S,
+        inner: S,
         shared: Arc<Shared<M>>,
         span: Span,
     ) -> Self {
@@ -82,8 +86,7 @@ where
             Ok(verdict) => {
                 observe(&shared, &span, &verdict);
                 if verdict.outcome == Outcome::Forward {
-                    let future = inner.call(request);
-                    State::Calling { future, verdict }
+                    call(inner, request, verdict)
                 } else {
                     State::Refused {
                         verdict: Some(verdict),
@@ -140,16 +143,20 @@ where
                         this.state.set(State::Done);
                         return Poll::Ready(Ok(answer(this.shared, &verdict)));
                     }
-                    let (Some(request), Some(mut inner)) = (request.take(), inner.take()) else {
+                    let (Some(request), Some(inner)) = (request.take(), inner.take()) else {
                         this.state.set(State::Done);
                         return Poll::Pending;
                     };
-                    let future = inner.call(request);
-                    this.state.set(State::Calling { future, verdict });
+                    this.state.set(call(inner, request, verdict));
                 }
-                StateProj::Calling { future, verdict } => {
+                StateProj::Calling {
+                    future,
+                    verdict,
+                    charge,
+                } => {
                     let result = ready!(future.poll(cx));
-                    let result = result.map(|res| forwarded(this.shared, verdict, res));
+                    let result =
+                        result.map(|res| forwarded(this.shared, verdict, charge.take(), res));
                     this.state.set(State::Done);
                     return Poll::Ready(result);
                 }
@@ -175,6 +182,30 @@ where
                 StateProj::Done => return Poll::Pending,
             }
         }
+    }
+}
+
+/// Calls the inner service with a forwarded request, giving it a [`Charge`]
+/// when `charge: response` rules matched (and only then: no allocation on
+/// the common path). A request that already carries one (from a rate
+/// limit layer further out) keeps it: both layers charge the one total.
+fn call<S, ReqB>(mut inner: S, mut request: Request<ReqB>, verdict: Verdict) -> State<S, ReqB>
+where
+    S: Service<Request<ReqB>>,
+{
+    let charge = verdict.ticket.charges().then(|| {
+        let outer = request.extensions().get::<Charge>().cloned();
+        outer.unwrap_or_else(|| {
+            let c = Charge::default();
+            request.extensions_mut().insert(c.clone());
+            c
+        })
+    });
+    let future = inner.call(request);
+    State::Calling {
+        future,
+        verdict,
+        charge,
     }
 }
 
@@ -220,16 +251,32 @@ fn answer<B, M: MakeResponse>(shared: &Shared<M>, verdict: &Verdict) -> Response
     res
 }
 
-/// The inner service's answer: counted, then given the headers.
+/// The inner service's answer: counted, given the headers, and metered
+/// when `charge: response` rules matched.
 fn forwarded<B, M>(
     shared: &Shared<M>,
-    verdict: &Verdict,
+    verdict: &mut Verdict,
+    charge: Option<Charge>,
     res: Response<B>,
 ) -> Response<ResponseBody<B>> {
     shared
         .limiter
         .record_response(&verdict.ticket, res.status().as_u16());
-    let mut res = res.map(ResponseBody::inner);
+    let mut res = if verdict.ticket.charges() {
+        let head_cost = res.extensions().get::<ResponseCost>().map_or(0, |c| c.0);
+        let ticket = std::mem::take(&mut verdict.ticket);
+        let before_end = shared.charge_before_end;
+        let meter = Meter::new(
+            shared.limiter.clone(),
+            ticket,
+            head_cost,
+            charge,
+            before_end,
+        );
+        res.map(|body| ResponseBody::charged(body, meter))
+    } else {
+        res.map(ResponseBody::inner)
+    };
     finish(shared, verdict, &mut res);
     res
 }

@@ -10,6 +10,7 @@ macro_rules! chapter {
         #[doc = "[rules]: ../../../ratelimit_core/guide/rules/index.html"]
         #[doc = "[expressions]: ../../../ratelimit_core/guide/expressions/index.html"]
         #[doc = "[keyed]: ../../../ratelimit_core/guide/keyed/index.html"]
+        #[doc = "[observability]: ../../../ratelimit_core/guide/observability/index.html"]
         #[doc = "[valkey]: ../../../ratelimit_valkey/guide/valkey/index.html"]
         #[doc = "[nginx]: ../../../ratelimit_nginx/guide/migrating_from_nginx/index.html"]
         #[doc = "[security]: crate::guide::security"]
@@ -25,12 +26,18 @@ macro_rules! chapter {
         #[doc = "[key_part]: crate::RateLimitLayer::key_part"]
         #[doc = "[hash_key]: ratelimit_core::HashKey"]
         #[doc = "[quota]: ratelimit_core::keyed::Quota"]
+        #[doc = "[response_cost]: crate::ResponseCost"]
+        #[doc = "[charge]: crate::Charge"]
+        #[doc = "[charge_add]: crate::Charge::add"]
+        #[doc = "[charge_before_end]: crate::RateLimitLayer::charge_before_end"]
+        #[doc = "[limiter_charge]: ratelimit_core::Limiter::charge"]
         #[doc = include_str!(concat!("../docs/", $file))]
         pub mod $name {}
     };
 }
 
 chapter!(security, "security.md");
+chapter!(charges, "charges.md");
 chapter!(
     migrating_from_tower_governor,
     "migrating-from-tower-governor.md"

@@ -21,6 +21,7 @@ pub(crate) struct Shared<M> {
     pub(crate) keys: KeyParts,
     pub(crate) make_response: M,
     pub(crate) legacy_headers: bool,
+    pub(crate) charge_before_end: bool,
     pub(crate) counters: crate::response::Counters,
 }
 
@@ -39,6 +40,7 @@ pub struct RateLimitLayer<M = JsonResponse> {
     keys: KeyParts,
     make_response: M,
     legacy_headers: bool,
+    charge_before_end: bool,
 }
 
 impl RateLimitLayer {
@@ -50,6 +52,7 @@ impl RateLimitLayer {
             keys: KeyParts::default(),
             make_response: JsonResponse,
             legacy_headers: false,
+            charge_before_end: false,
         }
     }
 
@@ -157,6 +160,28 @@ impl<M> RateLimitLayer<M> {
         self
     }
 
+    /// Awaits the charge of a `charge: response` rule before the response
+    /// body reports its end (off by default: the charge runs in a spawned
+    /// task, off the response's path). On, the next request of a client
+    /// that read its response to the end sees the charge, even on a backend
+    /// that waits on the network; the body's last poll takes one more round
+    /// trip. A body dropped before its end is charged in a spawned task
+    /// either way. See [`Charge`](crate::Charge).
+    ///
+    /// ```
+    /// use ratelimit_tower::RateLimitLayer;
+    ///
+    /// let layer = RateLimitLayer::from_json_str(r#"[{"id": "rows",
+    ///     "expression": "true", "algorithm": "fixed_window", "limit": 10000,
+    ///     "period": "1m", "key": ["ip"], "charge": "response"}]"#)?
+    /// .charge_before_end(true);
+    /// # Ok::<(), ratelimit_core::rules::RuleError>(())
+    /// ```
+    pub fn charge_before_end(mut self, on: bool) -> Self {
+        self.charge_before_end = on;
+        self
+    }
+
     /// Builds the limiter's own answers with `make_response` instead.
     pub fn make_response<M2>(self, make_response: M2) -> RateLimitLayer<M2> {
         RateLimitLayer {
@@ -165,6 +190,7 @@ impl<M> RateLimitLayer<M> {
             keys: self.keys,
             make_response,
             legacy_headers: self.legacy_headers,
+            charge_before_end: self.charge_before_end,
         }
     }
 }
@@ -177,6 +203,7 @@ impl<M: Clone> Clone for RateLimitLayer<M> {
             keys: self.keys.clone(),
             make_response: self.make_response.clone(),
             legacy_headers: self.legacy_headers,
+            charge_before_end: self.charge_before_end,
         }
     }
 }
@@ -187,6 +214,7 @@ impl<M> fmt::Debug for RateLimitLayer<M> {
             .field("extractor", &self.extractor)
             .field("key_parts", &self.keys)
             .field("legacy_headers", &self.legacy_headers)
+            .field("charge_before_end", &self.charge_before_end)
             .finish_non_exhaustive()
     }
 }
@@ -201,6 +229,7 @@ impl<S, M: Clone> Layer<S> for RateLimitLayer<M> {
             keys: self.keys.clone(),
             make_response: self.make_response.clone(),
             legacy_headers: self.legacy_headers,
+            charge_before_end: self.charge_before_end,
             counters: crate::response::Counters::new(),
         };
         RateLimit::from_shared(inner, Arc::new(shared))

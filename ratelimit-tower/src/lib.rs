@@ -25,7 +25,10 @@
 //! decide on a prefix of what the application sees. Every answer carries the
 //! `RateLimit-Policy` / `RateLimit` headers of the rules that ask for them
 //! ([`headers`]). The inner service's status is counted for
-//! `count_statuses` rules; the limiter's own answers never are.
+//! `count_statuses` rules, and what its response cost (a [`ResponseCost`]
+//! extension, or a [`Charge`] it adds to while streaming) is charged to
+//! `charge: response` rules when the body ends ([`charge`]); the limiter's
+//! own answers never are.
 //!
 //! # Example
 //!
@@ -76,6 +79,9 @@
 //!   can and cannot do to the limits (nested routers see stripped paths,
 //!   the first of repeated query arguments is keyed, `HEAD` reaches `GET`
 //!   handlers, IPv6 per /64).
+//! - [Charging what a response cost](crate::guide::charges): `charge:
+//!   response` rules, [`ResponseCost`] and [`Charge`], when the charge lands
+//!   and how far past the limit a client can get.
 //! - [Migrating from tower-governor](crate::guide::migrating_from_tower_governor).
 //! - The rule format, expressions, the keyed API and every metric: the
 //!   [guide's index](../ratelimit_core/guide/index.html) in `ratelimit-core`.
@@ -111,6 +117,7 @@
 #![warn(missing_docs)]
 
 mod body;
+pub mod charge;
 mod claims;
 mod client_ip;
 mod error;
@@ -121,6 +128,7 @@ pub mod guide;
 pub mod headers;
 mod key_extractor;
 mod layer;
+mod meter;
 mod missing_peer;
 mod per_ip;
 pub mod proxy;
@@ -128,6 +136,7 @@ pub mod response;
 mod service;
 
 pub use body::ResponseBody;
+pub use charge::{Charge, ResponseCost};
 pub use claims::{AppValues, Cost, VerifiedClaims, WouldLimit};
 pub use client_ip::{ClientIp, SetClientIp, SetClientIpLayer};
 pub use error::LoadError;

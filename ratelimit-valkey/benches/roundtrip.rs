@@ -37,8 +37,9 @@ fn keys(round: usize) -> Vec<String> {
 }
 
 fn args(cmd: &mut redis::Cmd) {
-    // now (Valkey TIME), offset, penalty, limit, period, cost
+    // now (Valkey TIME), offset, penalty, mode (count), limit, period, cost
     cmd.arg("")
+        .arg(0)
         .arg(0)
         .arg(0)
         .arg(1_000_000_000u64)

@@ -448,7 +448,7 @@ async fn redis_benchmark_args(conn: &mut MultiplexedConnection) {
     let template = format!("{}{{0000__rand_int__}}{}", &key[..open], &key[close + 1..]);
     assert_eq!(template.len() - "__rand_int__".len() + 12, key.len());
     // ARGV as `scripts::invocation` builds it with Valkey time: now "",
-    // expiry offset 0, penalty 0, limit, period, cost.
+    // expiry offset 0, penalty 0, mode 0 (count), limit, period, cost.
     println!("RB sha={sha} key={template} limit={SITE_LIMIT} period_ms={SITE_PERIOD_MS} cost=1");
 }
 

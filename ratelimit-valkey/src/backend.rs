@@ -4,8 +4,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use ratelimit_core::algorithm::Algorithm;
 use ratelimit_core::backend::{
-    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckResult,
+    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckMode, CheckResult,
 };
 use redis::Value;
 
@@ -269,9 +270,15 @@ impl ValkeyBackend {
 
 impl ValkeyBackend {
     /// Reads a subject's state without counting: the check's script runs
-    /// with a cost of 0 and no penalty, which leaves the state as it was.
+    /// as a probe (distinct: a count) with a cost of 0 and no penalty,
+    /// which writes nothing.
     async fn peek_one(&self, check: &Check, now_ms: u64) -> CheckResult {
-        let mut probe = check.clone();
+        let mode = if check.rule.algorithm == Algorithm::Distinct {
+            CheckMode::Count
+        } else {
+            CheckMode::Probe
+        };
+        let mut probe = check.clone().with_mode(mode);
         probe.quota = probe.quota.with_cost(0);
         probe.penalty_ms = None;
         probe.bit = None;

@@ -13,7 +13,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
 use ratelimit_core::algorithm::{distinct, Algorithm, Quota};
-use ratelimit_core::backend::{BackendError, BackendErrorKind, Check};
+use ratelimit_core::backend::{BackendError, BackendErrorKind, Check, CheckMode};
 use redis::{Cmd, Script};
 
 /// Values below this are exact in a Lua number (a double).
@@ -213,6 +213,22 @@ mod key_tests {
     }
 }
 
+/// The most a charge leaves in a bucket, in units (as the core).
+const MAX_CHARGED_UNITS: u128 = 1 << 51;
+
+/// A mode the rule's algorithm does not support: `distinct` only counts.
+fn unsupported(check: &Check) -> BackendError {
+    BackendError::new(
+        BackendErrorKind::Unsupported,
+        format!(
+            "rule {}: {} rules only count requests ({:?} check)",
+            check.rule.id,
+            check.rule.algorithm.as_str(),
+            check.mode
+        ),
+    )
+}
+
 fn too_large(what: &str) -> BackendError {
     BackendError::new(
         BackendErrorKind::Protocol,
@@ -225,7 +241,9 @@ fn too_large(what: &str) -> BackendError {
 /// # Errors
 ///
 /// A `Protocol` error when a bucket's numbers would pass 2^53 in Lua
-/// (only for a burst above about 10^8 with a long period).
+/// (only for a burst above about 10^8 with a long period); an
+/// `Unsupported` error for a `distinct` check in a mode other than
+/// [`CheckMode::Count`].
 pub(crate) fn invocation(
     prefix: &str,
     check: &Check,
@@ -245,25 +263,49 @@ pub(crate) fn invocation(
             args.push(Arg::U(INJECTED_EXPIRY_OFFSET_MS));
         }
     }
-    args.push(Arg::U(check.penalty_ms.unwrap_or(0)));
+    let (penalty, mode) = match check.mode {
+        CheckMode::Count => (check.penalty_ms.unwrap_or(0), 0),
+        _ if algorithm == Algorithm::Distinct => return Err(unsupported(check)),
+        CheckMode::Probe => (0, 1),
+        _ => (check.penalty_ms.unwrap_or(0), 2),
+    };
+    let charge = mode == 2;
+    args.push(Arg::U(penalty));
+    args.push(Arg::U(mode));
     let period = q.period_ms.max(1);
     let limit = q.limit.max(1);
+    // A charge's cost * period, in bucket units: at most what a bucket
+    // holds after a charge (as the core), so the scripts stay exact.
+    let charged_units = |p: u128| (q.cost as u128 * p).min(MAX_CHARGED_UNITS);
     match algorithm {
         Algorithm::FixedWindow => {
             args.extend([Arg::U(q.limit), Arg::U(period), Arg::U(q.cost)]);
         }
         Algorithm::SlidingWindow => {
             // The estimate splits by the period (period^2 < 2^53); the
-            // Retry-After divides by counts, which stay below the limit.
-            if u128::from(period) * u128::from(period) >= LUA_EXACT || q.limit >= LUA_FACTOR {
+            // Retry-After divides by counts, which stay below the limit
+            // (a charge's below 2^31).
+            if u128::from(period) * u128::from(period) >= LUA_EXACT
+                || q.limit >= LUA_FACTOR
+                || (charge && q.limit >= LUA_FACTOR - 1)
+            {
                 return Err(too_large("sliding window limit or period"));
             }
             args.extend([Arg::U(q.limit), Arg::U(period), Arg::U(q.cost)]);
         }
         Algorithm::TokenBucket => {
             let capacity = q.burst as u128 * period as u128;
-            let need = q.cost as u128 * period as u128;
-            if capacity + need >= LUA_EXACT {
+            let need = if charge {
+                charged_units(period as u128)
+            } else {
+                q.cost as u128 * period as u128
+            };
+            let fits = if charge {
+                capacity + u128::from(period) < LUA_EXACT / 2
+            } else {
+                capacity + need < LUA_EXACT
+            };
+            if !fits {
                 return Err(too_large("token bucket burst * period"));
             }
             args.extend([
@@ -275,7 +317,11 @@ pub(crate) fn invocation(
         }
         Algorithm::LeakyBucket => {
             let (l, p) = (limit as u128, period as u128);
-            let cost = q.cost as u128 * p;
+            let cost = if charge {
+                charged_units(p)
+            } else {
+                q.cost as u128 * p
+            };
             let tol = q.burst as u128 * p;
             if (cost + tol) / l + now_ms as u128 >= LUA_EXACT / 2
                 || limit >= LUA_FACTOR
@@ -314,6 +360,9 @@ pub(crate) fn invocation(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratelimit_core::rules::RuleBuilder;
+    use std::sync::Arc;
+    use std::time::Duration;
 
     #[test]
     fn every_script_has_the_prelude_and_its_argument_check() {
@@ -321,6 +370,68 @@ mod tests {
             assert!(src.starts_with("-- Shared prelude"), "{algorithm:?}");
             assert!(src.contains("assert(#ARGV =="), "{algorithm:?}");
             assert!(src.contains("assert(#KEYS == 1"), "{algorithm:?}");
+        }
+    }
+
+    fn args(rule: RuleBuilder, cost: u64, mode: CheckMode) -> Vec<u64> {
+        use ratelimit_core::backend::namespace;
+        let rule = Arc::new(
+            rule.key(["ip"])
+                .penalty(Duration::from_secs(9))
+                .build()
+                .expect("rule"),
+        );
+        let subject = ratelimit_core::HashKey::DEFAULT.digest(b"203.0.113.7");
+        let (ns, quota) = (namespace(&rule).into(), rule.quota(cost));
+        let check =
+            Check::new(rule.clone(), ns, subject, quota, rule.penalty_ms, Some(1)).with_mode(mode);
+        let inv = invocation("rl:", &check, 5, TimeSource::Injected).expect("invocation");
+        inv.args
+            .iter()
+            .map(|a| match *a {
+                Arg::U(v) => v,
+                _ => u64::MAX,
+            })
+            .collect()
+    }
+
+    /// ARGV[3] penalty and ARGV[4] mode: a probe starts no penalty; a
+    /// charge's bucket units are bounded as the core bounds a debt.
+    #[test]
+    fn the_mode_goes_in_argv_4() {
+        let m = Duration::from_secs(60);
+        let fw = || RuleBuilder::new("a").fixed_window(10, m);
+        assert_eq!(
+            args(fw(), 1, CheckMode::Count)[2..],
+            [9000, 0, 10, 60_000, 1]
+        );
+        assert_eq!(args(fw(), 1, CheckMode::Probe)[2..], [0, 1, 10, 60_000, 1]);
+        assert_eq!(
+            args(fw(), 7, CheckMode::Charge)[2..],
+            [9000, 2, 10, 60_000, 7]
+        );
+        let tb = || RuleBuilder::new("b").token_bucket(10, m, 5);
+        assert_eq!(args(tb(), 2, CheckMode::Charge)[6], 120_000);
+        assert_eq!(args(tb(), u64::MAX, CheckMode::Charge)[6], 1 << 51);
+    }
+
+    #[test]
+    fn distinct_rules_only_count() {
+        let dc = || RuleBuilder::new("d").distinct("path", 10, Duration::from_secs(60));
+        let rule = Arc::new(dc().key(["ip"]).build().expect("rule"));
+        for mode in [CheckMode::Probe, CheckMode::Charge] {
+            let check = Check::new(
+                rule.clone(),
+                "d".into(),
+                ratelimit_core::HashKey::DEFAULT.digest(b"x"),
+                rule.quota(1),
+                None,
+                Some(1),
+            )
+            .with_mode(mode);
+            let err = invocation("rl:", &check, 5, TimeSource::Injected).unwrap_err();
+            assert_eq!(err.kind(), BackendErrorKind::Unsupported);
+            assert!(err.to_string().contains("rule d"), "{err}");
         }
     }
 

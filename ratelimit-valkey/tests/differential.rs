@@ -2,6 +2,9 @@
 //! time) and through the core's in-memory backend give identical decisions,
 //! Retry-After, remaining, reset and penalty ends, for all five algorithms,
 //! with and without penalty, with costs above 1 for the counting ones.
+//! The counting algorithms mix the three check modes: counts, probes (which
+//! must leave the Valkey key exactly as it was, value and expiry) and
+//! charges of random costs, many far past the limit.
 //!
 //! The scripts compute every number of the decision themselves, so this
 //! holds their arithmetic to the core's: small quotas (many refusals), and
@@ -13,11 +16,13 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use ratelimit_core::backend::CheckMode;
 use ratelimit_core::rules::{Rule, RuleBuilder};
 use ratelimit_core::store::MemoryBackend;
 use ratelimit_testkit::checks::{check_of, one, template, T0};
 use ratelimit_testkit::unique;
-use ratelimit_testkit::valkey::{injected, server};
+use ratelimit_testkit::valkey::{connect, injected, server};
+use redis::aio::MultiplexedConnection;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Algo {
@@ -35,7 +40,35 @@ struct Case {
     burst: u64,
     penalty_s: Option<u64>,
     start: u64,
-    steps: Vec<(u64, u64, Option<u16>)>,
+    steps: Vec<(u64, u64, Option<u16>, CheckMode)>,
+}
+
+/// A step's mode and, for a charge, its cost: `share` in per mille of the
+/// limit (or burst), up to 1000 times it.
+fn mode(algo: Algo) -> BoxedStrategy<(CheckMode, u64)> {
+    if algo == Algo::Distinct {
+        return Just((CheckMode::Count, 0)).boxed();
+    }
+    let share = prop_oneof![
+        3 => 0u64..=1_500,
+        1 => 0u64..=20_000,
+        1 => 1_000u64..=1_000_000,
+    ];
+    prop_oneof![
+        3 => Just((CheckMode::Count, 0)),
+        2 => Just((CheckMode::Probe, 0)),
+        3 => share.prop_map(|s| (CheckMode::Charge, s)),
+    ]
+    .boxed()
+}
+
+/// The cost of a step: a charge's share of `base`, else `cost`.
+fn cost_of((mode, share): (CheckMode, u64), base: u64, cost: u64) -> u64 {
+    if mode == CheckMode::Charge {
+        base.saturating_mul(share) / 1000
+    } else {
+        cost
+    }
 }
 
 fn case(algo: Algo) -> impl Strategy<Value = Case> {
@@ -52,15 +85,26 @@ fn case(algo: Algo) -> impl Strategy<Value = Case> {
         1u64..=6,
         prop::option::of(1u64..=3),
         0u64..10_000,
-        prop::collection::vec((0u64..1_500, 1u64..=max_cost, bits), 1..40),
+        prop::collection::vec((0u64..1_500, 1u64..=max_cost, bits, mode(algo)), 1..40),
     )
-        .prop_map(|(limit, period_s, burst, penalty_s, start, steps)| Case {
-            limit,
-            period_s,
-            burst,
-            penalty_s,
-            start,
-            steps,
+        .prop_map(move |(limit, period_s, burst, penalty_s, start, steps)| {
+            let base = if matches!(algo, Algo::Token | Algo::Leaky) {
+                burst
+            } else {
+                limit
+            };
+            let steps = steps
+                .into_iter()
+                .map(|(dt, cost, bit, m)| (dt, cost_of(m, base, cost), bit, m.0))
+                .collect();
+            Case {
+                limit,
+                period_s,
+                burst,
+                penalty_s,
+                start,
+                steps,
+            }
         })
 }
 
@@ -94,7 +138,7 @@ fn big_case(algo: Algo) -> impl Strategy<Value = Case> {
         amount(),
         prop::option::of(1u64..=3),
         0u64..1_000,
-        prop::collection::vec((0u64..1_500, 0u64..=120, bits), 1..steps),
+        prop::collection::vec((0u64..1_500, 0u64..=120, bits, mode(algo)), 1..steps),
     )
         .prop_map(move |(limit, period_s, burst, penalty_s, start, steps)| {
             let period_ms = period_s * 1000;
@@ -111,13 +155,13 @@ fn big_case(algo: Algo) -> impl Strategy<Value = Case> {
             let base = if bucket { burst } else { limit };
             let steps = steps
                 .into_iter()
-                .map(|(per_mille, pct, bit)| {
+                .map(|(per_mille, pct, bit, m)| {
                     let cost = if distinct {
                         1
                     } else {
-                        (base * pct / 100).max(1)
+                        cost_of(m, base, (base * pct / 100).max(1))
                     };
-                    (period_ms * per_mille / spread / 1000, cost, bit)
+                    (period_ms * per_mille / spread / 1000, cost, bit, m.0)
                 })
                 .collect();
             Case {
@@ -155,6 +199,7 @@ fn run(algo: Algo, big: bool) {
         .expect("runtime");
     let server = server();
     let backend = rt.block_on(injected(server.url()));
+    let conn = rt.block_on(connect(server.url()));
     let template = rt.block_on(template());
     let mut runner = TestRunner::new(Config {
         cases: std::env::var("PROPTEST_CASES")
@@ -172,26 +217,32 @@ fn run(algo: Algo, big: bool) {
     let result = runner.run(&strategy, |c| {
         let rule = rule(algo, &c);
         let memory = MemoryBackend::with_capacity(16);
+        let mut conn = conn.clone();
         let mut now = T0 + c.start;
-        for (i, &(dt, cost, bit)) in c.steps.iter().enumerate() {
+        for (i, &(dt, cost, bit, mode)) in c.steps.iter().enumerate() {
             now += dt;
-            let check = check_of(&template, &rule, "203.0.113.7", cost, bit);
-            let (v, m) = rt.block_on(async {
-                (
-                    one(&backend, &check, now).await,
-                    one(&memory, &check, now).await,
-                )
+            let check = check_of(&template, &rule, "203.0.113.7", cost, bit).with_mode(mode);
+            let key = backend.key_of(&check);
+            let (v, m, before, after) = rt.block_on(async {
+                let before = stored(&mut conn, &key).await;
+                let v = one(&backend, &check, now).await;
+                let after = stored(&mut conn, &key).await;
+                (v, one(&memory, &check, now).await, before, after)
             });
+            if mode == CheckMode::Probe {
+                prop_assert_eq!(before, after, "step {}: a probe wrote", i);
+            }
             let v = v.map_err(|e| TestCaseError::fail(format!("step {i}: valkey: {e}")))?;
             let m = m.map_err(|e| TestCaseError::fail(format!("step {i}: memory: {e}")))?;
             prop_assert_eq!(
                 v,
                 m,
-                "step {} at now={} cost={} bit={:?}",
+                "step {} at now={} cost={} bit={:?} {:?}",
                 i,
                 now,
                 cost,
-                bit
+                bit,
+                mode
             );
         }
         Ok(())
@@ -199,6 +250,13 @@ fn run(algo: Algo, big: bool) {
     if let Err(e) = result {
         panic!("{algo:?} (large: {big}): {e}");
     }
+}
+
+/// What Valkey holds under `key`: its serialized value and its expiry.
+async fn stored(conn: &mut MultiplexedConnection, key: &str) -> (Option<Vec<u8>>, i64) {
+    let mut pipe = redis::pipe();
+    pipe.cmd("DUMP").arg(key).cmd("PEXPIRETIME").arg(key);
+    pipe.query_async(conn).await.expect("DUMP, PEXPIRETIME")
 }
 
 #[test]

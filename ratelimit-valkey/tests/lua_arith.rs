@@ -28,7 +28,7 @@ fn muldiv_in_lua_is_exact() {
     let server = server();
     let con = rt.block_on(raw(server.url()));
     let src = format!(
-        "{PRELUDE}\nlocal q, r = muldiv(tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]))\n\
+        "{PRELUDE}\nlocal q, r = muldiv(tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]))\n\
          return int(q) .. ' ' .. int(r)"
     );
     let script = redis::Script::new(&src);
@@ -46,6 +46,7 @@ fn muldiv_in_lua_is_exact() {
                 script
                     .key("lua-arith")
                     .arg(1)
+                    .arg(0)
                     .arg(0)
                     .arg(0)
                     .arg(a)

@@ -1,13 +1,15 @@
 //! The scripts' fast paths (count first, read the state from INCRBY's
 //! result) at their edges, against the core's in-memory backend: a penalty
 //! marker expiring exactly when the window does, counts whose packed value
-//! passes 2^53 or 18 digits, and costs too large to count first.
+//! passes 2^53 or 18 digits, and costs too large to count first; and the
+//! same for charges (which add past the limit, up to the bounds the core
+//! and the scripts share) and probes.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use ratelimit_core::backend::namespace;
-use ratelimit_core::backend::{Backend, Batch, Check};
+use ratelimit_core::backend::{Backend, Batch, Check, CheckMode};
 use ratelimit_core::rules::{Rule, RuleBuilder};
 use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::HashKey;
@@ -33,6 +35,14 @@ fn check(rule: &Rule, cost: u64) -> Check {
 
 /// Runs `steps` (time after T0, cost) through Valkey and the core.
 fn timeline(name: &str, rule: &Rule, steps: &[(u64, u64)]) {
+    let steps: Vec<_> = steps.iter().map(|&(t, c)| (t, c, Count)).collect();
+    timeline_modes(name, rule, &steps);
+}
+
+use CheckMode::{Charge, Count, Probe};
+
+/// Runs `steps` (time after T0, cost, mode) through Valkey and the core.
+fn timeline_modes(name: &str, rule: &Rule, steps: &[(u64, u64, CheckMode)]) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -47,11 +57,12 @@ fn timeline(name: &str, rule: &Rule, steps: &[(u64, u64)]) {
             .await
             .expect("backend");
         let memory = MemoryBackend::with_capacity(16);
-        for (i, &(dt, cost)) in steps.iter().enumerate() {
-            let batch = Batch::new(T0 + dt, vec![check(rule, cost)]);
+        for (i, &(dt, cost, mode)) in steps.iter().enumerate() {
+            let batch = Batch::new(T0 + dt, vec![check(rule, cost).with_mode(mode)]);
             let v = valkey.check(&batch).await;
             let m = memory.check(&batch).await;
-            assert_eq!(v, m, "{name}: step {i} at T0+{dt} cost {cost}");
+            assert_eq!(v, m, "{name}: step {i} at T0+{dt} cost {cost} {mode:?}");
+            assert!(v[0].is_ok(), "{name}: step {i}: {v:?}");
         }
     });
 }
@@ -122,4 +133,123 @@ fn large_counts_and_costs_take_the_exact_path() {
         (60_000, 1),
     ];
     timeline("fwbig", &fixed, &steps);
+}
+
+/// Charges whose totals pass 2^53 (fixed window: saturated, deciding
+/// alike), whose packed sliding value passes 2^53, 18 digits and 2^63
+/// (current saturating at 2^31 - 1), and whose bucket debt passes 2^51
+/// units (saturated), each followed by counts and probes on the fast path.
+#[test]
+fn charges_past_the_exact_range_take_the_exact_path() {
+    let m = Duration::from_secs(60);
+    let big = 1_000_000_000;
+    let fixed = RuleBuilder::new("edge-fwcharge")
+        .key(["ip"])
+        .fixed_window(big, m)
+        .build()
+        .expect("rule");
+    let steps = [
+        (0, 999_999_999, Charge),
+        (1, 1, Probe),
+        (2, 1u64 << 52, Charge),
+        (3, 1, Count),
+        (4, 1, Probe),
+        (5, 1u64 << 52, Charge),
+        (6, 1, Charge),
+        (7, 1u64 << 62, Charge),
+        (8, 1, Count),
+        (60_000, 1, Probe),
+        (60_001, 1, Count),
+        (60_002, u64::MAX, Charge),
+        (60_003, 1, Count),
+    ];
+    timeline_modes("fwcharge", &fixed, &steps);
+    let sliding = RuleBuilder::new("edge-swcharge")
+        .key(["ip"])
+        .sliding_window(big, m)
+        .build()
+        .expect("rule");
+    let steps = [
+        (0, 899_999, Charge),
+        (1, 1, Charge),
+        (2, 10, Charge),
+        (3, 1, Count),
+        (4, 100_000_000, Charge),
+        (5, 1, Probe),
+        (6, 1u64 << 31, Charge),
+        (7, 1, Count),
+        (8, 1, Charge),
+        (9, 1, Probe),
+        (60_000, 1, Probe),
+        (60_001, 1, Count),
+        (60_002, 5, Charge),
+        (119_999, 1, Probe),
+        (120_000, 1, Count),
+        (120_001, 1u64 << 62, Charge),
+        (180_000, 1, Probe),
+        (180_001, 1, Count),
+        (240_000, 1, Count),
+    ];
+    timeline_modes("swcharge", &sliding, &steps);
+    for (name, rule) in [
+        (
+            "tbcharge",
+            RuleBuilder::new("edge-tbcharge").token_bucket(10, m, 5),
+        ),
+        (
+            "lbcharge",
+            RuleBuilder::new("edge-lbcharge").leaky_bucket(10, m, 5),
+        ),
+    ] {
+        let rule = rule.key(["ip"]).build().expect("rule");
+        let steps = [
+            (0, 1, Count),
+            (1, 1u64 << 40, Charge),
+            (2, 1, Probe),
+            (3, 1u64 << 62, Charge),
+            (4, u64::MAX, Charge),
+            (5, 1, Count),
+            (6_000, 1, Probe),
+            (6_001, 0, Charge),
+        ];
+        timeline_modes(name, &rule, &steps);
+    }
+}
+
+/// A charge over the limit starts the penalty; under it, charges add
+/// nothing and probes are refused until its end; then counting starts
+/// fresh.
+#[test]
+fn a_charge_starts_the_penalty() {
+    let s = Duration::from_secs(1);
+    for (name, rule) in [
+        ("fwpen", RuleBuilder::new("edge-fwpen").fixed_window(5, s)),
+        ("swpen", RuleBuilder::new("edge-swpen").sliding_window(5, s)),
+        (
+            "tbpen",
+            RuleBuilder::new("edge-tbpen").token_bucket(5, s, 5),
+        ),
+        (
+            "lbpen",
+            RuleBuilder::new("edge-lbpen").leaky_bucket(5, s, 5),
+        ),
+    ] {
+        let rule = rule.key(["ip"]).penalty(2 * s).build().expect("rule");
+        let steps = [
+            (0, 1, Probe),
+            (0, 3, Charge),
+            (1, 2, Charge),
+            (2, 1, Probe),
+            (3, 1, Charge),
+            (4, 1, Probe),
+            (5, 50, Charge),
+            (6, 1, Charge),
+            (7, 1, Probe),
+            (2_004, 1, Probe),
+            (2_005, 1, Probe),
+            (2_005, 5, Charge),
+            (2_006, 1, Count),
+        ];
+        timeline_modes(name, &rule, &steps);
+    }
 }

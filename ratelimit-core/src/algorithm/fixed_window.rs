@@ -37,6 +37,28 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
     }
 }
 
+/// Charges `q.cost` at `now` whether or not it fits: the count may pass
+/// the limit. Admitted while the count is still within the limit; else
+/// Retry-After is when a request of cost 1 fits again (the window's end).
+pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
+    let period = q.period_ms.max(1);
+    let start = now - now % period;
+    if state.window_start != start {
+        *state = State {
+            window_start: start,
+            count: 0,
+        };
+    }
+    state.count = state.count.saturating_add(q.cost);
+    let to_end = start + period - now;
+    if state.count <= q.limit {
+        return Decision::allow(q.limit - state.count, to_end);
+    }
+    // As a refused check of cost 1 would say.
+    let retry = if q.limit == 0 { period } else { to_end };
+    Decision::deny(retry, 0, to_end)
+}
+
 /// When the state stops mattering (Unix ms): the end of its window.
 pub(crate) fn expires_at(state: &State, q: &Quota) -> u64 {
     state.window_start.saturating_add(q.period_ms)
@@ -82,5 +104,21 @@ mod tests {
         let d = check(&mut s, T0, &q);
         assert!(!d.allowed);
         assert_eq!(s.count, 0);
+    }
+
+    /// 100 tokens per minute: a charge of 150 at 0:10 passes the limit; a
+    /// request of cost 1 fits again at the window's end, 50 s later.
+    #[test]
+    fn a_charge_passes_the_limit_until_the_window_ends() {
+        let q = Quota::per_minute(100);
+        let mut s = State::default();
+        let d = charge(&mut s, T0 + 10_000, &q.with_cost(30));
+        assert_eq!(d, Decision::allow(70, 50_000));
+        let d = charge(&mut s, T0 + 10_000, &q.with_cost(120));
+        assert_eq!(d, Decision::deny(50_000, 0, 50_000));
+        assert_eq!(s.count, 150);
+        assert!(!check(&mut s.clone(), T0 + 59_999, &q).allowed);
+        let d = check(&mut s, T0 + 60_000, &q);
+        assert_eq!((d.allowed, d.remaining), (true, 99));
     }
 }

@@ -7,7 +7,7 @@
 //! rounded. With equal settings it admits exactly what the token bucket
 //! admits. Retry-After is the time until one request fits.
 
-use super::{ceil_div, narrow, Decision, Quota};
+use super::{ceil_div, narrow, Decision, Quota, MAX_CHARGED_UNITS};
 
 /// The stored state of one subject: the theoretical arrival time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -54,6 +54,35 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
     Decision::deny(retry, remaining, narrow(ceil_div(level, limit)))
 }
 
+/// Charges `q.cost` at `now` whether or not it fits: the level may pass the
+/// bucket's size (the TAT moves on by the whole cost, the level saturating
+/// at [`MAX_CHARGED_UNITS`] ticks). Admitted while the bucket does not
+/// overflow; else Retry-After is when a request of cost 1 fits again.
+pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
+    let limit = q.limit.max(1) as u128;
+    let t = q.period_ms.max(1) as u128;
+    let tolerance = q.burst as u128 * t;
+    let now_t = now as u128 * limit;
+    let tat = state.ticks(limit).max(now_t);
+    let mut level = tat - now_t + q.cost as u128 * t;
+    if level > MAX_CHARGED_UNITS {
+        level = (tat - now_t).max(MAX_CHARGED_UNITS);
+    }
+    *state = State::from_ticks(now_t + level, limit);
+    let level = state.ticks(limit).max(now_t) - now_t;
+    let reset = narrow(ceil_div(level, limit));
+    if level <= tolerance {
+        return Decision::allow(narrow((tolerance - level) / t), reset);
+    }
+    // As a refused check of cost 1 would say.
+    let retry = if q.burst == 0 {
+        q.period_ms
+    } else {
+        narrow(ceil_div(level + t - tolerance, limit))
+    };
+    Decision::deny(retry, 0, reset)
+}
+
 /// When the bucket is empty again (Unix ms), so the state can be dropped.
 pub(crate) fn expires_at(state: &State, _q: &Quota) -> u64 {
     state.tat_ms.saturating_add((state.tat_frac > 0) as u64)
@@ -96,5 +125,20 @@ mod tests {
         // Each request is 0.0864 ms of drain: the last one leaves T0 + 99.0864.
         assert_eq!(expires_at(&s, &q), T0 + 100);
         assert_eq!(s.tat_frac, 86_400_000);
+    }
+
+    /// The token bucket's debt example: 8 charged into a bucket of 5.
+    #[test]
+    fn a_charge_overflows_the_bucket_and_drains_at_the_rate() {
+        let q = Quota::per_minute(10).allow_burst(5);
+        let mut s = State::default();
+        let d = charge(&mut s, T0, &q.with_cost(8));
+        assert_eq!(d, Decision::deny(24_000, 0, 48_000));
+        assert_eq!(s.tat_ms, T0 + 48_000);
+        assert!(!check(&mut s.clone(), T0 + 23_999, &q).allowed);
+        let d = check(&mut s, T0 + 24_000, &q);
+        assert_eq!((d.allowed, d.remaining), (true, 0));
+        let d = charge(&mut s, T0 + 24_000, &q.with_cost(0));
+        assert_eq!(d, Decision::allow(0, 30_000));
     }
 }

@@ -29,10 +29,12 @@ pub(crate) mod token_bucket;
 
 #[cfg(test)]
 mod props;
+#[cfg(test)]
+mod props_charge;
 mod serde_impl;
 mod state;
 pub use state::Algorithm;
-pub(crate) use state::SubjectState;
+pub(crate) use state::{supports, SubjectState};
 
 /// What one algorithm says about one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -128,6 +130,13 @@ impl Quota {
         self
     }
 }
+
+/// The most a charge leaves in a bucket, in units of `1 / period` of a
+/// token (token bucket) or ticks of `1 / limit` ms (leaky bucket), the
+/// same measure: 2^51, a debt no refill pays off in practice (2^51 units
+/// are 3.7 x 10^10 tokens of a one-minute period). Kept so that the Valkey
+/// scripts compute every charged bucket exactly (Lua numbers are doubles).
+pub(crate) const MAX_CHARGED_UNITS: u128 = 1 << 51;
 
 /// `ceil(a / b)` for `b > 0`.
 pub(crate) const fn ceil_div(a: u128, b: u128) -> u128 {

@@ -11,9 +11,9 @@ use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
 /// The start of a day (Unix ms).
-const T0: u64 = 1_767_225_600_000;
+pub(super) const T0: u64 = 1_767_225_600_000;
 
-const COUNTING: [Algorithm; 4] = [
+pub(super) const COUNTING: [Algorithm; 4] = [
     Algorithm::FixedWindow,
     Algorithm::SlidingWindow,
     Algorithm::TokenBucket,
@@ -28,7 +28,7 @@ const ALL: [Algorithm; 5] = [
     Algorithm::Distinct,
 ];
 
-fn quota() -> impl Strategy<Value = Quota> {
+pub(super) fn quota() -> impl Strategy<Value = Quota> {
     let limit = prop_oneof![9 => 1..=20u64, 1 => 1_000..=1_000_000_000u64];
     // A burst of 0 stands for "equal to the limit".
     (limit, 1..=3600u64, 0..=20u64, 1..=3u64).prop_map(|(limit, secs, burst, cost)| {
@@ -47,7 +47,7 @@ enum Step {
     Edge(u64),
 }
 
-fn times(q: Quota) -> impl Strategy<Value = Vec<u64>> {
+pub(super) fn times(q: Quota) -> impl Strategy<Value = Vec<u64>> {
     let p = q.period_ms;
     let step = (p / q.limit).max(1);
     let gap = prop_oneof![

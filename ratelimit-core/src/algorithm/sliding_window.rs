@@ -61,6 +61,37 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
     Decision::deny(retry, remaining, reset_ms(state, elapsed, period))
 }
 
+/// The most a charge leaves in a window's count: 2^31 - 1, so that the
+/// Valkey scripts compute every estimate and Retry-After exactly. Any count
+/// from `limit x period + 1` up refuses the rest of the window and the
+/// whole next one alike, so below that the bound changes no decision.
+pub(crate) const MAX_CHARGED: u64 = (1 << 31) - 1;
+
+/// Charges `q.cost` at `now` whether or not it fits: the current window's
+/// count may pass the limit (up to [`MAX_CHARGED`]). Admitted while the estimate is still within
+/// the limit; else Retry-After is when a request of cost 1 fits again
+/// (possibly in the next window, once today's count has aged enough).
+pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
+    let period = q.period_ms.max(1);
+    let start = now - now % period;
+    roll(state, start, period);
+    let elapsed = now - start;
+    let charged = state.current.saturating_add(q.cost);
+    if charged > MAX_CHARGED {
+        state.current = state.current.max(MAX_CHARGED);
+    } else {
+        state.current = charged;
+    }
+    let est = estimate(state, elapsed, period);
+    let limit = q.limit as u128;
+    let reset = reset_ms(state, elapsed, period);
+    if est <= limit {
+        return Decision::allow(narrow(limit - est), reset);
+    }
+    let retry = retry_after(state, elapsed, period, &q.with_cost(1));
+    Decision::deny(retry, 0, reset)
+}
+
 /// Earliest wait after which `estimate + cost <= limit`, nothing else happening.
 fn retry_after(state: &State, elapsed: u64, period: u64, q: &Quota) -> u64 {
     let p = period as u128;
@@ -174,5 +205,29 @@ mod tests {
         let d = check(&mut s, T0 + 55_000, &q);
         // Next window: ceil(5 x (60 - e)/60) <= 4 needs e >= 12s.
         assert_eq!(d.retry_after_ms, 5_000 + 12_000);
+    }
+
+    /// 100 per minute, 150 charged at 0:30: the next window admits once
+    /// ceil(150 x (60 - e) / 60) + 1 <= 100, at e = 20.4 s.
+    #[test]
+    fn a_charge_is_paid_off_in_the_next_window() {
+        let q = Quota::per_minute(100);
+        let mut s = State::default();
+        let d = charge(&mut s, T0 + 30_000, &q.with_cost(150));
+        assert_eq!(d, Decision::deny(30_000 + 20_400, 0, 90_000));
+        assert_eq!(s.current, 150);
+        assert!(!check(&mut s.clone(), T0 + 80_399, &q).allowed);
+        assert!(check(&mut s, T0 + 80_400, &q).allowed);
+    }
+
+    #[test]
+    fn a_charge_within_the_limit_is_admitted() {
+        let q = Quota::per_minute(100);
+        let mut s = State::default();
+        assert_eq!(
+            charge(&mut s, T0 + 30_000, &q.with_cost(100)),
+            Decision::allow(0, 90_000)
+        );
+        assert!(!check(&mut s, T0 + 30_000, &q).allowed);
     }
 }

@@ -2,6 +2,14 @@
 
 use super::{distinct, fixed_window, leaky_bucket, penalty, sliding_window, token_bucket};
 use super::{Decision, Quota};
+use crate::backend::CheckMode;
+
+/// Whether `algorithm` answers checks in `mode`: every algorithm counts;
+/// only `distinct` neither probes nor charges (a set of values has no cost
+/// to charge).
+pub(crate) fn supports(algorithm: Algorithm, mode: CheckMode) -> bool {
+    mode == CheckMode::Count || algorithm != Algorithm::Distinct
+}
 
 /// The five algorithms.
 ///
@@ -128,6 +136,46 @@ impl SubjectState {
         d
     }
 
+    /// Decides as [`SubjectState::check`] would for `q.cost`, on a copy: counts
+    /// nothing and starts no penalty; a running penalty still refuses.
+    pub(crate) fn probe(&self, algorithm: Algorithm, now: u64, q: &Quota) -> Decision {
+        self.clone().check(algorithm, now, q, None, None)
+    }
+
+    /// Charges `q.cost` whether or not it fits (see [`CheckMode::Charge`]).
+    /// A charge over the limit starts the penalty when there is one (and,
+    /// as a refused check does, clears the algorithm's state: counting
+    /// starts fresh after the block); under a running penalty nothing is
+    /// added and the answer is the penalty's. `distinct` is not charged
+    /// (answered as admitted, not counted: backends refuse the mode before,
+    /// see [`supports`]).
+    pub(crate) fn charge(
+        &mut self,
+        algorithm: Algorithm,
+        now: u64,
+        q: &Quota,
+        penalty_ms: Option<u64>,
+    ) -> Decision {
+        if self.inner.algorithm() != algorithm {
+            *self = Self::new(algorithm);
+        }
+        let Self {
+            blocked_until,
+            inner,
+        } = self;
+        let d = penalty::check(blocked_until, now, penalty_ms, || match inner {
+            Inner::Fixed(s) => fixed_window::charge(s, now, q),
+            Inner::Sliding(s) => sliding_window::charge(s, now, q),
+            Inner::Token(s) => token_bucket::charge(s, now, q),
+            Inner::Leaky(s) => leaky_bucket::charge(s, now, q),
+            Inner::Distinct(_) => Decision::allow(q.limit, 0),
+        });
+        if d.blocked_until_ms.is_some() {
+            *inner = Inner::new(algorithm);
+        }
+        d
+    }
+
     /// Reads the state at `now` without counting: what a request of cost 0
     /// would see. A subject under a penalty is refused with its end.
     pub(crate) fn peek(&self, algorithm: Algorithm, now: u64, q: &Quota) -> Decision {
@@ -198,5 +246,56 @@ mod tests {
             s.check(Algorithm::FixedWindow, 6001, &q, Some(5000), None)
                 .allowed
         );
+    }
+
+    #[test]
+    fn a_probe_counts_nothing_and_starts_no_penalty() {
+        let q = Quota::per_minute(1);
+        let mut s = SubjectState::new(Algorithm::FixedWindow);
+        for _ in 0..3 {
+            assert!(s.probe(Algorithm::FixedWindow, 1000, &q).allowed);
+        }
+        assert!(
+            s.check(Algorithm::FixedWindow, 1000, &q, None, None)
+                .allowed
+        );
+        let before = s.clone();
+        let d = s.probe(Algorithm::FixedWindow, 1001, &q);
+        assert_eq!((d.allowed, d.retry_after_ms), (false, 58_999));
+        assert_eq!(d.blocked_until_ms, None);
+        assert_eq!(s, before);
+    }
+
+    #[test]
+    fn a_charge_over_the_limit_starts_the_penalty_and_a_running_one_adds_nothing() {
+        let q = Quota::per_minute(10);
+        let algo = Algorithm::TokenBucket;
+        let mut s = SubjectState::new(algo);
+        let d = s.charge(algo, 1000, &q.with_cost(10), Some(5000));
+        assert_eq!(d, Decision::allow(0, 60_000));
+        let d = s.charge(algo, 1001, &q.with_cost(3), Some(5000));
+        assert_eq!((d.allowed, d.retry_after_ms), (false, 5000));
+        assert_eq!(d.blocked_until_ms, Some(6001));
+        let blocked = s.clone();
+        let d = s.charge(algo, 2000, &q.with_cost(50), Some(5000));
+        assert_eq!((d.retry_after_ms, d.blocked_until_ms), (4001, Some(6001)));
+        assert_eq!(s, blocked);
+        let d = s.probe(algo, 6000, &q);
+        assert_eq!((d.allowed, d.blocked_until_ms), (false, Some(6001)));
+        // Counting starts fresh after the block: the debt went with it.
+        let d = s.charge(algo, 6001, &q.with_cost(1), Some(5000));
+        assert_eq!((d.allowed, d.remaining), (true, 9));
+    }
+
+    #[test]
+    fn only_distinct_refuses_probe_and_charge() {
+        use crate::backend::CheckMode;
+        for mode in [CheckMode::Count, CheckMode::Probe, CheckMode::Charge] {
+            assert!(supports(Algorithm::SlidingWindow, mode));
+            assert_eq!(
+                supports(Algorithm::Distinct, mode),
+                mode == CheckMode::Count
+            );
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! of `limit / period` tokens per millisecond is `limit` units per ms and no
 //! fraction is ever rounded. Retry-After is the time to the next token.
 
-use super::{ceil_div, narrow, Decision, Quota};
+use super::{ceil_div, narrow, Decision, Quota, MAX_CHARGED_UNITS};
 
 /// The stored state of one subject: tokens spent (not yet refilled) and when.
 ///
@@ -50,6 +50,38 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
         updated_ms: now.max(state.updated_ms),
     };
     decision
+}
+
+/// Charges `q.cost` at `now` whether or not it fits: the tokens spent may
+/// pass the bucket's size (a debt, refilled at the usual rate). Admitted
+/// while the bucket is not overdrawn; else Retry-After is when a request of
+/// cost 1 fits again. The debt saturates at [`MAX_CHARGED_UNITS`].
+pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
+    let p = q.period_ms.max(1) as u128;
+    let limit = q.limit.max(1) as u128;
+    let capacity = q.burst as u128 * p;
+    let elapsed = now.saturating_sub(state.updated_ms) as u128;
+    let spent = (state.spent as u128).saturating_sub(elapsed.saturating_mul(limit));
+    let mut charged = spent + q.cost as u128 * p;
+    if charged > MAX_CHARGED_UNITS {
+        charged = spent.max(MAX_CHARGED_UNITS);
+    }
+    *state = State {
+        spent: narrow(charged),
+        updated_ms: now.max(state.updated_ms),
+    };
+    let spent = state.spent as u128;
+    let reset = narrow(ceil_div(spent, limit));
+    if spent <= capacity {
+        return Decision::allow(narrow((capacity - spent) / p), reset);
+    }
+    // As a refused check of cost 1 would say.
+    let retry = if q.burst == 0 {
+        q.period_ms
+    } else {
+        narrow(ceil_div(spent + p - capacity, limit))
+    };
+    Decision::deny(retry, 0, reset)
 }
 
 /// When the bucket is full again (Unix ms), so the state can be dropped.
@@ -106,5 +138,29 @@ mod tests {
         let mut s = State::default();
         let d = check(&mut s, T0, &q);
         assert_eq!((d.remaining, d.reset_ms), (4, 6_000));
+    }
+
+    /// 10 per minute, burst 5, 8 charged at once: a debt of 3 tokens; one
+    /// more fits after 4 tokens refill, 24 s; whole again after 48 s.
+    #[test]
+    fn a_charge_leaves_a_debt_refilled_at_the_rate() {
+        let q = Quota::per_minute(10).allow_burst(5);
+        let mut s = State::default();
+        let d = charge(&mut s, T0, &q.with_cost(8));
+        assert_eq!(d, Decision::deny(24_000, 0, 48_000));
+        assert_eq!(s.spent, 8 * 60_000);
+        assert!(!check(&mut s.clone(), T0 + 23_999, &q).allowed);
+        let d = check(&mut s, T0 + 24_000, &q);
+        assert_eq!((d.allowed, d.remaining), (true, 0));
+    }
+
+    #[test]
+    fn a_charge_within_the_bucket_is_admitted() {
+        let q = Quota::per_minute(10).allow_burst(5);
+        let mut s = State::default();
+        assert_eq!(
+            charge(&mut s, T0, &q.with_cost(5)),
+            Decision::allow(0, 30_000)
+        );
     }
 }

@@ -60,12 +60,12 @@ struct QuotaTarget {
 }
 
 /// The rule a call runs under.
-struct Resolved {
-    rule: Arc<Rule>,
+pub(super) struct Resolved {
+    pub(super) rule: Arc<Rule>,
     namespace: Arc<str>,
     ns_key: HashKey,
     ns_digest: KeyDigest,
-    stats: Option<Arc<RuleStats>>,
+    pub(super) stats: Option<Arc<RuleStats>>,
 }
 
 impl Limiter {
@@ -74,6 +74,10 @@ impl Limiter {
     /// action, canary, allow list and expiry do not. Keyed calls count in the
     /// rule's state namespace (and its statistics) but under subjects of
     /// their own: they never share a count with HTTP requests.
+    ///
+    /// On a rule with `charge: response`, [`KeyedLimit::check`] and
+    /// [`KeyedLimit::check_n`] only ask whether the budget is spent (they
+    /// count nothing) and [`KeyedLimit::charge`] pays once the work is done.
     ///
     /// The rule is looked up on every call, so a publish applies to the
     /// handle. The emergency [`Switches`](crate::switches::Switches) are for
@@ -151,7 +155,7 @@ impl Limiter {
 }
 
 impl KeyedLimit {
-    fn resolve(&self) -> Result<Resolved, KeyedError> {
+    pub(super) fn resolve(&self) -> Result<Resolved, KeyedError> {
         match &self.target {
             Target::Quota(q) => Ok(Resolved {
                 rule: q.rule.clone(),
@@ -201,7 +205,7 @@ impl KeyedLimit {
     }
 
     /// The check of `key` at `cost` (the rule's cost when `None`).
-    fn check_of<K: Key + ?Sized>(
+    pub(super) fn check_of<K: Key + ?Sized>(
         &self,
         r: &Resolved,
         key: &K,
@@ -224,7 +228,12 @@ impl KeyedLimit {
             quota,
             penalty_ms: r.rule.penalty_ms.filter(|_| r.rule.is_blocking()),
             bit: None,
-            mode: CheckMode::Count,
+            // A rule charged after the response is only asked (see `charge`).
+            mode: if r.rule.charges_response() {
+                CheckMode::Probe
+            } else {
+                CheckMode::Count
+            },
         })
     }
 

@@ -15,6 +15,8 @@
 //! - [`KeyedLimit::until_ready`] / [`until_ready_n`](KeyedLimit::until_ready_n):
 //!   sleep until admitted, within a budget, with optional jitter, through
 //!   a [`Sleep`] the caller hands in (the core has no runtime).
+//! - [`KeyedLimit::charge`]: a cost known once the work is done, charged
+//!   whether or not it fits (the total may pass the limit).
 //! - [`KeyedLimit::peek`] and [`KeyedLimit::reset`].
 //!
 //! Keys are hashed with the limiter's [`HashKey`](crate::HashKey) into the
@@ -49,6 +51,7 @@
 //! # }).unwrap();
 //! ```
 
+mod charge;
 mod decision;
 mod error;
 mod key;

@@ -190,6 +190,7 @@ impl Quota {
             expires_at_ms: None,
             ratelimit_headers: false,
             cost: 1,
+            charge: crate::rules::Charge::Request,
             allow: None,
             canary_bp: None,
         }

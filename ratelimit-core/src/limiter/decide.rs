@@ -5,12 +5,12 @@
 
 use std::sync::Arc;
 
+use super::charge::charge_item;
 use super::publish::{Entry, Published};
 use super::select::Selector;
 use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{state_key_with, Batch, Check, CheckMode, CheckResult};
-use crate::local::share_of;
 use crate::rules::FailMode;
 use crate::stats::Event;
 use crate::verdict::{CountItem, HeaderItem, Outcome, RuleReport, Verdict};
@@ -113,14 +113,20 @@ impl Limiter {
                 blocks: c.blocks,
             });
         }
-        verdict.ticket.rules_sharing = published.counts.len();
 
         let mut checks = Vec::with_capacity(sel.rules.len());
         let mut pending = Vec::with_capacity(sel.rules.len());
         for picked in sel.rules {
             let entry = picked.entry;
             let key = state_key_with(&entry.ns_key, &picked.subject);
-            let cost = req.cost.unwrap_or(entry.rule.cost).max(1);
+            // A rule charged after the response only asks, at cost 1,
+            // whether its budget is spent; the response pays the cost.
+            let (cost, mode) = if entry.rule.charges_response() {
+                verdict.ticket.push_charge(charge_item(&picked, key));
+                (1, CheckMode::Probe)
+            } else {
+                (req.cost.unwrap_or(entry.rule.cost).max(1), CheckMode::Count)
+            };
             let cached = inner.penalties.blocked_until(&key, now).map(|until| {
                 let mut d = Decision::deny(until - now, 0, until - now);
                 d.blocked_until_ms = Some(until);
@@ -141,7 +147,7 @@ impl Limiter {
                     quota: rule.quota(cost),
                     penalty_ms: rule.penalty_ms.filter(|_| picked.blocks),
                     bit: picked.bit,
-                    mode: CheckMode::Count,
+                    mode,
                 });
             }
             pending.push(Pending {
@@ -261,18 +267,13 @@ impl Limiter {
                 if rule.fail_mode != FailMode::Local {
                     return (None, true, false);
                 }
+                // In the check's mode: a probe counts nothing, a charge keeps
+                // its whole cost (at this instance's share of the limit).
                 let fleet = self.inner.fleet.fleet_size();
-                let quota = share_of(check.quota, fleet);
-                let d = self.inner.local.check(
-                    rule,
-                    &check.namespace,
-                    local_rules,
-                    &check.subject,
-                    now,
-                    &quota,
-                    check.penalty_ms,
-                    check.bit,
-                );
+                let d = self
+                    .inner
+                    .local
+                    .check_fallback(check, fleet, local_rules, now);
                 (d, d.is_none(), false)
             }
         }

@@ -1,5 +1,7 @@
 //! [`VerdictFuture`]: what [`Limiter::check`](super::Limiter::check)
-//! returns, ready at once when the backend answered without waiting.
+//! returns, and [`ChargeFuture`]: what
+//! [`Limiter::charge`](super::Limiter::charge) returns; each ready at once
+//! when the backend answered without waiting.
 
 use std::fmt;
 use std::future::Future;
@@ -99,6 +101,74 @@ impl Future for VerdictFuture {
 impl fmt::Debug for VerdictFuture {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("VerdictFuture")
+            .field("ready", &self.is_ready())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The charge of [`Limiter::charge`](super::Limiter::charge): done at once
+/// when the backend answered without waiting (the in-memory store), else
+/// one boxed `'static` future that sends the charges and applies the
+/// answers. Await it, `tokio::spawn` it (off the response's critical path),
+/// or, when [`ChargeFuture::is_ready`], drop it: the charge is done.
+///
+/// Its output is `()`: a charge the backend could not take is logged and
+/// counted, never returned. Dropping a waiting future before it completes
+/// cancels the charge.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::rules::RuleSet;
+/// use ratelimit_core::{Limiter, RequestAttrs};
+///
+/// let rules = RuleSet::from_json(r#"[{"id": "rows", "expression": "true",
+///     "algorithm": "token_bucket", "limit": 100, "burst": 100, "period": "1s",
+///     "key": ["ip"], "charge": "response"}]"#).unwrap();
+/// let limiter = Limiter::new(rules);
+/// let v = limiter
+///     .check(&RequestAttrs::new("192.0.2.9".parse().unwrap()))
+///     .into_ready()
+///     .unwrap();
+/// assert!(limiter.charge(&v.ticket, 40).is_ready());
+/// ```
+#[must_use = "a waiting charge is sent only when polled"]
+pub struct ChargeFuture {
+    waiting: Option<BoxFuture<'static, ()>>,
+}
+
+impl ChargeFuture {
+    pub(crate) fn done() -> Self {
+        Self { waiting: None }
+    }
+
+    pub(crate) fn waiting(future: BoxFuture<'static, ()>) -> Self {
+        Self {
+            waiting: Some(future),
+        }
+    }
+
+    /// Whether the charge is already done (nothing left to await).
+    pub fn is_ready(&self) -> bool {
+        self.waiting.is_none()
+    }
+}
+
+impl Future for ChargeFuture {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if let Some(f) = &mut self.waiting {
+            std::task::ready!(f.as_mut().poll(cx));
+            self.waiting = None;
+        }
+        Poll::Ready(())
+    }
+}
+
+impl fmt::Debug for ChargeFuture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChargeFuture")
             .field("ready", &self.is_ready())
             .finish_non_exhaustive()
     }

@@ -6,7 +6,8 @@
 //! Backstop, then rule selection, keys, the penalty cache, one backend call
 //! for every remaining check, fail modes, and one combined answer. Count
 //! rules count the upstream's answer afterwards with
-//! [`Limiter::record_response`].
+//! [`Limiter::record_response`]; rules with `charge: response` are charged
+//! what the response cost with [`Limiter::charge`].
 //!
 //! # Examples
 //!
@@ -34,6 +35,9 @@
 
 mod admin;
 mod builder;
+mod charge;
+#[cfg(test)]
+mod charge_tests;
 mod check;
 mod decide;
 mod future;
@@ -48,7 +52,7 @@ use std::sync::{Arc, RwLock};
 
 pub use admin::AdminError;
 pub use builder::LimiterBuilder;
-pub use future::VerdictFuture;
+pub use future::{ChargeFuture, VerdictFuture};
 pub(crate) use keyed_hooks::{Answer, RuleTarget};
 pub(crate) use publish::Published;
 pub(crate) use select::MAX_OTHER_RULES;

@@ -14,6 +14,12 @@
 //!   which moves the earliest admission later, never earlier;
 //! - a larger cost fits no sooner than a smaller one.
 //!
+//! Rules charged after the response (`charge: response`) are asked with a
+//! probe of cost 1: its refusal is cached as any cost-1 refusal, and so is
+//! a charge that passes the limit (as the refusal of a cost-1 request,
+//! until the wait the backend gave): charges only add, so they too move
+//! the earliest admission later, never earlier.
+//!
 //! `T` is taken from the time read *before* the backend call: the backend
 //! decided at that time or later (Valkey `TIME` included, whatever its
 //! offset), so its real earliest admission is at `T` or after.

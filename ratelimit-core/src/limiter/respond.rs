@@ -17,6 +17,8 @@ impl Limiter {
         }
         let inner = &self.inner;
         let now = inner.clock.now_ms();
+        // The count rules sharing the count store, as published now.
+        let rules_sharing = self.published().counts.len();
         for item in &ticket.items {
             let rule = &item.rule;
             if !rule.counts_status(status) {
@@ -27,7 +29,7 @@ impl Limiter {
             let Some(d) = inner.counts.check(
                 rule,
                 &item.namespace,
-                ticket.rules_sharing,
+                rules_sharing,
                 &item.subject,
                 now,
                 &quota,

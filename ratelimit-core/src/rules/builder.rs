@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::error::RuleError;
 use super::raw::RawRule;
-use super::rule::{Action, FailMode, OnMissingKey, Rule};
+use super::rule::{Action, Charge, FailMode, OnMissingKey, Rule};
 use super::validate;
 use crate::algorithm::Algorithm;
 
@@ -139,6 +139,26 @@ impl RuleBuilder {
     /// What one request costs.
     pub fn cost(mut self, cost: u64) -> Self {
         self.raw.cost = Some(cost);
+        self
+    }
+
+    /// When the cost is counted: at request time (the default) or charged
+    /// after the response ([`Limiter::charge`](crate::Limiter::charge)).
+    ///
+    /// ```
+    /// use ratelimit_core::rules::{Charge, RuleBuilder};
+    /// use std::time::Duration;
+    ///
+    /// let tokens = RuleBuilder::new("llm-tokens")
+    ///     .fixed_window(10_000, Duration::from_secs(60))
+    ///     .key(["header:x-api-key", "ip"])
+    ///     .charge(Charge::Response)
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(tokens.charges_response());
+    /// ```
+    pub fn charge(mut self, charge: Charge) -> Self {
+        self.raw.charge = Some(charge);
         self
     }
 

@@ -22,7 +22,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::duration::{format_duration_ms, format_rfc3339_ms};
-use super::rule::{Action, FailMode, OnMissingKey, Rule};
+use super::rule::{Action, Charge, FailMode, OnMissingKey, Rule};
 use super::RuleSet;
 
 /// The JSON object of one rule.
@@ -58,7 +58,11 @@ pub(crate) fn rule_value(r: &Rule) -> Value {
         put("expires_at", format_rfc3339_ms(t).into());
     }
     put("ratelimit_headers", r.ratelimit_headers.into());
-    put("cost", r.cost.into());
+    if !r.charges_response() {
+        // A rule charged after the response has no cost of its own.
+        put("cost", r.cost.into());
+    }
+    put("charge", charge_name(r.charge).into());
     if let Some(a) = &r.allow {
         put("allow", a.to_json());
     }
@@ -81,6 +85,13 @@ pub(crate) fn action_name(a: Action) -> &'static str {
     match a {
         Action::Block => "block",
         Action::Log => "log",
+    }
+}
+
+pub(crate) fn charge_name(c: Charge) -> &'static str {
+    match c {
+        Charge::Request => "request",
+        Charge::Response => "response",
     }
 }
 

@@ -49,7 +49,7 @@ pub use allow::AllowList;
 pub use builder::RuleBuilder;
 pub use error::{RuleError, Warning};
 pub use key::{DistinctOf, KeyPart, StatusMatch};
-pub use rule::{Action, FailMode, OnMissingKey, Rule};
+pub use rule::{Action, Charge, FailMode, OnMissingKey, Rule};
 pub use validate::MAX_LIMIT;
 
 use crate::{Clock, SystemClock};

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::allow::AllowList;
 use super::duration::{parse_duration_ms, parse_rfc3339_ms};
 use super::error::RuleError;
-use super::rule::{Action, FailMode, OnMissingKey};
+use super::rule::{Action, Charge, FailMode, OnMissingKey};
 use crate::algorithm::Algorithm;
 
 /// The fields of a rule as written, each optional until validation.
@@ -30,6 +30,7 @@ pub(crate) struct RawRule {
     pub(crate) cost: Option<u64>,
     pub(crate) allow: Option<AllowList>,
     pub(crate) canary_bp: Option<u32>,
+    pub(crate) charge: Option<Charge>,
 }
 
 impl RawRule {
@@ -85,6 +86,7 @@ impl RawRule {
                 self.ratelimit_headers = Some(v.as_bool().ok_or("must be true or false")?)
             }
             "cost" => self.cost = Some(integer(v)?),
+            "charge" => self.charge = Some(enum_of(v, &CHARGES)?),
             "allow" => self.allow = Some(AllowList::from_json(v)?),
             "canary" => {
                 let pct = v.as_f64().ok_or("must be a percentage from 0 to 100")?;
@@ -112,6 +114,8 @@ pub(crate) const ON_MISSING: [(&str, OnMissingKey); 3] = [
     ("reject", OnMissingKey::Reject),
 ];
 pub(crate) const ACTIONS: [(&str, Action); 2] = [("block", Action::Block), ("log", Action::Log)];
+pub(crate) const CHARGES: [(&str, Charge); 2] =
+    [("request", Charge::Request), ("response", Charge::Response)];
 pub(crate) const FAIL_MODES: [(&str, FailMode); 3] = [
     ("open", FailMode::Open),
     ("closed", FailMode::Closed),

@@ -45,6 +45,25 @@ pub enum FailMode {
     Local,
 }
 
+/// When a rule learns what a request costs.
+///
+/// `Request` (the default) counts the cost at request time (the rule's
+/// `cost`, or the application's). `Response` counts what the response
+/// reports it cost (tokens, rows, bytes), charged after the response with
+/// [`Limiter::charge`](crate::Limiter::charge): at request time the rule
+/// only asks whether the budget is spent, and admits the request while it
+/// is not. See the guide's
+/// [Charging after the response](crate::guide::rules#charging-after-the-response-charge).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Charge {
+    /// The cost is counted when the request is decided.
+    #[default]
+    Request,
+    /// The cost is charged after the response, by what it reports.
+    Response,
+}
+
 /// One validated rule. Build it from JSON with [`RuleSet`](super::RuleSet) or
 /// in Rust with [`RuleBuilder`](super::RuleBuilder); write it back as JSON
 /// with `serde` (or [`RuleSet::to_json`](super::RuleSet::to_json)).
@@ -85,6 +104,9 @@ pub struct Rule {
     pub ratelimit_headers: bool,
     /// What one request costs (1 unless set).
     pub cost: u64,
+    /// Whether the cost is counted at request time or charged after the
+    /// response.
+    pub charge: Charge,
     /// IPs and key values that bypass the rule.
     pub allow: Option<AllowList>,
     /// Canary: the share of subjects, in basis points (0 to 10,000), for
@@ -101,6 +123,11 @@ impl Rule {
     /// Whether the rule counts upstream answers instead of requests.
     pub fn is_count_rule(&self) -> bool {
         !self.count_statuses.is_empty()
+    }
+
+    /// Whether the rule is charged after the response (`charge: response`).
+    pub fn charges_response(&self) -> bool {
+        self.charge == Charge::Response
     }
 
     /// Whether the rule blocks (rather than logs).

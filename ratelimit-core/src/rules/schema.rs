@@ -14,9 +14,9 @@
 
 use serde_json::{json, Value};
 
-use super::export::{fail_mode_name, on_missing_name};
-use super::raw::{ACTIONS, ALGORITHMS, FAIL_MODES, ON_MISSING};
-use super::rule::{FailMode, OnMissingKey};
+use super::export::{charge_name, fail_mode_name, on_missing_name};
+use super::raw::{ACTIONS, ALGORITHMS, CHARGES, FAIL_MODES, ON_MISSING};
+use super::rule::{Charge, FailMode, OnMissingKey};
 use super::validate::{MAX_DISTINCT_LIMIT, MAX_KEY_PARTS, MAX_LIMIT, PERIOD_RANGE_MS};
 use super::RuleSet;
 
@@ -130,7 +130,11 @@ fn properties() -> Value {
         "ratelimit_headers": {"type": "boolean", "default": false},
         "cost": {
             "type": "integer", "minimum": 1, "default": 1,
-            "description": "What one request costs, at most the burst (or the limit). Only 1 for distinct."
+            "description": "What one request costs, at most the burst (or the limit). Only 1 for distinct. Not with charge response."
+        },
+        "charge": {
+            "enum": names(&CHARGES), "default": charge_name(Charge::default()),
+            "description": "When the cost is counted: at request time, or charged after the response by what the response reports (tokens, rows, bytes); requests are admitted while the budget is not yet spent. response is not for distinct, count_statuses or cost."
         },
         "allow": {
             "type": "object", "additionalProperties": false,
@@ -176,7 +180,17 @@ fn conditions() -> Value {
             },
             "else": {"not": {"required": ["distinct_of"]}}
         },
-        {"if": is("action", "log".into()), "then": {"not": {"required": ["canary"]}}}
+        {"if": is("action", "log".into()), "then": {"not": {"required": ["canary"]}}},
+        {
+            "if": is("charge", "response".into()),
+            "then": {
+                "properties": {"algorithm": {"not": {"const": "distinct"}}},
+                "allOf": [
+                    {"not": {"required": ["count_statuses"]}},
+                    {"not": {"required": ["cost"]}}
+                ]
+            }
+        }
     ])
 }
 
@@ -195,7 +209,9 @@ mod tests {
                 "penalty": "5m", "fail_mode": "open", "expires_at": "2026-11-01T00:00:00Z",
                 "ratelimit_headers": false, "cost": 2, "allow": {}, "canary": 50},
                {"id": "b", "expression": "true", "algorithm": "distinct", "distinct_of": "path",
-                "limit": 10, "period": "1m", "key": ["ip"]}]"#,
+                "limit": 10, "period": "1m", "key": ["ip"]},
+               {"id": "c", "expression": "false", "algorithm": "fixed_window", "limit": 10,
+                "period": "1m", "key": ["ip"], "charge": "response"}]"#,
             0,
         )
         .unwrap();

@@ -252,3 +252,41 @@ fn expiry_past_year_9999_is_refused_so_exports_load() {
         "expires_at",
     );
 }
+
+#[test]
+fn charge_is_request_by_default_and_response_refuses_what_it_cannot_mean() {
+    assert_eq!(one(FW).unwrap().rules()[0].charge, Charge::Request);
+    let r = one(&format!(r#"{FW}, "charge": "response""#)).unwrap();
+    assert!(r.rules()[0].charges_response());
+    assert!(one(&format!(r#"{FW}, "charge": "request", "cost": 2"#)).is_ok());
+    refused(&format!(r#"{FW}, "charge": "later""#), "charge");
+    refused(&format!(r#"{FW}, "charge": 1"#), "charge");
+    refused(
+        &format!(r#"{FW}, "charge": "response", "cost": 1"#),
+        "charge",
+    );
+    refused(
+        &format!(r#"{FW}, "charge": "response", "count_statuses": ["404"]"#),
+        "charge",
+    );
+    refused(
+        r#""algorithm": "distinct", "distinct_of": "path", "limit": 5, "period": "1m", "charge": "response""#,
+        "charge",
+    );
+    let built = RuleBuilder::new("r1")
+        .fixed_window(5, std::time::Duration::from_secs(60))
+        .key(["ip"])
+        .charge(Charge::Response)
+        .cost(2)
+        .build()
+        .unwrap_err();
+    assert_eq!((built.rule(), built.field()), (Some("r1"), Some("charge")));
+}
+
+#[test]
+fn a_response_rule_does_not_partner_client_chosen_keys() {
+    let partner = r#"{"id": "ip", "expression": "true", "key": ["ip"], "algorithm": "fixed_window", "limit": 50, "period": "1m", "charge": "response"}"#;
+    let tenant = r#"{"id": "t", "expression": "false", "key": ["header:x-tenant"], "algorithm": "fixed_window", "limit": 5, "period": "1m"}"#;
+    let e = load(&format!("[{partner}, {tenant}]")).unwrap_err();
+    assert_eq!((e.rule(), e.field()), (Some("t"), Some("key")));
+}

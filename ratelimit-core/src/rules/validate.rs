@@ -4,7 +4,7 @@ use super::duration::MAX_RFC3339_MS;
 use super::error::{RuleError, Warning};
 use super::key::{DistinctOf, KeyPart, StatusMatch};
 use super::raw::RawRule;
-use super::rule::{Action, FailMode, OnMissingKey, Rule};
+use super::rule::{Action, Charge, FailMode, OnMissingKey, Rule};
 use crate::algorithm::Algorithm;
 use crate::Expression;
 
@@ -132,6 +132,23 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
             "must be before the year 10000 (RFC 3339 has four-digit years)".into(),
         ));
     }
+    let charge = raw.charge.unwrap_or_default();
+    if charge == Charge::Response {
+        let why = if distinct {
+            Some("response is not for distinct (it counts different values, not costs)")
+        } else if !count_statuses.is_empty() {
+            Some(
+                "response is not for count_statuses (a count rule already counts at response time)",
+            )
+        } else if raw.cost.is_some() {
+            Some("response takes its cost from the response: remove cost")
+        } else {
+            None
+        };
+        if let Some(m) = why {
+            return Err(err("charge", m.into()));
+        }
+    }
     let cost = raw.cost.unwrap_or(1);
     if cost != 1 && distinct {
         return Err(err("cost", "is not for distinct".into()));
@@ -160,6 +177,7 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
         expires_at_ms: raw.expires_at_ms,
         ratelimit_headers: raw.ratelimit_headers.unwrap_or(false),
         cost,
+        charge,
         allow: raw.allow,
         canary_bp: raw.canary_bp,
     })
@@ -237,7 +255,8 @@ pub(crate) fn set(rules: &[&Rule]) -> Result<(), RuleError> {
 
 /// Whether `r` is the site-wide `ip` rule that partners client-chosen keys:
 /// it must count every client in the shared backend and refuse them, so not
-/// `distinct`, not log-only, not a canary, not with an allow list every
+/// `distinct`, not charged after the response (a response may cost 0), not
+/// log-only, not a canary, not with an allow list every
 /// client can pass. One that expires is a partner until then (a warning
 /// says so).
 fn is_ip_partner(r: &Rule) -> bool {
@@ -245,6 +264,7 @@ fn is_ip_partner(r: &Rule) -> bool {
         && r.key == [KeyPart::Ip]
         && r.algorithm != Algorithm::Distinct
         && r.is_blocking()
+        && !r.charges_response()
         && r.canary_bp.is_none_or(|bp| bp >= 10_000)
         && !r.allow.as_ref().is_some_and(|a| a.bypassable())
 }

@@ -7,8 +7,10 @@
 //! used one anyway and counts it in `ratelimit_memory_evicted_live_total`.
 
 use super::{CacheLine, Inserted, Sharded, WhenFull};
-use crate::algorithm::{Decision, SubjectState};
-use crate::backend::{Backend, BackendError, Batch, BoxFuture, Check, CheckResult};
+use crate::algorithm::{supports, Decision, SubjectState};
+use crate::backend::{
+    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckMode, CheckResult,
+};
 use crate::HashKey;
 
 /// Subjects held by default.
@@ -64,17 +66,32 @@ impl MemoryBackend {
         self.map.is_empty()
     }
 
-    /// Answers one batch synchronously.
+    /// Answers one batch synchronously, each check in its
+    /// [`mode`](Check::mode). A `distinct` rule only counts: its
+    /// [`CheckMode::Probe`] and [`CheckMode::Charge`] checks are
+    /// `Unsupported` errors.
     pub fn check_now(&self, batch: &Batch) -> Vec<CheckResult> {
         batch
             .checks
             .iter()
-            .map(|c| Ok(self.check_one(c, batch.now_ms)))
+            .map(|c| {
+                if supports(c.rule.algorithm, c.mode) {
+                    Ok(self.check_one(c, batch.now_ms))
+                } else {
+                    Err(unsupported_mode(c))
+                }
+            })
             .collect()
     }
 
-    /// Answers one check at `now` (Unix ms).
+    /// Answers one check at `now` (Unix ms), in its [`mode`](Check::mode).
+    /// A `distinct` check in a mode other than [`CheckMode::Count`] is
+    /// answered as a distinct check without a value (admitted, nothing
+    /// counted); [`check_now`](Self::check_now) refuses it instead.
     pub fn check_one(&self, c: &Check, now: u64) -> Decision {
+        if c.mode == CheckMode::Probe {
+            return self.probe_one(c, now);
+        }
         let key = c.state_key;
         let mut shard = self.map.shard(&key);
         let algorithm = c.rule.algorithm;
@@ -86,11 +103,37 @@ impl MemoryBackend {
         if e.how == Inserted::EvictedLive {
             metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
         }
-        let d = e.value.check(algorithm, now, &c.quota, c.penalty_ms, c.bit);
+        let d = match c.mode {
+            CheckMode::Charge => e.value.charge(algorithm, now, &c.quota, c.penalty_ms),
+            _ => e.value.check(algorithm, now, &c.quota, c.penalty_ms, c.bit),
+        };
         let idle_at = e.value.expires_at(&c.quota);
         e.set_idle_at(idle_at);
         d
     }
+
+    /// A probe: reads the subject without inserting, moving or counting it.
+    fn probe_one(&self, c: &Check, now: u64) -> Decision {
+        let shard = self.map.shard(&c.state_key);
+        let algorithm = c.rule.algorithm;
+        match shard.peek(&c.state_key) {
+            Some(state) => state.probe(algorithm, now, &c.quota),
+            None => SubjectState::new(algorithm).probe(algorithm, now, &c.quota),
+        }
+    }
+}
+
+/// The error answering a mode the rule's algorithm does not support.
+pub(crate) fn unsupported_mode(c: &Check) -> BackendError {
+    BackendError::new(
+        BackendErrorKind::Unsupported,
+        format!(
+            "rule {}: {} rules only count requests ({:?} check)",
+            c.rule.id,
+            c.rule.algorithm.as_str(),
+            c.mode
+        ),
+    )
 }
 
 impl Backend for MemoryBackend {
@@ -120,5 +163,61 @@ impl Backend for MemoryBackend {
 
     fn hash_key(&self) -> Option<HashKey> {
         Some(self.hash_key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::namespace;
+    use crate::rules::RuleBuilder;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    const T0: u64 = 1_767_225_600_000;
+
+    fn check(rule: RuleBuilder, cost: u64, mode: CheckMode) -> Check {
+        let rule = Arc::new(rule.key(["ip"]).build().expect("rule"));
+        let subject = HashKey::DEFAULT.digest(b"203.0.113.7");
+        let (ns, quota) = (namespace(&rule).into(), rule.quota(cost));
+        Check::new(rule, ns, subject, quota, None, Some(3)).with_mode(mode)
+    }
+
+    fn run(store: &MemoryBackend, now: u64, c: Check) -> CheckResult {
+        store.check_now(&Batch::new(now, vec![c])).remove(0)
+    }
+
+    /// 100 tokens a minute: probes count nothing, charges pass the limit.
+    #[test]
+    fn checks_follow_their_mode() {
+        let store = MemoryBackend::default();
+        let rule = || RuleBuilder::new("tokens").fixed_window(100, Duration::from_secs(60));
+        let probe = || check(rule(), 1, CheckMode::Probe);
+        for _ in 0..3 {
+            assert_eq!(run(&store, T0, probe()), Ok(Decision::allow(99, 60_000)));
+        }
+        assert!(store.is_empty(), "a probe of a new subject stores nothing");
+        let d = run(&store, T0, check(rule(), 250, CheckMode::Charge));
+        assert_eq!(d, Ok(Decision::deny(60_000, 0, 60_000)));
+        assert_eq!(
+            run(&store, T0 + 1, probe()),
+            Ok(Decision::deny(59_999, 0, 59_999))
+        );
+        let d = run(&store, T0 + 1, check(rule(), 1, CheckMode::Count));
+        assert_eq!(d, Ok(Decision::deny(59_999, 0, 59_999)));
+        let d = run(&store, T0 + 60_000, probe());
+        assert_eq!(d, Ok(Decision::allow(99, 60_000)));
+    }
+
+    #[test]
+    fn distinct_rules_only_count() {
+        let store = MemoryBackend::default();
+        let rule = || RuleBuilder::new("spray").distinct("path", 10, Duration::from_secs(60));
+        assert!(run(&store, T0, check(rule(), 1, CheckMode::Count)).is_ok());
+        for mode in [CheckMode::Probe, CheckMode::Charge] {
+            let err = run(&store, T0, check(rule(), 1, mode)).unwrap_err();
+            assert_eq!(err.kind(), BackendErrorKind::Unsupported);
+            assert!(err.to_string().contains("rule spray"), "{err}");
+        }
     }
 }

@@ -39,7 +39,7 @@ pub fn rules_value(data: &[u8]) -> serde_json::Value {
     }
 }
 
-const RULE_FIELDS: [&str; 18] = [
+const RULE_FIELDS: [&str; 19] = [
     "id",
     "expression",
     "algorithm",
@@ -58,6 +58,7 @@ const RULE_FIELDS: [&str; 18] = [
     "cost",
     "allow",
     "canary",
+    "charge",
 ];
 
 const KEY_PARTS: [&str; 16] = [
@@ -106,6 +107,7 @@ fn field_value(input: &mut Input<'_>, field: &str) -> serde_json::Value {
         "on_missing_key" => &["fallback_ip", "skip", "reject"],
         "action" => &["block", "log"],
         "fail_mode" => &["open", "closed", "local"],
+        "charge" => &["request", "response", "Response"],
         "expires_at" => &[
             "2026-11-01T00:00:00Z",
             "2026-01-01T01:00:00.25+01:00",

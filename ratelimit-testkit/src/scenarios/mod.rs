@@ -18,8 +18,10 @@
 //! | `operator.rs` | cost, peek and reset, allow lists, temporary rules, canaries, stats, the login recipe, many tasks on one key |
 //! | `penalty.rs` | the penalty cache, a penalty seen and reset by another instance, log rules never blocking |
 //! | `fail_mode.rs` | `open`, `closed` and `local` with the backend down |
+//! | `charge.rs` | charging after the response: the exact retry, admission while not spent, penalties, two instances, publish, fail modes |
 //! | `overlimit.rs` | the over-limit cache against the backend alone, backend calls in a flood, publish and reset |
 
+mod charge;
 mod fail_mode;
 mod memory;
 mod operator;
@@ -35,6 +37,14 @@ use ratelimit_core::backend::Backend;
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{Limiter, ManualClock, RequestAttrs};
 
+pub use charge::{
+    a_charge_on_a_rule_published_away_or_of_zero_is_a_no_op,
+    a_charge_past_the_limit_refuses_the_next_request_with_the_exact_retry,
+    a_charge_past_the_limit_starts_the_penalty,
+    a_charge_the_backend_cannot_take_goes_local_or_is_counted,
+    instances_on_one_backend_share_the_charged_total,
+    requests_are_admitted_while_the_budget_is_not_spent,
+};
 pub use fail_mode::{
     fail_modes_open_closed_and_log_never_closed, limited_beats_unavailable,
     local_fail_mode_counts_limit_divided_by_fleet,
@@ -161,6 +171,12 @@ macro_rules! scenarios {
             overlimit_cache_answers_as_the_backend_alone,
             a_flood_asks_the_backend_once_per_earliest_admission,
             a_publish_drops_the_cached_refusals_of_its_rules,
+            a_charge_past_the_limit_refuses_the_next_request_with_the_exact_retry,
+            requests_are_admitted_while_the_budget_is_not_spent,
+            a_charge_past_the_limit_starts_the_penalty,
+            instances_on_one_backend_share_the_charged_total,
+            a_charge_on_a_rule_published_away_or_of_zero_is_a_no_op,
+            a_charge_the_backend_cannot_take_goes_local_or_is_counted,
         );
     };
     (@each $backends:expr; $($name:ident),* $(,)?) => {

@@ -3,21 +3,21 @@
 -- subject's first value.
 --
 -- KEYS[1]   the subject's key
--- ARGV[1-3] now, expiry offset, penalty (see the prelude)
--- ARGV[4]   period in ms
--- ARGV[5]   the most bits that may be set while the estimate is within the
+-- ARGV[1-4] now, expiry offset, penalty, mode (see the prelude)
+-- ARGV[5]   period in ms
+-- ARGV[6]   the most bits that may be set while the estimate is within the
 --           limit (computed by the core)
--- ARGV[6]   the value's bit, 0 to 1023, or -1 for a request without the
+-- ARGV[7]   the value's bit, 0 to 1023, or -1 for a request without the
 --           value (not counted; only a penalty refuses it)
--- ARGV[7]   limit
+-- ARGV[8]   limit
 -- Reply     the decision (see the prelude)
 --
 -- Storage: the 128-byte map as a string (SETBIT); the key expires at the
 -- period's end, which gives the period's start back. A penalty marker is a
 -- 2-byte string, so the length tells them apart without reading the map.
-assert(#ARGV == 7, 'distinct expects 7 arguments')
-local period, max_bits, bit = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local limit = tonumber(ARGV[7])
+assert(#ARGV == 8, 'distinct expects 8 arguments')
+local period, max_bits, bit = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local limit = tonumber(ARGV[8])
 
 if exp and redis.call('STRLEN', key) <= 2 and redis.call('GET', key) == MARKER then
   return blocked()

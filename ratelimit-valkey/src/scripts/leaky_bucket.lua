@@ -4,22 +4,23 @@
 -- keeps it; one request is `period` ticks of 1/limit ms.
 --
 -- KEYS[1]   the subject's key
--- ARGV[1-3] now, expiry offset, penalty (see the prelude)
--- ARGV[4]   limit
--- ARGV[5]   cost * period / limit, whole ms
--- ARGV[6]   cost * period mod limit (frac)
--- ARGV[7]   burst * period / limit, whole ms (the tolerance)
--- ARGV[8]   burst * period mod limit (frac)
--- ARGV[9]   period in ms (one request is max(period, 1) ticks)
+-- ARGV[1-4] now, expiry offset, penalty, mode (see the prelude)
+-- ARGV[5]   limit
+-- ARGV[6]   cost * period / limit, whole ms (a charge's cost * period at
+--           most 2^51)
+-- ARGV[7]   cost * period mod limit (frac)
+-- ARGV[8]   burst * period / limit, whole ms (the tolerance)
+-- ARGV[9]   burst * period mod limit (frac)
+-- ARGV[10]  period in ms (one request is max(period, 1) ticks)
 -- Reply     the decision (see the prelude)
 --
 -- Storage: frac as an integer; the key expires at ceil(TAT), which gives
 -- tat_ms back. The caller checks that every ms value stays below 2^52.
-assert(#ARGV == 9, 'leaky_bucket expects 9 arguments')
-local limit = tonumber(ARGV[4])
-local c_ms, c_frac = tonumber(ARGV[5]), tonumber(ARGV[6])
-local t_ms, t_frac = tonumber(ARGV[7]), tonumber(ARGV[8])
-local period = tonumber(ARGV[9])
+assert(#ARGV == 10, 'leaky_bucket expects 10 arguments')
+local limit = tonumber(ARGV[5])
+local c_ms, c_frac = tonumber(ARGV[6]), tonumber(ARGV[7])
+local t_ms, t_frac = tonumber(ARGV[8]), tonumber(ARGV[9])
+local period = tonumber(ARGV[10])
 local ticks = period
 if ticks < 1 then
   ticks = 1
@@ -81,8 +82,41 @@ if frac >= limit then
   ms, frac = ms + 1, frac - limit
 end
 local level = ms - now
+if charge then
+  -- The cost is added whether or not it fits; the level saturates at 2^51
+  -- ticks (as the core), which keeps every sum exact.
+  local cap_ms, cap_frac = divmod(2251799813685248, limit)
+  if level > cap_ms or (level == cap_ms and frac > cap_frac) then
+    level, frac = cap_ms, cap_frac
+    if before_ms > cap_ms or (before_ms == cap_ms and before_frac > cap_frac) then
+      level, frac = before_ms, before_frac
+    end
+    ms = now + level
+  end
+  local fits = level < t_ms or (level == t_ms and frac <= t_frac)
+  if fits or penalty == 0 then
+    set_until(int(frac), ceil_ms(ms, frac), raw)
+  end
+  if fits then
+    return reply(1, 0, room(level, frac), ceil_ms(level, frac), 0)
+  end
+  -- Refused as a request of cost 1 would be: until the level plus one
+  -- request fits.
+  local retry = period
+  if t_ms > 0 or t_frac > 0 then
+    local o_ms, o_frac = divmod(ticks, limit)
+    local l_ms, l_frac = level + o_ms, frac + o_frac
+    if l_frac >= limit then
+      l_ms, l_frac = l_ms + 1, l_frac - limit
+    end
+    retry = ceil_ms(sub(l_ms, l_frac, t_ms, t_frac))
+  end
+  return refuse(retry, 0, ceil_ms(level, frac), raw)
+end
 if level < t_ms or (level == t_ms and frac <= t_frac) then
-  set_until(int(frac), ceil_ms(ms, frac), raw)
+  if not probe then
+    set_until(int(frac), ceil_ms(ms, frac), raw)
+  end
   return reply(1, 0, room(level, frac), ceil_ms(level, frac), 0)
 end
 -- Refused: Retry-After is the time until the request fits, or a whole

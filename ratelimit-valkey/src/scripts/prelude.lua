@@ -8,7 +8,13 @@
 --          constant added to every expiry so that past injected times
 --          still give live keys (the script itself decides staleness)
 -- ARGV[3]  penalty in ms (0: none)
--- ARGV[4..] the algorithm's parameters (see each algorithm's header)
+-- ARGV[4]  mode (see `CheckMode`): "0" count the request when it fits;
+--          "1" probe: decide as a count would, write nothing, start no
+--          penalty; "2" charge: add the cost whether or not it fits (the
+--          total may pass the limit), and when it is then over the limit
+--          answer as refused (Retry-After: until a request of cost 1
+--          fits) and start the penalty. Distinct counts only.
+-- ARGV[5..] the algorithm's parameters (see each algorithm's header)
 --
 -- Every reply is one string of five decimal integers separated by spaces,
 -- "status retry remaining reset until", the decision itself (see `reply`):
@@ -40,6 +46,12 @@ else
 end
 local penalty = tonumber(ARGV[3])
 assert(now and offset and penalty, 'bad time or penalty argument')
+local mode = ARGV[4]
+local probe, charge = mode == '1', mode == '2'
+assert(probe or charge or mode == '0', 'bad mode argument')
+if probe then
+  penalty = 0
+end
 
 local function int(x)
   return string.format('%d', x)

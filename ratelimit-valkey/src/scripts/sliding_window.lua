@@ -2,17 +2,17 @@
 -- count weighted by the share of it still inside the last period, rounded up.
 --
 -- KEYS[1]   the subject's key
--- ARGV[1-3] now, expiry offset, penalty (see the prelude)
--- ARGV[4]   limit
--- ARGV[5]   period in ms
--- ARGV[6]   cost of this request
+-- ARGV[1-4] now, expiry offset, penalty, mode (see the prelude)
+-- ARGV[5]   limit
+-- ARGV[6]   period in ms
+-- ARGV[7]   cost of this request
 -- Reply     the decision (see the prelude)
 --
 -- Storage: current and previous packed in one decimal integer,
 -- current * 10^10 + previous (both are at most 10^9); the key expires two
 -- periods after the current window's start, which gives that start back.
-assert(#ARGV == 6, 'sliding_window expects 6 arguments')
-local limit, period, cost = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+assert(#ARGV == 7, 'sliding_window expects 7 arguments')
+local limit, period, cost = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local SHIFT = 10000000000
 
 -- ceil(prev * (period - elapsed) / period) + cur, exactly: prev * r may pass
@@ -59,24 +59,41 @@ end
 -- Refused. Retry-After is the earliest admission if nothing else happens:
 -- in this window once enough of the previous one has aged out, or in the
 -- next one, where this window's count becomes the previous one.
-local function deny(est, cur, prev, old)
-  local retry
-  if cost > limit then
-    retry = period
-  elseif cur + cost <= limit then
-    retry = first_fit(limit - cost - cur, prev) - elapsed
+local function retry_after(c, cur, prev)
+  if c > limit then
+    return period
+  elseif cur + c <= limit then
+    local retry = first_fit(limit - c - cur, prev) - elapsed
     if retry < 1 then
       retry = 1
     end
-  else
-    retry = to_end + first_fit(limit - cost, cur)
+    return retry
   end
+  return to_end + first_fit(limit - c, cur)
+end
+
+local function deny(est, cur, prev, old)
   local remaining = limit - est
   if remaining < 0 then
     remaining = 0
   end
-  return refuse(retry, remaining, reset_ms(cur, prev), old)
+  return refuse(retry_after(cost, cur, prev), remaining, reset_ms(cur, prev), old)
 end
+
+-- Charged: `cur` includes the cost. Admitted while the estimate is within
+-- the limit, else refused as a request of cost 1 would be. `old` is what
+-- the key holds now.
+local function charged(cur, prev, old)
+  local est = estimate(cur, prev, start)
+  if est <= limit then
+    return reply(1, 0, limit - est, reset_ms(cur, prev), 0)
+  end
+  return refuse(retry_after(1, cur, prev), 0, reset_ms(cur, prev), old)
+end
+
+-- The most a charge leaves in `current` (as the core): below 2^31, so that
+-- `first_fit` divides exactly, and 10 digits as `previous`.
+local MAX_CHARGED = 2147483647
 
 -- Fast path: the key holds this window (or is a penalty marker ending with
 -- it). Add the cost to `current` first and read the state before from
@@ -84,9 +101,9 @@ end
 -- is exact below 2^53 (current below about 900,000); above, or on a value
 -- that is not a number, the increment is taken back and the GET path
 -- below decides. A value of -1 before is the marker; a refusal takes the
--- increment back.
+-- increment back (a charge keeps it). A probe writes nothing.
 local inc = cost * SHIFT
-if ends_at(exp, start + 2 * period, period) and inc < EXACT then
+if not probe and ends_at(exp, start + 2 * period, period) and inc < EXACT then
   local r = redis.pcall('INCRBY', key, int(inc))
   if type(r) == 'number' then
     local old = r - inc
@@ -96,6 +113,9 @@ if ends_at(exp, start + 2 * period, period) and inc < EXACT then
     end
     if r < EXACT and old >= 0 then
       local cur, prev = divmod(old, SHIFT)
+      if charge then
+        return charged(cur + cost, prev, r)
+      end
       local est = estimate(cur, prev, start)
       if est + cost <= limit then
         return admit(est, cur + cost, prev)
@@ -137,9 +157,7 @@ if ws ~= start then
   end
   cur = 0
 end
-local est = estimate(cur, prev, start)
-if est + cost <= limit then
-  cur = cur + cost
+local function store(cur)
   local packed
   if cur == 0 then
     packed = int(prev)
@@ -147,6 +165,22 @@ if est + cost <= limit then
     packed = int(cur) .. string.format('%010d', prev)
   end
   set_until(packed, start + 2 * period, raw)
-  return admit(est, cur, prev)
+end
+if charge then
+  local total = cur + cost
+  if total > MAX_CHARGED then
+    total = math.max(cur, MAX_CHARGED)
+  end
+  if penalty == 0 or estimate(total, prev, start) <= limit then
+    store(total)
+  end
+  return charged(total, prev, raw)
+end
+local est = estimate(cur, prev, start)
+if est + cost <= limit then
+  if not probe then
+    store(cur + cost)
+  end
+  return admit(est, cur + cost, prev)
 end
 return deny(est, cur, prev, raw)
