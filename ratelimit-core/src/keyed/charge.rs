@@ -119,6 +119,8 @@ mod tests {
             let d = tokens.check("k").await.unwrap();
             assert_eq!(d.retry_after(), Some(Duration::from_secs(40)));
             assert!(tokens.check("other").await.unwrap().is_allowed());
+            let d = tokens.charge("huge", u64::MAX).await.unwrap();
+            assert_eq!(d.retry_after(), Some(Duration::from_secs(40)));
         });
     }
 

@@ -196,7 +196,7 @@ impl Limiter {
             };
             let entry = p.entry.as_ref();
             let blocks = p.blocks;
-            let Some(d) = decision else {
+            let Some(mut d) = decision else {
                 // Failed open or closed, or untracked locally.
                 if failed && entry.rule.fail_mode == FailMode::Closed && blocks {
                     unavailable = true;
@@ -206,6 +206,11 @@ impl Limiter {
                 }
                 continue;
             };
+            if d.allowed && !cached && entry.rule.charges_response() {
+                // A probe answers what a request of cost 1 would leave; it
+                // counted nothing, so the budget left is one more.
+                d.remaining = d.remaining.saturating_add(1);
+            }
             if let (Some(until), true) = (d.blocked_until_ms, blocks && !cached) {
                 inner.penalties.block(p.key, until, now);
             }

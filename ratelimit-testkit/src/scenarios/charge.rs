@@ -58,6 +58,14 @@ pub async fn a_charge_past_the_limit_refuses_the_next_request_with_the_exact_ret
     assert_eq!((v.outcome, v.retry_after_ms), (Outcome::Limited, 23_000));
     clock.set_ms(T0 + 24_000);
     assert!(l.check(&r).await.is_forward());
+
+    // The largest cost a response can report: refused, nothing breaks.
+    let huge = req("192.0.2.9", "/");
+    let v = l.check(&huge).await;
+    l.charge(&v.ticket, u64::MAX).await;
+    let v = l.check(&huge).await;
+    assert_eq!(v.outcome, Outcome::Limited);
+    assert!(v.retry_after_ms > 24_000);
 }
 
 /// Requests are admitted while the budget is not yet spent, however many
