@@ -253,3 +253,60 @@ fn a_charge_starts_the_penalty() {
         timeline_modes(name, &rule, &steps);
     }
 }
+
+/// `Backend::peek` runs the script as a probe: it answers as the core's
+/// peek does and leaves the key exactly as it was (a count of cost 0 used
+/// to rewrite a bucket's refilled state).
+#[test]
+fn peek_writes_nothing() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let server = ValkeyServer::start().unwrap_or_else(|e| panic!("{e}"));
+        let valkey = ValkeyBackend::builder(server.url())
+            .key_prefix(format!("edge{}peek:", std::process::id()))
+            .injected_time(true)
+            .deadline(Duration::from_millis(500))
+            .build()
+            .await
+            .expect("backend");
+        let mut conn = redis::Client::open(server.url())
+            .expect("url")
+            .get_multiplexed_async_connection()
+            .await
+            .expect("connection");
+        let memory = MemoryBackend::with_capacity(16);
+        let m = Duration::from_secs(60);
+        for rule in [
+            RuleBuilder::new("peek-fw").fixed_window(10, m),
+            RuleBuilder::new("peek-sw").sliding_window(10, m),
+            RuleBuilder::new("peek-tb").token_bucket(10, m, 5),
+            RuleBuilder::new("peek-lb").leaky_bucket(10, m, 5),
+        ] {
+            let rule = rule.key(["ip"]).build().expect("rule");
+            let c = check(&rule, 3);
+            let batch = Batch::new(T0, vec![c.clone()]);
+            assert_eq!(valkey.check(&batch).await, memory.check(&batch).await);
+            let key = valkey.key_of(&c);
+            let stored = |conn: &mut redis::aio::MultiplexedConnection| {
+                let mut pipe = redis::pipe();
+                pipe.cmd("DUMP").arg(&key).cmd("PEXPIRETIME").arg(&key);
+                let mut conn = conn.clone();
+                async move {
+                    let v: (Option<Vec<u8>>, i64) =
+                        pipe.query_async(&mut conn).await.expect("DUMP");
+                    v
+                }
+            };
+            let before = stored(&mut conn).await;
+            assert!(before.0.is_some(), "{}: counted", rule.id);
+            for dt in [0, 7_000, 13_000] {
+                let v = valkey.peek(&c, T0 + dt).await;
+                assert_eq!(v, memory.peek(&c, T0 + dt).await, "{} at +{dt}", rule.id);
+                assert_eq!(stored(&mut conn).await, before, "{}: peek wrote", rule.id);
+            }
+        }
+    });
+}

@@ -31,16 +31,20 @@ local function deny(count, old)
 end
 
 -- Charged to `total`: admitted while within the limit, else refused as a
--- request of cost 1 would be. `old` is what the key holds now.
-local function charged(total, old)
-  if total <= limit then
-    return reply(1, 0, limit - total, to_end, 0)
+-- request of cost 1 would be. `old` is what the key holds now. (Made only
+-- for a charge: a closure costs every call.)
+local charged
+if charge then
+  charged = function(total, old)
+    if total <= limit then
+      return reply(1, 0, limit - total, to_end, 0)
+    end
+    local retry = to_end
+    if limit < 1 then
+      retry = period
+    end
+    return refuse(retry, 0, to_end, old)
   end
-  local retry = to_end
-  if limit < 1 then
-    retry = period
-  end
-  return refuse(retry, 0, to_end, old)
 end
 -- Fast path: the key counts this window (or is a penalty marker ending with
 -- it). Count first and read the count before from INCRBY's result: one call

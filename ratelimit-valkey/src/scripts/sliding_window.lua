@@ -9,7 +9,8 @@
 -- Reply     the decision (see the prelude)
 --
 -- Storage: current and previous packed in one decimal integer,
--- current * 10^10 + previous (both are at most 10^9); the key expires two
+-- current * 10^10 + previous (both below 2^31: a limit below 2^31, a
+-- charge saturating at 2^31 - 1); the key expires two
 -- periods after the current window's start, which gives that start back.
 assert(#ARGV == 7, 'sliding_window expects 7 arguments')
 local limit, period, cost = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -59,41 +60,39 @@ end
 -- Refused. Retry-After is the earliest admission if nothing else happens:
 -- in this window once enough of the previous one has aged out, or in the
 -- next one, where this window's count becomes the previous one.
-local function retry_after(c, cur, prev)
+-- `c` is the cost the retry is for: this request's, or 1 after a charge.
+local function deny(est, cur, prev, old, c)
+  local retry
   if c > limit then
-    return period
+    retry = period
   elseif cur + c <= limit then
-    local retry = first_fit(limit - c - cur, prev) - elapsed
+    retry = first_fit(limit - c - cur, prev) - elapsed
     if retry < 1 then
       retry = 1
     end
-    return retry
+  else
+    retry = to_end + first_fit(limit - c, cur)
   end
-  return to_end + first_fit(limit - c, cur)
-end
-
-local function deny(est, cur, prev, old)
   local remaining = limit - est
   if remaining < 0 then
     remaining = 0
   end
-  return refuse(retry_after(cost, cur, prev), remaining, reset_ms(cur, prev), old)
+  return refuse(retry, remaining, reset_ms(cur, prev), old)
 end
 
 -- Charged: `cur` includes the cost. Admitted while the estimate is within
 -- the limit, else refused as a request of cost 1 would be. `old` is what
--- the key holds now.
-local function charged(cur, prev, old)
-  local est = estimate(cur, prev, start)
-  if est <= limit then
-    return reply(1, 0, limit - est, reset_ms(cur, prev), 0)
+-- the key holds now. (Made only for a charge: a closure costs every call.)
+local charged
+if charge then
+  charged = function(cur, prev, old)
+    local est = estimate(cur, prev, start)
+    if est <= limit then
+      return reply(1, 0, limit - est, reset_ms(cur, prev), 0)
+    end
+    return deny(est, cur, prev, old, 1)
   end
-  return refuse(retry_after(1, cur, prev), 0, reset_ms(cur, prev), old)
 end
-
--- The most a charge leaves in `current` (as the core): below 2^31, so that
--- `first_fit` divides exactly, and 10 digits as `previous`.
-local MAX_CHARGED = 2147483647
 
 -- Fast path: the key holds this window (or is a penalty marker ending with
 -- it). Add the cost to `current` first and read the state before from
@@ -121,7 +120,7 @@ if not probe and ends_at(exp, start + 2 * period, period) and inc < EXACT then
         return admit(est, cur + cost, prev)
       end
       redis.call('INCRBY', key, int(-inc))
-      return deny(est, cur, prev, old)
+      return deny(est, cur, prev, old, cost)
     end
     redis.call('INCRBY', key, int(-inc))
   end
@@ -157,30 +156,34 @@ if ws ~= start then
   end
   cur = 0
 end
-local function store(cur)
-  local packed
-  if cur == 0 then
-    packed = int(prev)
-  else
-    packed = int(cur) .. string.format('%010d', prev)
-  end
-  set_until(packed, start + 2 * period, raw)
-end
 if charge then
+  -- The most a charge leaves in `current` (as the core): below 2^31, so
+  -- that `first_fit` divides exactly, and 10 digits as `previous`.
   local total = cur + cost
-  if total > MAX_CHARGED then
-    total = math.max(cur, MAX_CHARGED)
+  if total > 2147483647 then
+    total = math.max(cur, 2147483647)
   end
   if penalty == 0 or estimate(total, prev, start) <= limit then
-    store(total)
+    local packed = int(prev)
+    if total > 0 then
+      packed = int(total) .. string.format('%010d', prev)
+    end
+    set_until(packed, start + 2 * period, raw)
   end
   return charged(total, prev, raw)
 end
 local est = estimate(cur, prev, start)
 if est + cost <= limit then
+  cur = cur + cost
   if not probe then
-    store(cur + cost)
+    local packed
+    if cur == 0 then
+      packed = int(prev)
+    else
+      packed = int(cur) .. string.format('%010d', prev)
+    end
+    set_until(packed, start + 2 * period, raw)
   end
-  return admit(est, cur + cost, prev)
+  return admit(est, cur, prev)
 end
-return deny(est, cur, prev, raw)
+return deny(est, cur, prev, raw, cost)

@@ -67,7 +67,7 @@ end
 
 if charge then
   -- The cost is added whether or not it fits; the debt saturates at 2^51
-  -- units (as the core), which keeps every sum below exact.
+  -- units (as the core), which keeps every sum below 2^53, exact.
   local spent = left + need_cost
   if spent > MAX_CHARGED then
     spent = math.max(left, MAX_CHARGED)

@@ -1,0 +1,85 @@
+//! Unit tests of the scripts module: sources, hashes and the arguments
+//! of each mode.
+
+use super::*;
+use ratelimit_core::rules::RuleBuilder;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[test]
+fn every_script_has_the_prelude_and_its_argument_check() {
+    for (algorithm, src) in SOURCES {
+        assert!(src.starts_with("-- Shared prelude"), "{algorithm:?}");
+        assert!(src.contains("assert(#ARGV =="), "{algorithm:?}");
+        assert!(src.contains("assert(#KEYS == 1"), "{algorithm:?}");
+    }
+}
+
+fn args(rule: RuleBuilder, cost: u64, mode: CheckMode) -> Vec<u64> {
+    use ratelimit_core::backend::namespace;
+    let rule = Arc::new(
+        rule.key(["ip"])
+            .penalty(Duration::from_secs(9))
+            .build()
+            .expect("rule"),
+    );
+    let subject = ratelimit_core::HashKey::DEFAULT.digest(b"203.0.113.7");
+    let (ns, quota) = (namespace(&rule).into(), rule.quota(cost));
+    let check =
+        Check::new(rule.clone(), ns, subject, quota, rule.penalty_ms, Some(1)).with_mode(mode);
+    let inv = invocation("rl:", &check, 5, TimeSource::Injected).expect("invocation");
+    inv.args
+        .iter()
+        .map(|a| match *a {
+            Arg::U(v) => v,
+            _ => u64::MAX,
+        })
+        .collect()
+}
+
+/// ARGV[3] penalty and ARGV[4] mode: a probe starts no penalty; a
+/// charge's bucket units are bounded as the core bounds a debt.
+#[test]
+fn the_mode_goes_in_argv_4() {
+    let m = Duration::from_secs(60);
+    let fw = || RuleBuilder::new("a").fixed_window(10, m);
+    assert_eq!(
+        args(fw(), 1, CheckMode::Count)[2..],
+        [9000, 0, 10, 60_000, 1]
+    );
+    assert_eq!(args(fw(), 1, CheckMode::Probe)[2..], [0, 1, 10, 60_000, 1]);
+    assert_eq!(
+        args(fw(), 7, CheckMode::Charge)[2..],
+        [9000, 2, 10, 60_000, 7]
+    );
+    let tb = || RuleBuilder::new("b").token_bucket(10, m, 5);
+    assert_eq!(args(tb(), 2, CheckMode::Charge)[6], 120_000);
+    assert_eq!(args(tb(), u64::MAX, CheckMode::Charge)[6], 1 << 51);
+}
+
+#[test]
+fn distinct_rules_only_count() {
+    let dc = || RuleBuilder::new("d").distinct("path", 10, Duration::from_secs(60));
+    let rule = Arc::new(dc().key(["ip"]).build().expect("rule"));
+    for mode in [CheckMode::Probe, CheckMode::Charge] {
+        let check = Check::new(
+            rule.clone(),
+            "d".into(),
+            ratelimit_core::HashKey::DEFAULT.digest(b"x"),
+            rule.quota(1),
+            None,
+            Some(1),
+        )
+        .with_mode(mode);
+        let err = invocation("rl:", &check, 5, TimeSource::Injected).unwrap_err();
+        assert_eq!(err.kind(), BackendErrorKind::Unsupported);
+        assert!(err.to_string().contains("rule d"), "{err}");
+    }
+}
+
+#[test]
+fn script_hashes_differ() {
+    let hashes: std::collections::HashSet<_> =
+        (0..5).map(|i| script(i).get_hash().to_string()).collect();
+    assert_eq!(hashes.len(), 5);
+}
