@@ -131,7 +131,7 @@ pub use body::ResponseBody;
 pub use claims::{AppValues, Cost, VerifiedClaims, WouldLimit};
 pub use client_ip::{ClientIp, SetClientIp, SetClientIpLayer};
 pub use error::LoadError;
-pub use extract::{RequestExtractor, TooLarge, ViewerHeaders};
+pub use extract::{HttpView, RequestExtractor, TooLarge, ViewerHeaders};
 pub use future::ResponseFuture;
 pub use key_extractor::KeyExtractor;
 pub use layer::RateLimitLayer;
