@@ -11,7 +11,9 @@ use super::Limiter;
 use crate::RequestView;
 
 impl Limiter {
-    /// Decides one request.
+    /// Decides one request: any [`RequestView`], such as
+    /// [`RequestAttrs`](crate::RequestAttrs) or a view borrowed from the
+    /// server's own request type (as the tower layer does).
     ///
     /// With the in-memory backend the returned future is ready at once
     /// ([`VerdictFuture::into_ready`]); it never borrows `self` or `req`.
