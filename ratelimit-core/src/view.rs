@@ -226,6 +226,71 @@ impl RequestView for RequestAttrs {
     }
 }
 
+/// A reference reads as what it points to, so that a `&dyn RequestView`
+/// goes wherever a request is taken by a trait of its own (such as
+/// `ratelimit-nginx`'s key sources).
+impl<T: RequestView + ?Sized> RequestView for &T {
+    fn client_ip(&self) -> IpAddr {
+        (**self).client_ip()
+    }
+
+    fn method(&self) -> &str {
+        (**self).method()
+    }
+
+    fn host(&self) -> &str {
+        (**self).host()
+    }
+
+    fn path(&self) -> &str {
+        (**self).path()
+    }
+
+    fn query(&self) -> &str {
+        (**self).query()
+    }
+
+    fn header(&self, name: &str) -> Option<&[u8]> {
+        (**self).header(name)
+    }
+
+    fn for_each_header_value<'a>(
+        &'a self,
+        name: &str,
+        each: &mut dyn FnMut(&'a [u8]) -> ControlFlow<()>,
+    ) {
+        (**self).for_each_header_value(name, each)
+    }
+
+    fn jwt_claim(&self, name: &str) -> Option<&str> {
+        (**self).jwt_claim(name)
+    }
+
+    fn viewer(&self, fact: ViewerFact) -> Option<&str> {
+        (**self).viewer(fact)
+    }
+
+    fn app_value(&self, name: &str) -> Option<&str> {
+        (**self).app_value(name)
+    }
+
+    fn cost(&self) -> Option<u64> {
+        (**self).cost()
+    }
+
+    fn query_arg(&self, name: &str) -> Option<Cow<'_, str>> {
+        (**self).query_arg(name)
+    }
+
+    fn query_arg_bytes(&self, name: &str) -> Option<Cow<'_, [u8]>> {
+        (**self).query_arg_bytes(name)
+    }
+
+    fn cookie(&self, name: &str) -> Option<&[u8]> {
+        (**self).cookie(name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -227,3 +227,61 @@ fn viewer_value<'r>(headers: &'r HeaderMap, name: Option<&HeaderName>) -> Option
     };
     (!text.is_empty()).then_some(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ClientIp;
+
+    fn request(host: &str) -> Request<()> {
+        Request::builder()
+            .uri("/login?user=ann")
+            .header("host", host)
+            .header("x-user", "ann")
+            .extension(ClientIp("192.0.2.1".parse().unwrap()))
+            .extension(AppValues::new([("tenant", "acme")]))
+            .body(())
+            .unwrap()
+    }
+
+    #[test]
+    fn path_query_headers_and_a_lower_case_host_are_borrowed() {
+        let req = request("api.example.com:8443");
+        let view = RequestExtractor::new().view(&req);
+        assert!(matches!(view.host, Cow::Borrowed("api.example.com")));
+        assert!(std::ptr::eq(view.path(), req.uri().path()));
+        assert!(std::ptr::eq(view.query(), req.uri().query().unwrap()));
+        let header = view.header("x-user").unwrap();
+        assert!(std::ptr::eq(header, req.headers()["x-user"].as_bytes()));
+        let upper = request("API.example.com");
+        let view = RequestExtractor::new().view(&upper);
+        assert!(matches!(view.host, Cow::Owned(_)));
+        assert_eq!(view.host(), "api.example.com");
+    }
+
+    #[test]
+    fn key_extractor_values_come_before_app_values() {
+        let req = request("example.com");
+        let view = RequestExtractor::new().view(&req);
+        assert_eq!(view.app_value("tenant"), Some("acme"));
+        let derived = vec![("tenant".to_owned(), "derived".to_owned())];
+        let view = view.with_derived(derived);
+        assert_eq!(view.app_value("tenant"), Some("derived"));
+        assert_eq!(view.app_value("other"), None);
+    }
+
+    #[test]
+    fn every_value_of_a_repeated_header_is_walked_in_order() {
+        let mut req = request("example.com");
+        req.headers_mut().append("cookie", "a=1".parse().unwrap());
+        req.headers_mut().append("cookie", "sid=2".parse().unwrap());
+        let view = RequestExtractor::new().view(&req);
+        let mut seen = Vec::new();
+        view.for_each_header_value("cookie", &mut |v| {
+            seen.push(v.to_vec());
+            ControlFlow::Continue(())
+        });
+        assert_eq!(seen, [b"a=1".to_vec(), b"sid=2".to_vec()]);
+        assert_eq!(view.cookie("sid"), Some(&b"2"[..]));
+    }
+}
