@@ -65,7 +65,7 @@ fn main() {
         .build()
         .expect("runtime");
     let forwarded = rt.block_on(async move {
-        let mut layered = RateLimitLayer::new(limiter).layer(handler.clone());
+        let mut layered = RateLimitLayer::new(limiter).layer(handler);
         let mut handler = handler;
         let mut forwarded = 0u32;
         for i in 0..n {
