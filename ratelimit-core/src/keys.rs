@@ -27,11 +27,14 @@
 //! assert_eq!(subject(&rule, &a, &HashKey::DEFAULT, false), subject(&rule, &b, &HashKey::DEFAULT, false));
 //! ```
 
+use std::borrow::Cow;
 use std::net::IpAddr;
 
 use crate::hash::Sip128;
 use crate::rules::{DistinctOf, KeyPart, OnMissingKey, Rule};
-use crate::{HashKey, KeyDigest, RequestAttrs};
+#[cfg(test)]
+use crate::RequestAttrs;
+use crate::{HashKey, KeyDigest, RequestView, ViewerFact};
 
 /// What a rule's key comes to for one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,10 +75,14 @@ fn push(h: &mut Sip128, tag: u8, value: &[u8]) {
 }
 
 /// Reads one part; `None` when the request does not carry it.
-fn part_value<'r>(part: &KeyPart, req: &'r RequestAttrs, jwt_off: bool) -> Option<PartValue<'r>> {
+fn part_value<'r>(
+    part: &KeyPart,
+    req: &'r dyn RequestView,
+    jwt_off: bool,
+) -> Option<PartValue<'r>> {
     Some(match part {
         KeyPart::Ip => {
-            let (b, n) = ip_bytes(req.client_ip);
+            let (b, n) = ip_bytes(req.client_ip());
             PartValue::Inline(b, n)
         }
         KeyPart::JwtClaim(n) if !jwt_off => {
@@ -87,14 +94,14 @@ fn part_value<'r>(part: &KeyPart, req: &'r RequestAttrs, jwt_off: bool) -> Optio
         KeyPart::Query(n) => {
             let v = req.query_arg_bytes(n)?;
             present(&v)?;
-            PartValue::Owned(v.into_owned())
+            PartValue::Cow(v)
         }
-        KeyPart::Host => PartValue::Bytes(req.host.as_bytes()),
-        KeyPart::Method => PartValue::Bytes(req.method.as_bytes()),
-        KeyPart::Country => PartValue::Bytes(req.country.as_deref()?.as_bytes()),
-        KeyPart::Asnum => PartValue::Bytes(req.asnum.as_deref()?.as_bytes()),
-        KeyPart::Ja4 => PartValue::Bytes(req.ja4.as_deref()?.as_bytes()),
-        KeyPart::Locale => PartValue::Bytes(req.locale.as_deref()?.as_bytes()),
+        KeyPart::Host => PartValue::Bytes(req.host().as_bytes()),
+        KeyPart::Method => PartValue::Bytes(req.method().as_bytes()),
+        KeyPart::Country => PartValue::Bytes(req.viewer(ViewerFact::Country)?.as_bytes()),
+        KeyPart::Asnum => PartValue::Bytes(req.viewer(ViewerFact::Asnum)?.as_bytes()),
+        KeyPart::Ja4 => PartValue::Bytes(req.viewer(ViewerFact::Ja4)?.as_bytes()),
+        KeyPart::Locale => PartValue::Bytes(req.viewer(ViewerFact::Locale)?.as_bytes()),
         KeyPart::App(n) => PartValue::Bytes(req.app_value(n)?.as_bytes()),
         KeyPart::Constant => PartValue::Bytes(b""),
     })
@@ -107,7 +114,7 @@ fn present(value: &[u8]) -> Option<&[u8]> {
 
 enum PartValue<'r> {
     Bytes(&'r [u8]),
-    Owned(Vec<u8>),
+    Cow(Cow<'r, [u8]>),
     Inline([u8; 8], usize),
 }
 
@@ -115,7 +122,7 @@ impl PartValue<'_> {
     fn as_bytes(&self) -> &[u8] {
         match self {
             PartValue::Bytes(b) => b,
-            PartValue::Owned(v) => v,
+            PartValue::Cow(v) => v,
             PartValue::Inline(b, n) => &b[..*n],
         }
     }
@@ -143,7 +150,7 @@ fn tag(part: &KeyPart) -> u8 {
 
 /// The subject of `rule` for `req`. With `jwt_off` (the emergency switch)
 /// every claim counts as missing.
-pub fn subject(rule: &Rule, req: &RequestAttrs, key: &HashKey, jwt_off: bool) -> KeyOutcome {
+pub fn subject(rule: &Rule, req: &dyn RequestView, key: &HashKey, jwt_off: bool) -> KeyOutcome {
     let mut h = key.hasher();
     for part in &rule.key {
         let Some(v) = part_value(part, req, jwt_off) else {
@@ -167,32 +174,38 @@ pub fn subject(rule: &Rule, req: &RequestAttrs, key: &HashKey, jwt_off: bool) ->
 }
 
 /// The fallback subject: the client IP, in a namespace of its own.
-pub(crate) fn fallback(req: &RequestAttrs, key: &HashKey) -> KeyDigest {
-    let (b, n) = ip_bytes(req.client_ip);
+pub(crate) fn fallback(req: &dyn RequestView, key: &HashKey) -> KeyDigest {
+    let (b, n) = ip_bytes(req.client_ip());
     let mut h = key.hasher();
     push(&mut h, FALLBACK_TAG, &b[..n]);
     h.finish128()
 }
 
 /// The value a `distinct` rule counts, if the request has it.
-pub(crate) fn distinct_value(of: &DistinctOf, req: &RequestAttrs) -> Option<Vec<u8>> {
+/// Borrowed when the request holds it as it is (an application value, a
+/// path already normalized, a query argument without escapes).
+pub(crate) fn distinct_value<'r>(
+    of: &DistinctOf,
+    req: &'r dyn RequestView,
+) -> Option<Cow<'r, [u8]>> {
     Some(match of {
-        DistinctOf::Path => normalize_path(&req.path),
-        DistinctOf::Query(n) => req.query_arg_bytes(n)?.into_owned(),
+        DistinctOf::Path => crate::normalize::normalize_path(req.path().as_bytes()),
+        DistinctOf::Query(n) => req.query_arg_bytes(n)?,
         DistinctOf::Ip => {
-            let (b, n) = ip_bytes(req.client_ip);
-            b[..n].to_vec()
+            let (b, n) = ip_bytes(req.client_ip());
+            Cow::Owned(b[..n].to_vec())
         }
-        DistinctOf::Asnum => req.asnum.clone()?.into_bytes(),
-        DistinctOf::Ja4 => req.ja4.clone()?.into_bytes(),
-        DistinctOf::App(n) => req.app_value(n)?.as_bytes().to_vec(),
+        DistinctOf::Asnum => Cow::Borrowed(req.viewer(ViewerFact::Asnum)?.as_bytes()),
+        DistinctOf::Ja4 => Cow::Borrowed(req.viewer(ViewerFact::Ja4)?.as_bytes()),
+        DistinctOf::App(n) => Cow::Borrowed(req.app_value(n)?.as_bytes()),
     })
 }
 
-/// The normalized path, as bytes: percent-decoded (bytes that are not
+/// The normalized path (as `distinct` counts it), as bytes: percent-decoded (bytes that are not
 /// UTF-8 stay apart), `.` and `..` segments resolved, repeated slashes
 /// collapsed, so `/a//b/../c` and `/a/c` are one value. The same
 /// normalization as nginx's `$path` ([`crate::normalize::normalize_path`]).
+#[cfg(test)]
 pub(crate) fn normalize_path(path: &str) -> Vec<u8> {
     crate::normalize::normalize_path(path.as_bytes()).into_owned()
 }

@@ -97,6 +97,7 @@ pub mod stats;
 pub mod store;
 pub mod switches;
 pub mod verdict;
+pub mod view;
 
 pub use cidr::{Cidr, CidrError};
 pub use client_ip::ClientIp;
@@ -108,3 +109,4 @@ pub use hash::{HashKey, KeyDigest};
 pub use limiter::{Limiter, LimiterBuilder};
 pub use request::RequestAttrs;
 pub use verdict::{Outcome, Verdict};
+pub use view::{RequestView, ViewerFact};

@@ -1,7 +1,9 @@
 //! Request attributes, independent of any HTTP crate.
 //!
-//! The tower layer fills a [`RequestAttrs`] from an `http::Request`; tests and
-//! the conformance runner build one by hand.
+//! Callers without an HTTP request (tests, the conformance runner, other
+//! servers) build a [`RequestAttrs`] by hand; it implements
+//! [`RequestView`](crate::RequestView), what the limiter reads. The tower
+//! layer reads an `http::Request` through a borrowed view instead.
 //!
 //! # Examples
 //!
@@ -169,31 +171,20 @@ impl RequestAttrs {
 
     /// The first value of query argument `name`, percent-decoded.
     pub fn query_arg(&self, name: &str) -> Option<Cow<'_, str>> {
-        self.query.split('&').find_map(|pair| {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            (percent_decode_bytes(k) == name.as_bytes()).then(|| percent_decode(v))
-        })
+        query_arg_in(&self.query, name)
     }
 
     /// The first value of query argument `name`, percent-decoded to its
     /// bytes: values that are not UTF-8 once decoded (`%80`, `%81`) stay
     /// apart, as keys and distinct values need.
     pub fn query_arg_bytes(&self, name: &str) -> Option<Cow<'_, [u8]>> {
-        self.query.split('&').find_map(|pair| {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            (percent_decode_bytes(k) == name.as_bytes()).then(|| percent_decode_bytes(v))
-        })
+        query_arg_bytes_in(&self.query, name)
     }
 
     /// The first cookie called `name`, over every `Cookie` header in order.
     pub fn cookie(&self, name: &str) -> Option<&[u8]> {
-        self.header_values("cookie").find_map(|line| {
-            line.split(|&b| b == b';').find_map(|pair| {
-                let pair = trim(pair);
-                let eq = pair.iter().position(|&b| b == b'=')?;
-                (trim(&pair[..eq]) == name.as_bytes()).then(|| trim(&pair[eq + 1..]))
-            })
-        })
+        self.header_values("cookie")
+            .find_map(|line| cookie_in(line, name))
     }
 
     /// A verified JWT claim; `None` without a verified token.
@@ -208,6 +199,32 @@ impl RequestAttrs {
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
     }
+}
+
+/// The first value of query argument `name` in `query`, percent-decoded.
+pub(crate) fn query_arg_in<'q>(query: &'q str, name: &str) -> Option<Cow<'q, str>> {
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (percent_decode_bytes(k) == name.as_bytes()).then(|| percent_decode(v))
+    })
+}
+
+/// The first value of query argument `name` in `query`, percent-decoded to
+/// its bytes.
+pub(crate) fn query_arg_bytes_in<'q>(query: &'q str, name: &str) -> Option<Cow<'q, [u8]>> {
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (percent_decode_bytes(k) == name.as_bytes()).then(|| percent_decode_bytes(v))
+    })
+}
+
+/// The cookie called `name` in one `Cookie` line.
+pub(crate) fn cookie_in<'l>(line: &'l [u8], name: &str) -> Option<&'l [u8]> {
+    line.split(|&b| b == b';').find_map(|pair| {
+        let pair = trim(pair);
+        let eq = pair.iter().position(|&b| b == b'=')?;
+        (trim(&pair[..eq]) == name.as_bytes()).then(|| trim(&pair[eq + 1..]))
+    })
 }
 
 fn trim(b: &[u8]) -> &[u8] {

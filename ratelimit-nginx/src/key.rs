@@ -26,7 +26,9 @@ use std::net::IpAddr;
 
 use super::error::{ConfigError, ConfigErrorKind};
 use ratelimit_core::normalize::{normalize_host, normalize_path};
+#[cfg(test)]
 use ratelimit_core::RequestAttrs;
+use ratelimit_core::RequestView;
 
 /// Header names that may never be part of a key.
 pub const CREDENTIAL_HEADERS: [&str; 5] = [
@@ -55,29 +57,32 @@ pub trait KeySource {
     fn header(&self, name: &str) -> Option<&[u8]>;
 }
 
-/// `$remote_addr` is the client address (there is no separate peer), and
-/// `$site` the application value `site` (see [`RequestAttrs::with_app_value`]).
-impl KeySource for RequestAttrs {
+/// Any request the rule engine reads ([`RequestView`]: the core's
+/// [`RequestAttrs`](ratelimit_core::RequestAttrs), the tower layer's
+/// borrowed view, your own) is a key source: `$remote_addr` is the client
+/// address (there is no separate peer), and `$site` the application value
+/// `site` (see [`RequestAttrs::with_app_value`](ratelimit_core::RequestAttrs::with_app_value)).
+impl<T: RequestView + ?Sized> KeySource for T {
     fn client_ip(&self) -> Option<IpAddr> {
-        Some(self.client_ip)
+        Some(RequestView::client_ip(self))
     }
     fn remote_addr(&self) -> Option<IpAddr> {
-        Some(self.client_ip)
+        Some(RequestView::client_ip(self))
     }
     fn site(&self) -> Option<&str> {
         self.app_value("site")
     }
     fn host(&self) -> &str {
-        &self.host
+        RequestView::host(self)
     }
     fn method(&self) -> &str {
-        &self.method
+        RequestView::method(self)
     }
     fn path(&self) -> &[u8] {
-        self.path.as_bytes()
+        RequestView::path(self).as_bytes()
     }
     fn header(&self, name: &str) -> Option<&[u8]> {
-        RequestAttrs::header(self, name)
+        RequestView::header(self, name)
     }
 }
 

@@ -1,4 +1,6 @@
-//! From an `http::Request` to the core's [`RequestAttrs`], bounded.
+//! From an `http::Request` to what the rules read: the borrowed
+//! [`HttpView`] (what the layer checks: nothing copied), or the core's owned
+//! [`RequestAttrs`], bounded. Both read the same values:
 //!
 //! - The client IP: the peer address from the extensions (see
 //!   [`ClientIp`]), then [`TrustedProxies`]. The layer answers a request
@@ -16,33 +18,39 @@
 //!   `API.example.com.:443` is `api.example.com`.
 //! - Headers: for each header name its first value (the core keys on the
 //!   first of repeated values), and every `Cookie` line (the cookie key
-//!   looks across lines). Copied are at most [`MAX_HEADERS`] values and
-//!   [`MAX_HEADER_BYTES`] bytes in all, each value at most
-//!   [`MAX_VALUE_BYTES`].
+//!   looks across lines). The rules may read at most [`MAX_HEADERS`]
+//!   values and [`MAX_HEADER_BYTES`] bytes in all, each value at most
+//!   [`MAX_VALUE_BYTES`]; the view reads them in place, `RequestAttrs`
+//!   copies them.
+//! - Verified JWT claims from [`VerifiedClaims`](crate::VerifiedClaims),
+//!   `app:` values from [`AppValues`](crate::AppValues) (after the values of
+//!   the layer's key extractors), the cost from [`Cost`](crate::Cost).
+//! - Country, ASN, JA4 and locale from the [`ViewerHeaders`] you name, off
+//!   by default, and only read when the peer is a trusted proxy (or no proxy
+//!   is configured: then the application vouches for its listeners).
 //!
 //! Rules never decide on a prefix of what the application sees: the layer
-//! reads requests with [`RequestExtractor::try_extract_only`], which refuses
+//! reads requests with [`RequestExtractor::try_view`], which refuses
 //! a path, query or request-target host longer than
 //! [`RequestExtractor::max_uri_bytes`] ([`MAX_URI_PART`], 16 KiB, by
 //! default) with [`TooLarge::Uri`] (414 URI Too Long), and headers the rules
 //! read beyond the bounds above with [`TooLarge::Headers`] (431 Request
-//! Header Fields Too Large), before any rule runs. [`RequestExtractor::extract`]
+//! Header Fields Too Large), before any rule runs
+//! ([`RequestExtractor::try_extract_only`] does the same for the owned
+//! attributes). [`RequestExtractor::extract`]
 //! and [`RequestExtractor::extract_only`] instead cut what is too long (for
 //! callers that only want the attributes).
-//! - Verified JWT claims from [`VerifiedClaims`], `app:` values from
-//!   [`AppValues`].
-//! - Country, ASN, JA4 and locale from the [`ViewerHeaders`] you name, off
-//!   by default, and only read when the peer is a trusted proxy (or no proxy
-//!   is configured: then the application vouches for its listeners).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use http::header::HeaderName;
 use http::{HeaderMap, Request, StatusCode};
-use ratelimit_core::RequestAttrs;
+use ratelimit_core::{RequestAttrs, RequestView, ViewerFact};
 
-use crate::{AppValues, ClientIp, Cost, TrustedProxies, VerifiedClaims};
+#[cfg(test)]
+use crate::{AppValues, VerifiedClaims};
+use crate::{ClientIp, TrustedProxies};
 
 /// Most header values copied per request.
 pub const MAX_HEADERS: usize = 256;
@@ -231,8 +239,9 @@ impl RequestExtractor {
         self.build(req, only, true).map_err(|(_, e)| e)
     }
 
-    /// The attributes; `Err` (with the attributes, cut) when something was
-    /// cut or dropped. With `stop`, returns at the first such part.
+    /// The attributes, read through the view (so both normalize alike);
+    /// `Err` (with the attributes, cut) when something was cut or dropped.
+    /// With `stop`, returns at the first such part.
     #[allow(clippy::result_large_err)]
     fn build<B>(
         &self,
@@ -240,38 +249,17 @@ impl RequestExtractor {
         only: Option<&[String]>,
         stop: bool,
     ) -> Result<RequestAttrs, (RequestAttrs, TooLarge)> {
-        let headers = req.headers();
-        let peer = self.peer(req);
-        // A line that is not UTF-8 is decoded lossily, not dropped: a
-        // client's bad bytes must not hide the entry a proxy appended.
-        let lines: Vec<std::borrow::Cow<'_, str>> = headers
-            .get_all(self.proxies.forwarded_header().name())
-            .iter()
-            .map(|v| String::from_utf8_lossy(v.as_bytes()))
-            .collect();
-        let client_ip = self
-            .proxies
-            .client_ip(peer, lines.iter().map(AsRef::as_ref));
-        let mut attrs = RequestAttrs::blank(client_ip);
-        let mut too_large = None;
-        let path = req.uri().path();
-        let query = req.uri().query().unwrap_or("");
-        let (host, host_from_target) = host::host(req);
-        if path.len() > self.max_uri || query.len() > self.max_uri {
-            too_large = Some(TooLarge::Uri);
-        } else if host.len() > self.max_uri {
-            too_large = Some(match host_from_target {
-                true => TooLarge::Uri,
-                false => TooLarge::Headers,
-            });
-        }
+        let view = self.view(req);
+        let mut attrs = RequestAttrs::blank(view.client_ip());
+        let mut too_large = view.uri_too_large(self.max_uri);
         if let (true, Some(e)) = (stop, too_large) {
             return Err((attrs, e));
         }
-        attrs.method = req.method().as_str().to_owned();
-        attrs.host = cut(&host, self.max_uri).to_owned();
-        attrs.path = cut(path, self.max_uri).to_owned();
-        attrs.query = cut(query, self.max_uri).to_owned();
+        attrs.method = view.method().to_owned();
+        attrs.host = cut(view.host(), self.max_uri).to_owned();
+        attrs.path = cut(view.path(), self.max_uri).to_owned();
+        attrs.query = cut(view.query(), self.max_uri).to_owned();
+        let headers = view.headers();
         let (copied, dropped) = match only {
             Some(names) => copy::copy_named(headers, names),
             None => copy::copy_headers(headers),
@@ -283,22 +271,35 @@ impl RequestExtractor {
         if let (true, Some(e)) = (stop, too_large) {
             return Err((attrs, e));
         }
-        let ext = req.extensions();
-        attrs.jwt_claims = ext.get::<VerifiedClaims>().map(|c| c.0.clone());
-        if let Some(values) = ext.get::<AppValues>() {
-            attrs.app_values = values.0.clone();
-        }
-        attrs.cost = ext.get::<Cost>().map(|c| c.0);
-        if self.proxies.is_none() || self.proxies.trusts_peer(peer) {
-            attrs.country = viewer(headers, self.viewer.country.as_ref());
-            attrs.asnum = viewer(headers, self.viewer.asnum.as_ref());
-            attrs.ja4 = viewer(headers, self.viewer.ja4.as_ref());
-            attrs.locale = viewer(headers, self.viewer.locale.as_ref());
-        }
+        attrs.jwt_claims = view.claims().cloned();
+        attrs.app_values = view.app_values().to_vec();
+        attrs.cost = view.cost();
+        let fact = |f| view.viewer(f).map(str::to_owned);
+        attrs.country = fact(ViewerFact::Country);
+        attrs.asnum = fact(ViewerFact::Asnum);
+        attrs.ja4 = fact(ViewerFact::Ja4);
+        attrs.locale = fact(ViewerFact::Locale);
         match too_large {
             Some(e) => Err((attrs, e)),
             None => Ok(attrs),
         }
+    }
+
+    /// The client address: the peer, or an address from the forwarding
+    /// header when the peer is a trusted proxy. A line that is not UTF-8 is
+    /// decoded lossily, not dropped: a client's bad bytes must not hide the
+    /// entry a proxy appended.
+    fn client_ip(&self, headers: &HeaderMap, peer: IpAddr) -> IpAddr {
+        if !self.proxies.trusts_peer(peer) {
+            return peer.to_canonical();
+        }
+        let lines: Vec<std::borrow::Cow<'_, str>> = headers
+            .get_all(self.proxies.forwarded_header().name())
+            .iter()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()))
+            .collect();
+        self.proxies
+            .client_ip(peer, lines.iter().map(AsRef::as_ref))
     }
 
     fn peer<B>(&self, req: &Request<B>) -> IpAddr {
@@ -342,15 +343,10 @@ pub(crate) fn cut(s: &str, max: usize) -> &str {
     s.get(..end).unwrap_or("")
 }
 
-fn viewer(headers: &HeaderMap, name: Option<&HeaderName>) -> Option<String> {
-    let value = headers.get(name?)?.as_bytes();
-    let value = value.get(..MAX_VIEWER_VALUE).unwrap_or(value);
-    let text = String::from_utf8_lossy(value);
-    let text = text.trim();
-    (!text.is_empty()).then(|| text.to_owned())
-}
-
 mod copy;
 mod host;
 #[cfg(test)]
 mod tests;
+mod view;
+
+pub use view::HttpView;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use http::request::Parts;
 use http::Request;
+#[cfg(test)]
 use ratelimit_core::RequestAttrs;
 
 /// Derives one key part from a request's head (method, URI, headers,
@@ -79,21 +80,33 @@ impl KeyParts {
         self.0.push((name, extractor));
     }
 
-    /// Puts the derived values in front of `attrs.app_values`, so they come
-    /// before an `AppValues` extension of the same name.
-    pub(crate) fn apply<B>(&self, req: Request<B>, attrs: &mut RequestAttrs) -> Request<B> {
+    /// Whether no extractor is registered.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The derived values, in registration order (they come before an
+    /// `AppValues` extension of the same name), and the request intact.
+    pub(crate) fn derive<B>(&self, req: Request<B>) -> (Request<B>, Vec<(String, String)>) {
         if self.0.is_empty() {
-            return req;
+            return (req, Vec::new());
         }
         let (parts, body) = req.into_parts();
         let derived = self
             .0
             .iter()
             .filter_map(|(name, e)| Some((name.clone(), e.extract(&parts)?)));
-        let mut values: Vec<(String, String)> = derived.collect();
+        let values = derived.collect();
+        (Request::from_parts(parts, body), values)
+    }
+
+    /// Puts the derived values in front of `attrs.app_values`.
+    #[cfg(test)]
+    pub(crate) fn apply<B>(&self, req: Request<B>, attrs: &mut RequestAttrs) -> Request<B> {
+        let (req, mut values) = self.derive(req);
         values.append(&mut attrs.app_values);
         attrs.app_values = values;
-        Request::from_parts(parts, body)
+        req
     }
 }
 

@@ -4,8 +4,9 @@
 //! Put [`RateLimitLayer`] in front of an axum `Router` (`layer` or
 //! `route_layer`), in a `tower::ServiceBuilder`, or around any
 //! `Service<http::Request<B>>` served by hyper. For each request it reads the
-//! request's attributes ([`extract`]), asks the [`Limiter`] and then either
-//! calls the inner service or answers itself:
+//! request in place through a borrowed view ([`HttpView`], see [`extract`]:
+//! no copy of its headers, path or query), asks the [`Limiter`] and then
+//! either calls the inner service or answers itself:
 //!
 //! - 429 with `Retry-After` and `{"error":"rate_limited","retry_after":N}`,
 //! - 503 with `Retry-After: 1` and `{"error":"unavailable"}` (a
@@ -140,7 +141,7 @@ pub use charge::{Charge, ResponseCost};
 pub use claims::{AppValues, Cost, VerifiedClaims, WouldLimit};
 pub use client_ip::{ClientIp, SetClientIp, SetClientIpLayer};
 pub use error::LoadError;
-pub use extract::{RequestExtractor, TooLarge, ViewerHeaders};
+pub use extract::{HttpView, RequestExtractor, TooLarge, ViewerHeaders};
 pub use future::ResponseFuture;
 pub use key_extractor::KeyExtractor;
 pub use layer::RateLimitLayer;

@@ -6,14 +6,14 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http::{Request, Response};
-use ratelimit_core::Limiter;
+use ratelimit_core::{Limiter, RequestView};
 use tower_service::Service;
 use tracing::Span;
 
 use crate::future::{too_large_answer, ResponseFuture};
 use crate::layer::Shared;
 use crate::missing_peer::missing_peer_answer;
-use crate::{JsonResponse, MakeResponse, RateLimitLayer, ResponseBody};
+use crate::{JsonResponse, MakeResponse, RateLimitLayer, ResponseBody, TooLarge};
 
 /// Rate-limits the requests of the inner service `S`.
 ///
@@ -105,25 +105,35 @@ where
         let snapshot =
             (self.shared.limiter.snapshot()).reports(tracing::enabled!(tracing::Level::DEBUG));
         let needed = snapshot.headers_used();
-        let mut attrs = match self.shared.extractor.try_extract_only(&req, Some(needed)) {
-            Ok(attrs) => attrs,
-            Err(too_large) => {
-                let span = tracing::debug_span!("ratelimit", outcome = "too_large");
-                let answer = too_large_answer(too_large.status());
-                return ResponseFuture::answered(answer, self.shared.clone(), span);
-            }
+        let extractor = &self.shared.extractor;
+        let too_large = |e: TooLarge, shared: &Arc<Shared<M>>| {
+            let span = tracing::debug_span!("ratelimit", outcome = "too_large");
+            ResponseFuture::answered(too_large_answer(e.status()), shared.clone(), span)
         };
-        let req = self.shared.keys.apply(req, &mut attrs);
+        let mut req = req;
+        let mut derived = Vec::new();
+        if !self.shared.keys.is_empty() {
+            // The key extractors never see a request refused for its size.
+            if let Err(e) = extractor.try_view(&req, needed) {
+                return too_large(e, &self.shared);
+            }
+            (req, derived) = self.shared.keys.derive(req);
+        }
+        // The request as the rules read it: borrowed, nothing copied.
+        let view = match extractor.try_view(&req, needed) {
+            Ok(view) => view.with_derived(derived),
+            Err(e) => return too_large(e, &self.shared),
+        };
         let span = tracing::debug_span!(
             "ratelimit",
-            method = %attrs.method,
-            path = %attrs.path,
+            method = %view.method(),
+            path = %view.path(),
             outcome = tracing::field::Empty,
         );
         // Decided now when the backend answers without I/O; the future
-        // borrows neither the limiter nor the attributes.
-        let check = span.in_scope(|| snapshot.check(&attrs));
-        drop((attrs, snapshot));
+        // borrows neither the limiter nor the request.
+        let check = span.in_scope(|| snapshot.check(&view));
+        drop((view, snapshot));
         // The instance that was driven to readiness serves this request.
         let clone = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, clone);

@@ -6,13 +6,14 @@
 //! `lower(…)` of a value that has upper-case letters build a new string.
 
 use std::borrow::Cow;
+use std::ops::ControlFlow;
 
 use super::ast::{IpTest, Node, StrField, StrOp, StrTest};
-use crate::RequestAttrs;
+use crate::RequestView;
 
 /// Whether `node` holds for `req`. With `jwt_off` (the emergency switch)
 /// verified claims read as missing.
-pub(super) fn eval(node: &Node, req: &RequestAttrs, jwt_off: bool) -> bool {
+pub(super) fn eval(node: &Node, req: &dyn RequestView, jwt_off: bool) -> bool {
     match node {
         Node::Const(b) => *b,
         Node::Not(inner) => !eval(inner, req, jwt_off),
@@ -23,8 +24,8 @@ pub(super) fn eval(node: &Node, req: &RequestAttrs, jwt_off: bool) -> bool {
     }
 }
 
-fn eval_ip(test: &IpTest, req: &RequestAttrs) -> bool {
-    let client = req.client_ip.to_canonical();
+fn eval_ip(test: &IpTest, req: &dyn RequestView) -> bool {
+    let client = req.client_ip().to_canonical();
     match test {
         IpTest::Eq(addr) => client == *addr,
         IpTest::Ne(addr) => client != *addr,
@@ -32,7 +33,7 @@ fn eval_ip(test: &IpTest, req: &RequestAttrs) -> bool {
     }
 }
 
-fn eval_str(test: &StrTest, req: &RequestAttrs, jwt_off: bool) -> bool {
+fn eval_str(test: &StrTest, req: &dyn RequestView, jwt_off: bool) -> bool {
     let value = field_value(&test.subject.field, req, jwt_off);
     let value = if test.subject.lower {
         lowered(value)
@@ -53,12 +54,12 @@ fn eval_str(test: &StrTest, req: &RequestAttrs, jwt_off: bool) -> bool {
 
 /// The value of a string field; a missing header, claim or application
 /// value is the empty string.
-fn field_value<'r>(field: &StrField, req: &'r RequestAttrs, jwt_off: bool) -> Cow<'r, str> {
+fn field_value<'r>(field: &StrField, req: &'r dyn RequestView, jwt_off: bool) -> Cow<'r, str> {
     match field {
-        StrField::Path => Cow::Borrowed(&req.path),
-        StrField::Query => Cow::Borrowed(&req.query),
-        StrField::Method => Cow::Borrowed(&req.method),
-        StrField::Host => Cow::Borrowed(&req.host),
+        StrField::Path => Cow::Borrowed(req.path()),
+        StrField::Query => Cow::Borrowed(req.query()),
+        StrField::Method => Cow::Borrowed(req.method()),
+        StrField::Host => Cow::Borrowed(req.host()),
         StrField::UserAgent => header_text(req, "user-agent"),
         StrField::Header(name) => header_text(req, name),
         StrField::Cookie => cookie_text(req),
@@ -69,26 +70,28 @@ fn field_value<'r>(field: &StrField, req: &'r RequestAttrs, jwt_off: bool) -> Co
 }
 
 /// The first value of header `name`, lossily decoded.
-fn header_text<'r>(req: &'r RequestAttrs, name: &str) -> Cow<'r, str> {
+fn header_text<'r>(req: &'r dyn RequestView, name: &str) -> Cow<'r, str> {
     req.header(name)
         .map_or(Cow::Borrowed(""), String::from_utf8_lossy)
 }
 
 /// Every `Cookie` header, joined with `"; "`.
-fn cookie_text(req: &RequestAttrs) -> Cow<'_, str> {
-    let mut lines = req.header_values("cookie");
-    let Some(first) = lines.next() else {
-        return Cow::Borrowed("");
-    };
-    let Some(second) = lines.next() else {
-        return String::from_utf8_lossy(first);
-    };
-    let mut joined = String::from_utf8_lossy(first).into_owned();
-    for line in std::iter::once(second).chain(lines) {
-        joined.push_str("; ");
-        joined.push_str(&String::from_utf8_lossy(line));
-    }
-    Cow::Owned(joined)
+fn cookie_text(req: &dyn RequestView) -> Cow<'_, str> {
+    let mut text = Cow::Borrowed("");
+    let mut first = true;
+    req.for_each_header_value("cookie", &mut |line| {
+        let line = String::from_utf8_lossy(line);
+        if first {
+            text = line;
+            first = false;
+        } else {
+            let joined = text.to_mut();
+            joined.push_str("; ");
+            joined.push_str(&line);
+        }
+        ControlFlow::Continue(())
+    });
+    text
 }
 
 /// `value` in lower case, borrowed when it already is.
@@ -108,6 +111,8 @@ fn lowered(value: Cow<'_, str>) -> Cow<'_, str> {
 mod tests {
     use super::*;
     use crate::expr::ast::Subject;
+
+    use crate::RequestAttrs;
 
     fn req() -> RequestAttrs {
         RequestAttrs::new("192.0.2.1".parse().unwrap())

@@ -2,7 +2,8 @@
 //!
 //! The `expression` of a rate-limit rule selects the requests the rule
 //! counts. [`Expression::parse`] checks it once, when the rules load, and
-//! [`Expression::matches`] tests a [`RequestAttrs`]
+//! [`Expression::matches`] tests a request ([`RequestView`], such as a
+//! [`RequestAttrs`](crate::RequestAttrs))
 //! against it on every request. The language (fields, operators, values,
 //! the limits on regular expressions) is described in the guide's
 //! [Expressions](crate::guide::expressions) chapter.
@@ -33,7 +34,9 @@ use std::str::FromStr;
 
 pub use error::ExprError;
 
+#[cfg(test)]
 use crate::RequestAttrs;
+use crate::RequestView;
 
 /// The longest expression accepted, in bytes.
 const MAX_SOURCE_BYTES: usize = 16 * 1024;
@@ -104,14 +107,14 @@ impl Expression {
     }
 
     /// Whether `req` matches.
-    pub fn matches(&self, req: &RequestAttrs) -> bool {
+    pub fn matches(&self, req: &dyn RequestView) -> bool {
         eval::eval(&self.root, req, false)
     }
 
     /// Whether `req` matches, with verified claims read as missing when
     /// `jwt_off` (the limiter's "ignore JWT" switch, as for keys and allow
     /// lists).
-    pub(crate) fn matches_with(&self, req: &RequestAttrs, jwt_off: bool) -> bool {
+    pub(crate) fn matches_with(&self, req: &dyn RequestView, jwt_off: bool) -> bool {
         eval::eval(&self.root, req, jwt_off)
     }
 

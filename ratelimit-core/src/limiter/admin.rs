@@ -9,7 +9,7 @@ use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{state_key_with, BackendError, Check, CheckMode};
 use crate::keys::{subject, KeyOutcome};
-use crate::{KeyDigest, RequestAttrs};
+use crate::{KeyDigest, RequestAttrs, RequestView};
 
 /// Why a peek or reset could not be done.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +53,7 @@ impl Limiter {
     /// # Errors
     ///
     /// Unknown rule, or no key in the request.
-    pub fn subject_of(&self, id: &str, req: &RequestAttrs) -> Result<KeyDigest, AdminError> {
+    pub fn subject_of(&self, id: &str, req: &dyn RequestView) -> Result<KeyDigest, AdminError> {
         let jwt_off = self.switches().jwt_disabled();
         let key = self.hash_key();
         match self.with_entry(id, |e| subject(&e.rule, req, &key, jwt_off))? {

@@ -8,10 +8,12 @@ use super::decide::{Pending, Plan};
 use super::future::VerdictFuture;
 use super::publish::Published;
 use super::Limiter;
-use crate::RequestAttrs;
+use crate::RequestView;
 
 impl Limiter {
-    /// Decides one request.
+    /// Decides one request: any [`RequestView`], such as
+    /// [`RequestAttrs`](crate::RequestAttrs) or a view borrowed from the
+    /// server's own request type (as the tower layer does).
     ///
     /// With the in-memory backend the returned future is ready at once
     /// ([`VerdictFuture::into_ready`]); it never borrows `self` or `req`.
@@ -19,7 +21,7 @@ impl Limiter {
     /// ([`LimiterBuilder::reports`](super::LimiterBuilder::reports),
     /// [`Snapshot::reports`](super::Snapshot::reports)) or while `tracing`
     /// is enabled at debug level for this crate.
-    pub fn check(&self, req: &RequestAttrs) -> VerdictFuture {
+    pub fn check(&self, req: &dyn RequestView) -> VerdictFuture {
         self.decide(&self.published(), req, false)
     }
 
@@ -28,7 +30,7 @@ impl Limiter {
     pub(super) fn decide(
         &self,
         published: &Published,
-        req: &RequestAttrs,
+        req: &dyn RequestView,
         reports: bool,
     ) -> VerdictFuture {
         let reports = reports || self.inner.reports || tracing::enabled!(tracing::Level::DEBUG);

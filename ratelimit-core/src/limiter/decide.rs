@@ -14,7 +14,7 @@ use crate::backend::{state_key_with, Batch, Check, CheckMode, CheckResult};
 use crate::rules::FailMode;
 use crate::stats::Event;
 use crate::verdict::{CountItem, HeaderItem, Outcome, RuleReport, Verdict};
-use crate::{KeyDigest, RequestAttrs};
+use crate::{KeyDigest, RequestView};
 
 /// One selected rule on its way to an answer. `E` holds its entry:
 /// borrowed from the published set when the answer comes at once, shared
@@ -53,13 +53,13 @@ impl Limiter {
     /// is left to ask (the backstop refused, or a missing key rejects).
     pub(super) fn begin<'p>(
         &self,
-        req: &RequestAttrs,
+        req: &dyn RequestView,
         published: &'p Published,
     ) -> Result<Plan<'p>, Verdict> {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
         if let Some(backstop) = &inner.backstop {
-            if let Some(d) = backstop.check(req.client_ip, now) {
+            if let Some(d) = backstop.check(req.client_ip(), now) {
                 if !d.allowed {
                     inner.stats.backstop_limited();
                     let mut v = Verdict::forward();
@@ -125,7 +125,7 @@ impl Limiter {
                 verdict.ticket.push_charge(charge_item(&picked, key));
                 (1, CheckMode::Probe)
             } else {
-                (req.cost.unwrap_or(entry.rule.cost).max(1), CheckMode::Count)
+                (req.cost().unwrap_or(entry.rule.cost).max(1), CheckMode::Count)
             };
             let cached = inner.penalties.blocked_until(&key, now).map(|until| {
                 let mut d = Decision::deny(until - now, 0, until - now);

@@ -155,7 +155,8 @@ impl Limiter {
 
     /// The (lower-case) names of the request headers the published rules
     /// read, in expressions, keys and allow lists: a caller building
-    /// [`RequestAttrs`](crate::RequestAttrs) needs to copy only these. To
+    /// [`RequestAttrs`](crate::RequestAttrs) needs to copy only these, and a
+    /// borrowed [`RequestView`](crate::RequestView) bounds only these. To
     /// check the request against the same rule set (and read it once), use
     /// [`Limiter::snapshot`].
     pub fn headers_used(&self) -> Arc<[String]> {

@@ -20,7 +20,7 @@ use crate::algorithm::distinct;
 use crate::keys::{distinct_value, subject, KeyOutcome};
 use crate::stats::Event;
 use crate::switches::Switches;
-use crate::{HashKey, KeyDigest, RequestAttrs};
+use crate::{HashKey, KeyDigest, RequestView};
 
 /// Most non-site-wide rules a request runs.
 pub(crate) const MAX_OTHER_RULES: usize = 5;
@@ -58,7 +58,7 @@ enum Pick<'p> {
 }
 
 pub(crate) struct Selector<'a> {
-    pub(crate) req: &'a RequestAttrs,
+    pub(crate) req: &'a dyn RequestView,
     pub(crate) hash_key: &'a HashKey,
     pub(crate) switches: &'a Switches,
     pub(crate) now: u64,

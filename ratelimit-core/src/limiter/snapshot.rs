@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::future::VerdictFuture;
 use super::{Limiter, Published};
-use crate::RequestAttrs;
+use crate::RequestView;
 
 /// The rule set published when it was taken, for one request: the headers
 /// its rules read (to build the request's attributes), then the check
@@ -63,7 +63,7 @@ impl Snapshot<'_> {
     }
 
     /// Decides one request against these rules: [`Limiter::check`].
-    pub fn check(&self, req: &RequestAttrs) -> VerdictFuture {
+    pub fn check(&self, req: &dyn RequestView) -> VerdictFuture {
         self.limiter.decide(&self.published, req, self.reports)
     }
 }

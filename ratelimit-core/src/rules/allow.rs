@@ -16,7 +16,9 @@ use serde_json::Value;
 
 use super::key::KeyPart;
 use crate::cidr::{parse_net, IpSet};
+#[cfg(test)]
 use crate::RequestAttrs;
+use crate::{RequestView, ViewerFact};
 
 /// IPs and key values that bypass one rule.
 ///
@@ -137,8 +139,8 @@ impl AllowList {
     }
 
     /// Whether `req` bypasses the rule. With `jwt_off`, claims are missing.
-    pub fn matches(&self, req: &RequestAttrs, jwt_off: bool) -> bool {
-        if !self.ip_text.is_empty() && self.ips.contains(req.client_ip) {
+    pub fn matches(&self, req: &dyn RequestView, jwt_off: bool) -> bool {
+        if !self.ip_text.is_empty() && self.ips.contains(req.client_ip()) {
             return true;
         }
         self.values.iter().any(|(part, list)| {
@@ -146,19 +148,23 @@ impl AllowList {
                 KeyPart::JwtClaim(n) if !jwt_off => req.jwt_claim(n).map(|s| s.as_bytes().into()),
                 KeyPart::Header(n) => req.header(n).map(Into::into),
                 KeyPart::Cookie(n) => req.cookie(n).map(Into::into),
-                KeyPart::Query(n) => req.query_arg_bytes(n).map(|s| s.into_owned().into()),
-                KeyPart::Host => Some(req.host.as_bytes().into()),
-                KeyPart::Method => Some(req.method.as_bytes().into()),
-                KeyPart::Country => req.country.as_deref().map(|s| s.as_bytes().into()),
-                KeyPart::Asnum => req.asnum.as_deref().map(|s| s.as_bytes().into()),
-                KeyPart::Ja4 => req.ja4.as_deref().map(|s| s.as_bytes().into()),
-                KeyPart::Locale => req.locale.as_deref().map(|s| s.as_bytes().into()),
+                KeyPart::Query(n) => req.query_arg_bytes(n),
+                KeyPart::Host => Some(req.host().as_bytes().into()),
+                KeyPart::Method => Some(req.method().as_bytes().into()),
+                KeyPart::Country => viewer(req, ViewerFact::Country),
+                KeyPart::Asnum => viewer(req, ViewerFact::Asnum),
+                KeyPart::Ja4 => viewer(req, ViewerFact::Ja4),
+                KeyPart::Locale => viewer(req, ViewerFact::Locale),
                 KeyPart::App(n) => req.app_value(n).map(|s| s.as_bytes().into()),
                 _ => None,
             };
             value.is_some_and(|v| list.iter().any(|l| l.as_bytes() == &*v))
         })
     }
+}
+
+fn viewer(req: &dyn RequestView, fact: ViewerFact) -> Option<std::borrow::Cow<'_, [u8]>> {
+    req.viewer(fact).map(|s| s.as_bytes().into())
 }
 
 #[cfg(test)]

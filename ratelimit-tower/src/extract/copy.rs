@@ -1,5 +1,6 @@
-//! Copying header values within the bounds [`MAX_HEADERS`],
-//! [`MAX_HEADER_BYTES`] and [`MAX_VALUE_BYTES`].
+//! Header values within the bounds [`MAX_HEADERS`], [`MAX_HEADER_BYTES`]
+//! and [`MAX_VALUE_BYTES`]: copied for [`RequestAttrs`](ratelimit_core::RequestAttrs),
+//! or only measured for the borrowed view.
 
 use http::header::{HeaderName, COOKIE};
 use http::HeaderMap;
@@ -18,12 +19,38 @@ pub(super) fn copy_named(map: &HeaderMap, names: &[String]) -> Copied {
     copy(map, names.iter().map(String::as_str))
 }
 
+/// Whether the headers named in `names` are within the bounds: what
+/// [`copy_named`] would copy whole, without copying.
+pub(super) fn fits_named(map: &HeaderMap, names: &[String]) -> bool {
+    let mut budget = Budget::new();
+    walk(map, names.iter().map(String::as_str), |name, value| {
+        budget.admit(name, value).is_some_and(|(_, whole)| whole)
+    })
+}
+
 /// Copies the first value of each named header, then the `Cookie` lines,
-/// within the bounds: cookies come last so that a flood of them cannot
-/// crowd out the other headers.
+/// within the bounds.
 fn copy<'a>(map: &HeaderMap, names: impl Iterator<Item = &'a str>) -> Copied {
     let mut out = Vec::new();
-    let mut budget = MAX_HEADER_BYTES;
+    let mut budget = Budget::new();
+    let whole = walk(map, names, |name, value| match budget.admit(name, value) {
+        Some((value, whole)) => {
+            out.push((name.to_owned(), value.to_vec()));
+            whole
+        }
+        None => false,
+    });
+    (out, !whole)
+}
+
+/// Calls `take` with the first value of each named header, then with every
+/// `Cookie` line (last, so that a flood of them cannot crowd out the other
+/// headers); `false` when any call was.
+fn walk<'a, 'm>(
+    map: &'m HeaderMap,
+    names: impl Iterator<Item = &'a str>,
+    mut take: impl FnMut(&str, &'m [u8]) -> bool,
+) -> bool {
     let mut whole = true;
     let mut cookies = false;
     for name in names {
@@ -32,27 +59,42 @@ fn copy<'a>(map: &HeaderMap, names: impl Iterator<Item = &'a str>) -> Copied {
             continue;
         }
         if let Some(v) = map.get(name) {
-            whole &= push(&mut out, &mut budget, name, v.as_bytes());
+            whole &= take(name, v.as_bytes());
         }
     }
     if cookies {
         for v in map.get_all(COOKIE) {
-            whole &= push(&mut out, &mut budget, COOKIE.as_str(), v.as_bytes());
+            whole &= take(COOKIE.as_str(), v.as_bytes());
         }
     }
-    (out, !whole)
+    whole
 }
 
-/// Copies one value within the bounds; `false` when it was cut or dropped.
-fn push(out: &mut Vec<(String, Vec<u8>)>, budget: &mut usize, name: &str, value: &[u8]) -> bool {
-    let whole = value.len() <= MAX_VALUE_BYTES;
-    let value = value.get(..MAX_VALUE_BYTES).unwrap_or(value);
-    let cost = name.len() + value.len();
-    if out.len() < MAX_HEADERS && cost <= *budget {
-        *budget -= cost;
-        out.push((name.to_owned(), value.to_vec()));
-        whole
-    } else {
-        false
+/// What is left of the bounds.
+struct Budget {
+    values: usize,
+    bytes: usize,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Self {
+            values: MAX_HEADERS,
+            bytes: MAX_HEADER_BYTES,
+        }
+    }
+
+    /// The value as copied (cut to [`MAX_VALUE_BYTES`]) and whether it is
+    /// whole; `None` when it is dropped.
+    fn admit<'v>(&mut self, name: &str, value: &'v [u8]) -> Option<(&'v [u8], bool)> {
+        let whole = value.len() <= MAX_VALUE_BYTES;
+        let value = value.get(..MAX_VALUE_BYTES).unwrap_or(value);
+        let cost = name.len() + value.len();
+        if self.values == 0 || cost > self.bytes {
+            return None;
+        }
+        self.values -= 1;
+        self.bytes -= cost;
+        Some((value, whole))
     }
 }

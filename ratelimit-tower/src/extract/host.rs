@@ -1,13 +1,16 @@
 //! `http.host`: which host a request is for, normalized.
 
+use std::borrow::Cow;
+
 use http::header::HOST;
 use http::Request;
 
 /// The request's host, lower-cased, without port and without one trailing
 /// dot, and whether it came from the request target. The target's authority
 /// (absolute form, HTTP/2's `:authority`) wins over the `Host` header, as
-/// RFC 9112 section 3.2.2 says; invalid UTF-8 is decoded lossily.
-pub(super) fn host<B>(req: &Request<B>) -> (String, bool) {
+/// RFC 9112 section 3.2.2 says; invalid UTF-8 is decoded lossily. Borrowed
+/// from the request unless it has upper-case letters or is not UTF-8.
+pub(super) fn host<B>(req: &Request<B>) -> (Cow<'_, str>, bool) {
     if let Some(authority) = req.uri().authority() {
         return (normalize(authority.as_str()), true);
     }
@@ -16,12 +19,16 @@ pub(super) fn host<B>(req: &Request<B>) -> (String, bool) {
         .get(HOST)
         .map(|v| String::from_utf8_lossy(v.as_bytes()))
         .unwrap_or_default();
-    (normalize(&raw), false)
+    let host = match raw {
+        Cow::Borrowed(raw) => normalize(raw),
+        Cow::Owned(raw) => Cow::Owned(normalize(&raw).into_owned()),
+    };
+    (host, false)
 }
 
 /// `user@API.Example.com.:8080` → `api.example.com`; `[2001:DB8::1]:443`
 /// → `2001:db8::1`.
-pub(super) fn normalize(raw: &str) -> String {
+pub(super) fn normalize(raw: &str) -> Cow<'_, str> {
     let raw = raw.trim();
     let raw = raw.rsplit_once('@').map_or(raw, |(_, h)| h);
     let without_port = match raw.strip_prefix('[') {
@@ -32,7 +39,10 @@ pub(super) fn normalize(raw: &str) -> String {
         },
     };
     let host = without_port.strip_suffix('.').unwrap_or(without_port);
-    host.to_ascii_lowercase()
+    match host.bytes().any(|b| b.is_ascii_uppercase()) {
+        true => Cow::Owned(host.to_ascii_lowercase()),
+        false => Cow::Borrowed(host),
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,287 @@
+//! [`HttpView`]: the core's [`RequestView`] borrowed from an
+//! `http::Request`, what the layer checks.
+//!
+//! Method, path, query, headers, claims and application values are read in
+//! place; only what has to be normalized is computed, once, when the view
+//! is built: the client address, the host (borrowed unless it has
+//! upper-case letters or is not UTF-8) and the viewer facts (borrowed
+//! unless not UTF-8). Every field reads exactly as in the
+//! [`RequestAttrs`](ratelimit_core::RequestAttrs) that
+//! [`RequestExtractor::extract_only`] builds from the same request with
+//! the same headers, as long as nothing had to be cut.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::ops::ControlFlow;
+
+use http::header::HeaderName;
+use http::{HeaderMap, Request};
+use ratelimit_core::{RequestView, ViewerFact};
+
+use super::{copy, host, RequestExtractor, TooLarge, MAX_VIEWER_VALUE};
+use crate::{AppValues, Cost, VerifiedClaims};
+
+/// A request as the rules read it, borrowed from an `http::Request`: see
+/// [`RequestExtractor::view`].
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::RequestView;
+/// use ratelimit_tower::{ClientIp, RequestExtractor};
+///
+/// let req = http::Request::builder()
+///     .uri("/login?user=ann")
+///     .header("host", "API.example.com:8443")
+///     .extension(ClientIp("203.0.113.7".parse().unwrap()))
+///     .body(())
+///     .unwrap();
+/// let view = RequestExtractor::new().view(&req);
+/// assert_eq!(view.host(), "api.example.com");
+/// assert_eq!(view.path(), "/login");
+/// assert_eq!(view.query_arg("user").as_deref(), Some("ann"));
+/// ```
+#[derive(Debug)]
+pub struct HttpView<'r> {
+    client_ip: IpAddr,
+    method: &'r str,
+    host: Cow<'r, str>,
+    host_from_target: bool,
+    path: &'r str,
+    query: &'r str,
+    headers: &'r HeaderMap,
+    claims: Option<&'r BTreeMap<String, String>>,
+    /// Values of the layer's key extractors: before `app_values`.
+    derived: Vec<(String, String)>,
+    app_values: &'r [(String, String)],
+    cost: Option<u64>,
+    /// Country, ASN, JA4, locale.
+    viewer: [Option<Cow<'r, str>>; 4],
+}
+
+impl RequestExtractor {
+    /// The request as the rules read it, borrowed: nothing is copied and
+    /// nothing is cut (see [`RequestExtractor::try_view`] for the bounds).
+    pub fn view<'r, B>(&self, req: &'r Request<B>) -> HttpView<'r> {
+        let headers = req.headers();
+        let peer = self.peer(req);
+        let client_ip = self.client_ip(headers, peer);
+        let (host, host_from_target) = host::host(req);
+        let ext = req.extensions();
+        let mut viewer = [None, None, None, None];
+        if self.proxies.is_none() || self.proxies.trusts_peer(peer) {
+            let v = &self.viewer;
+            let names = [&v.country, &v.asnum, &v.ja4, &v.locale];
+            for (slot, name) in viewer.iter_mut().zip(names) {
+                *slot = viewer_value(headers, name.as_ref());
+            }
+        }
+        HttpView {
+            client_ip,
+            method: req.method().as_str(),
+            host,
+            host_from_target,
+            path: req.uri().path(),
+            query: req.uri().query().unwrap_or(""),
+            headers,
+            claims: ext.get::<VerifiedClaims>().map(|c| &c.0),
+            derived: Vec::new(),
+            app_values: ext.get::<AppValues>().map_or(&[], |v| v.0.as_slice()),
+            cost: ext.get::<Cost>().map(|c| c.0),
+            viewer,
+        }
+    }
+
+    /// The request as the rules read it, or why it is refused before any
+    /// rule runs (what the layer does): a path, query or host longer than
+    /// [`RequestExtractor::max_uri_bytes`], or the headers named in `only`
+    /// (the headers the rules read, `Snapshot::headers_used`) beyond the
+    /// bounds of [`extract`](crate::extract).
+    ///
+    /// # Errors
+    ///
+    /// [`TooLarge`]: the part that is too long.
+    pub fn try_view<'r, B>(
+        &self,
+        req: &'r Request<B>,
+        only: &[String],
+    ) -> Result<HttpView<'r>, TooLarge> {
+        let view = self.view(req);
+        match view.uri_too_large(self.max_uri) {
+            Some(e) => Err(e),
+            None if !copy::fits_named(view.headers, only) => Err(TooLarge::Headers),
+            None => Ok(view),
+        }
+    }
+}
+
+impl<'r> HttpView<'r> {
+    /// Puts the key extractors' values in front of the `AppValues` ones.
+    pub(crate) fn with_derived(mut self, derived: Vec<(String, String)>) -> Self {
+        self.derived = derived;
+        self
+    }
+
+    /// A path, query or host longer than `max`: 414, or 431 for a host
+    /// from the `Host` header.
+    pub(super) fn uri_too_large(&self, max: usize) -> Option<TooLarge> {
+        if self.path.len() > max || self.query.len() > max {
+            Some(TooLarge::Uri)
+        } else if self.host.len() > max {
+            Some(match self.host_from_target {
+                true => TooLarge::Uri,
+                false => TooLarge::Headers,
+            })
+        } else {
+            None
+        }
+    }
+
+    pub(super) fn headers(&self) -> &'r HeaderMap {
+        self.headers
+    }
+
+    pub(super) fn claims(&self) -> Option<&'r BTreeMap<String, String>> {
+        self.claims
+    }
+
+    pub(super) fn app_values(&self) -> &'r [(String, String)] {
+        self.app_values
+    }
+}
+
+impl RequestView for HttpView<'_> {
+    fn client_ip(&self) -> IpAddr {
+        self.client_ip
+    }
+
+    fn method(&self) -> &str {
+        self.method
+    }
+
+    fn host(&self) -> &str {
+        &self.host
+    }
+
+    fn path(&self) -> &str {
+        self.path
+    }
+
+    fn query(&self) -> &str {
+        self.query
+    }
+
+    fn header(&self, name: &str) -> Option<&[u8]> {
+        self.headers.get(name).map(|v| v.as_bytes())
+    }
+
+    fn for_each_header_value<'a>(
+        &'a self,
+        name: &str,
+        each: &mut dyn FnMut(&'a [u8]) -> ControlFlow<()>,
+    ) {
+        for v in self.headers.get_all(name) {
+            if each(v.as_bytes()).is_break() {
+                return;
+            }
+        }
+    }
+
+    fn jwt_claim(&self, name: &str) -> Option<&str> {
+        self.claims?.get(name).map(String::as_str)
+    }
+
+    fn viewer(&self, fact: ViewerFact) -> Option<&str> {
+        let i = match fact {
+            ViewerFact::Country => 0,
+            ViewerFact::Asnum => 1,
+            ViewerFact::Ja4 => 2,
+            ViewerFact::Locale => 3,
+            _ => return None,
+        };
+        self.viewer[i].as_deref()
+    }
+
+    fn app_value(&self, name: &str) -> Option<&str> {
+        self.derived
+            .iter()
+            .chain(self.app_values)
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn cost(&self) -> Option<u64> {
+        self.cost
+    }
+}
+
+/// A viewer header's value: at most [`MAX_VIEWER_VALUE`] bytes, decoded
+/// lossily, trimmed; `None` when missing or blank.
+fn viewer_value<'r>(headers: &'r HeaderMap, name: Option<&HeaderName>) -> Option<Cow<'r, str>> {
+    let value = headers.get(name?)?.as_bytes();
+    let value = value.get(..MAX_VIEWER_VALUE).unwrap_or(value);
+    let text = match String::from_utf8_lossy(value) {
+        Cow::Borrowed(s) => Cow::Borrowed(s.trim()),
+        Cow::Owned(s) => Cow::Owned(s.trim().to_owned()),
+    };
+    (!text.is_empty()).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ClientIp;
+
+    fn request(host: &str) -> Request<()> {
+        Request::builder()
+            .uri("/login?user=ann")
+            .header("host", host)
+            .header("x-user", "ann")
+            .extension(ClientIp("192.0.2.1".parse().unwrap()))
+            .extension(AppValues::new([("tenant", "acme")]))
+            .body(())
+            .unwrap()
+    }
+
+    #[test]
+    fn path_query_headers_and_a_lower_case_host_are_borrowed() {
+        let req = request("api.example.com:8443");
+        let view = RequestExtractor::new().view(&req);
+        assert!(matches!(view.host, Cow::Borrowed("api.example.com")));
+        assert!(std::ptr::eq(view.path(), req.uri().path()));
+        assert!(std::ptr::eq(view.query(), req.uri().query().unwrap()));
+        let header = view.header("x-user").unwrap();
+        assert!(std::ptr::eq(header, req.headers()["x-user"].as_bytes()));
+        let upper = request("API.example.com");
+        let view = RequestExtractor::new().view(&upper);
+        assert!(matches!(view.host, Cow::Owned(_)));
+        assert_eq!(view.host(), "api.example.com");
+    }
+
+    #[test]
+    fn key_extractor_values_come_before_app_values() {
+        let req = request("example.com");
+        let view = RequestExtractor::new().view(&req);
+        assert_eq!(view.app_value("tenant"), Some("acme"));
+        let derived = vec![("tenant".to_owned(), "derived".to_owned())];
+        let view = view.with_derived(derived);
+        assert_eq!(view.app_value("tenant"), Some("derived"));
+        assert_eq!(view.app_value("other"), None);
+    }
+
+    #[test]
+    fn every_value_of_a_repeated_header_is_walked_in_order() {
+        let mut req = request("example.com");
+        req.headers_mut().append("cookie", "a=1".parse().unwrap());
+        req.headers_mut().append("cookie", "sid=2".parse().unwrap());
+        let view = RequestExtractor::new().view(&req);
+        let mut seen = Vec::new();
+        view.for_each_header_value("cookie", &mut |v| {
+            seen.push(v.to_vec());
+            ControlFlow::Continue(())
+        });
+        assert_eq!(seen, [b"a=1".to_vec(), b"sid=2".to_vec()]);
+        assert_eq!(view.cookie("sid"), Some(&b"2"[..]));
+    }
+}
