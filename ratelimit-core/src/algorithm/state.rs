@@ -3,6 +3,9 @@
 use super::{distinct, fixed_window, leaky_bucket, penalty, sliding_window, token_bucket};
 use super::{Decision, Quota};
 
+mod packed;
+pub(crate) use packed::Packed;
+
 /// The five algorithms.
 ///
 /// Serialized as its JSON name, such as `"token_bucket"`.
@@ -96,6 +99,7 @@ impl SubjectState {
 
     /// Checks one request. `bit` is the distinct value's bit (distinct only;
     /// a distinct check without one is admitted and not counted).
+    #[inline(always)]
     pub(crate) fn check(
         &mut self,
         algorithm: Algorithm,
@@ -141,6 +145,7 @@ impl SubjectState {
     }
 
     /// When the state stops mattering (Unix ms): it can then be dropped.
+    #[inline(always)]
     pub(crate) fn expires_at(&self, q: &Quota) -> u64 {
         let algo = match &self.inner {
             Inner::Fixed(s) => fixed_window::expires_at(s, q),

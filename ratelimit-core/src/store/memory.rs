@@ -6,8 +6,8 @@
 //! recently used; when none of those is idle it evicts the least recently
 //! used one anyway and counts it in `ratelimit_memory_evicted_live_total`.
 
-use super::{CacheLine, Inserted, Sharded, WhenFull};
-use crate::algorithm::{Decision, SubjectState};
+use super::{Inserted, States};
+use crate::algorithm::Decision;
 use crate::backend::{Backend, BackendError, Batch, BoxFuture, Check, CheckResult};
 use crate::HashKey;
 
@@ -34,8 +34,9 @@ pub(crate) const DEFAULT_CAPACITY: usize = 1_000_000;
 /// process can craft values that collide.
 #[derive(Debug)]
 pub struct MemoryBackend {
-    /// One 64-byte slot per subject: digest, idle time and recency, state.
-    map: Sharded<SubjectState, CacheLine>,
+    /// One 32-byte slot per subject: digest, idle time and recency, the
+    /// packed state.
+    map: States,
     hash_key: HashKey,
 }
 
@@ -49,7 +50,7 @@ impl MemoryBackend {
     /// A store of at most `capacity` subjects.
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
-            map: Sharded::new(capacity, 64),
+            map: States::new(capacity, 64),
             hash_key: HashKey::random(),
         }
     }
@@ -75,20 +76,21 @@ impl MemoryBackend {
 
     /// Answers one check at `now` (Unix ms).
     pub fn check_one(&self, c: &Check, now: u64) -> Decision {
-        let key = c.state_key;
-        let mut shard = self.map.shard(&key);
         let algorithm = c.rule.algorithm;
-        let Some(mut e) = shard.entry(key, now, WhenFull::EvictLru, || {
-            SubjectState::new(algorithm)
-        }) else {
-            return Decision::allow(c.quota.limit, 0);
-        };
-        if e.how == Inserted::EvictedLive {
-            metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
-        }
-        let d = e.value.check(algorithm, now, &c.quota, c.penalty_ms, c.bit);
-        let idle_at = e.value.expires_at(&c.quota);
-        e.set_idle_at(idle_at);
+        // Written in place (see `States::update`).
+        let mut d = Decision::allow(c.quota.limit, 0);
+        self.map.update(
+            c.state_key,
+            now,
+            algorithm,
+            |s, how| {
+                if how == Inserted::EvictedLive {
+                    metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
+                }
+                d = s.check(algorithm, now, &c.quota, c.penalty_ms, c.bit);
+            },
+            |s| s.expires_at(&c.quota),
+        );
         d
     }
 }
@@ -104,17 +106,15 @@ impl Backend for MemoryBackend {
     }
 
     fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
-        let shard = self.map.shard(&check.state_key);
         let algorithm = check.rule.algorithm;
-        let d = match shard.peek(&check.state_key) {
-            Some(state) => state.peek(algorithm, now_ms, &check.quota),
-            None => SubjectState::new(algorithm).peek(algorithm, now_ms, &check.quota),
-        };
+        let d = self.map.peek(&check.state_key, algorithm, |s| {
+            s.peek(algorithm, now_ms, &check.quota)
+        });
         Box::pin(std::future::ready(Ok(d)))
     }
 
     fn reset<'a>(&'a self, check: &'a Check) -> BoxFuture<'a, Result<(), BackendError>> {
-        self.map.shard(&check.state_key).remove(&check.state_key);
+        self.map.remove(&check.state_key);
         Box::pin(std::future::ready(Ok(())))
     }
 
