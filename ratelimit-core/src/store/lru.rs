@@ -4,9 +4,10 @@
 //! and the value itself, beside one tag byte per slot (free, or 7 bits of
 //! the key) that the probe walks. No separate index, no per-entry
 //! allocation: a lookup reads the tags (64 slots to a cache line) and then
-//! one slot (one 64-byte line for the in-memory store's states, see
-//! [`CacheLine`]); the table grows by doubling up to the size its capacity
-//! needs, never past it.
+//! one slot (within one line when aligned: [`HalfLine`] for the in-memory
+//! store's 32-byte slots of packed states, [`CacheLine`] for 64-byte ones);
+//! the table grows by doubling up to the size its capacity needs, never
+//! past it.
 //!
 //! Recency is a 20-bit stamp per entry; eviction walks a run of a few
 //! entries from a random slot (as Redis samples) and takes an idle one,
