@@ -77,8 +77,9 @@ impl MemoryBackend {
     /// Answers one check at `now` (Unix ms).
     pub fn check_one(&self, c: &Check, now: u64) -> Decision {
         let algorithm = c.rule.algorithm;
-        // Written in place (see `States::update`).
-        let mut d = Decision::allow(c.quota.limit, 0);
+        // Written in place (see `States::update`); `None` is one byte to
+        // write before the shard's lock, where every pending store waits.
+        let mut d = None;
         self.map.update(
             c.state_key,
             now,
@@ -87,11 +88,11 @@ impl MemoryBackend {
                 if how == Inserted::EvictedLive {
                     metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
                 }
-                d = s.check(algorithm, now, &c.quota, c.penalty_ms, c.bit);
+                d = Some(s.check(algorithm, now, &c.quota, c.penalty_ms, c.bit));
             },
             |s| s.expires_at(&c.quota),
         );
-        d
+        d.unwrap_or(Decision::allow(c.quota.limit, 0))
     }
 }
 
