@@ -32,6 +32,7 @@ impl State {
 }
 
 /// Checks one request at `now` (Unix ms) and updates `state`.
+#[inline(always)]
 pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
     let limit = q.limit.max(1) as u128;
     let t = q.period_ms.max(1) as u128; // one request, in ticks
@@ -84,6 +85,7 @@ pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
 }
 
 /// When the bucket is empty again (Unix ms), so the state can be dropped.
+#[inline(always)]
 pub(crate) fn expires_at(state: &State, _q: &Quota) -> u64 {
     state.tat_ms.saturating_add((state.tat_frac > 0) as u64)
 }

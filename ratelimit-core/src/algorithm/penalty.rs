@@ -14,6 +14,7 @@ use super::Decision;
 /// only records that a penalty would have started). When the returned
 /// decision carries `blocked_until_ms`, the caller clears the algorithm's
 /// state: counting starts fresh after the block.
+#[inline(always)]
 pub(crate) fn check(
     blocked_until: &mut u64,
     now: u64,

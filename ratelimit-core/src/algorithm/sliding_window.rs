@@ -20,6 +20,7 @@ pub(crate) struct State {
     pub(crate) previous: u64,
 }
 
+#[inline(always)]
 fn roll(state: &mut State, start: u64, period: u64) {
     if state.window_start == start {
         return;
@@ -37,12 +38,14 @@ fn roll(state: &mut State, start: u64, period: u64) {
 }
 
 /// The estimate at `elapsed` ms into the current window.
+#[inline(always)]
 pub(crate) fn estimate(state: &State, elapsed: u64, period: u64) -> u128 {
     let weighted = state.previous as u128 * (period - elapsed.min(period)) as u128;
     state.current as u128 + ceil_div(weighted, period as u128)
 }
 
 /// Checks one request at `now` (Unix ms) and updates `state`.
+#[inline(always)]
 pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
     let period = q.period_ms.max(1);
     let start = now - now % period;
@@ -118,6 +121,7 @@ fn retry_after(state: &State, elapsed: u64, period: u64, q: &Quota) -> u64 {
 }
 
 /// Time until every counted request has aged out of the estimate.
+#[inline(always)]
 fn reset_ms(state: &State, elapsed: u64, period: u64) -> u64 {
     let to_end = period - elapsed;
     if state.current > 0 {
@@ -130,6 +134,7 @@ fn reset_ms(state: &State, elapsed: u64, period: u64) -> u64 {
 }
 
 /// When the state stops mattering (Unix ms).
+#[inline(always)]
 pub(crate) fn expires_at(state: &State, q: &Quota) -> u64 {
     state.window_start.saturating_add(2 * q.period_ms)
 }

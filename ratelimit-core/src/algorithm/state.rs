@@ -11,6 +11,9 @@ pub(crate) fn supports(algorithm: Algorithm, mode: CheckMode) -> bool {
     mode == CheckMode::Count || algorithm != Algorithm::Distinct
 }
 
+mod packed;
+pub(crate) use packed::Packed;
+
 /// The five algorithms.
 ///
 /// Serialized as its JSON name, such as `"token_bucket"`.
@@ -104,6 +107,7 @@ impl SubjectState {
 
     /// Checks one request. `bit` is the distinct value's bit (distinct only;
     /// a distinct check without one is admitted and not counted).
+    #[inline(always)]
     pub(crate) fn check(
         &mut self,
         algorithm: Algorithm,
@@ -189,6 +193,7 @@ impl SubjectState {
     }
 
     /// When the state stops mattering (Unix ms): it can then be dropped.
+    #[inline(always)]
     pub(crate) fn expires_at(&self, q: &Quota) -> u64 {
         let algo = match &self.inner {
             Inner::Fixed(s) => fixed_window::expires_at(s, q),

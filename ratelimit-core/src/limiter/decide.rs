@@ -125,7 +125,10 @@ impl Limiter {
                 verdict.ticket.push_charge(charge_item(&picked, key));
                 (1, CheckMode::Probe)
             } else {
-                (req.cost().unwrap_or(entry.rule.cost).max(1), CheckMode::Count)
+                (
+                    req.cost().unwrap_or(entry.rule.cost).max(1),
+                    CheckMode::Count,
+                )
             };
             let cached = inner.penalties.blocked_until(&key, now).map(|until| {
                 let mut d = Decision::deny(until - now, 0, until - now);

@@ -4,9 +4,10 @@
 //! and the value itself, beside one tag byte per slot (free, or 7 bits of
 //! the key) that the probe walks. No separate index, no per-entry
 //! allocation: a lookup reads the tags (64 slots to a cache line) and then
-//! one slot (one 64-byte line for the in-memory store's states, see
-//! [`CacheLine`]); the table grows by doubling up to the size its capacity
-//! needs, never past it.
+//! one slot (within one line when aligned: [`HalfLine`] for the in-memory
+//! store's 32-byte slots of packed states, [`CacheLine`] for 64-byte ones);
+//! the table grows by doubling up to the size its capacity needs, never
+//! past it.
 //!
 //! Recency is a 20-bit stamp per entry; eviction walks a run of a few
 //! entries from a random slot (as Redis samples) and takes an idle one,
@@ -45,7 +46,7 @@ const STAMP_BITS: u32 = 20;
 const STAMP_MASK: u64 = (1 << STAMP_BITS) - 1;
 /// The latest idle time a slot can hold (Unix ms, about the year 2527):
 /// later ones are stored as this one, which is never idle in practice.
-const IDLE_MAX: u64 = u64::MAX >> STAMP_BITS;
+pub(crate) const IDLE_MAX: u64 = u64::MAX >> STAMP_BITS;
 /// Slots of a table's first allocation.
 const FIRST_SLOTS: usize = 16;
 
@@ -55,6 +56,14 @@ const FIRST_SLOTS: usize = 16;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(align(64))]
 pub(crate) struct CacheLine;
+
+/// A zero-sized marker that aligns each slot to 32 bytes, half a cache
+/// line: `Lru<V, HalfLine>`, for a 32-byte slot (an 8-byte value, such as
+/// the in-memory store's packed states), so that no slot straddles two
+/// lines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(align(32))]
+pub(crate) struct HalfLine;
 
 #[derive(Debug)]
 struct Slot<V, L> {
@@ -106,13 +115,26 @@ pub(crate) struct Entry<'a, V> {
     pub(crate) value: &'a mut V,
     /// Whether it was there, new, or took a live entry's place.
     pub(crate) how: Inserted,
+    /// The entry removed to make room (idle or live), with its key.
+    pub(crate) evicted: Option<(KeyDigest, V)>,
     meta: &'a mut u64,
+    /// The idle time recorded before (0 for a new entry), and the stamp
+    /// just given: kept here so that neither is read back from `meta`
+    /// right after it was written.
+    idle: u64,
+    stamp: u64,
 }
 
 impl<V> Entry<'_, V> {
+    /// When the entry becomes idle (Unix ms) as last recorded: 0 for a new
+    /// entry, at most [`IDLE_MAX`].
+    pub(crate) fn idle_at(&self) -> u64 {
+        self.idle
+    }
+
     /// Records when the entry becomes idle (Unix ms).
     pub(crate) fn set_idle_at(&mut self, idle_at: u64) {
-        *self.meta = pack(idle_at, *self.meta);
+        *self.meta = pack(idle_at, self.stamp);
     }
 }
 
@@ -166,11 +188,13 @@ impl<V, L> Lru<V, L> {
         self.capacity + self.capacity / 7 + 1
     }
 
+    #[inline]
     fn stamp(&mut self) -> u64 {
         self.tick = self.tick.wrapping_add(1);
         u64::from(self.tick)
     }
 
+    #[inline]
     fn find(&self, key: &KeyDigest) -> Option<usize> {
         let n = self.slots.len();
         if n == 0 {
@@ -206,6 +230,13 @@ impl<V, L> Lru<V, L> {
     /// The value of `key` without touching its recency.
     pub(crate) fn peek(&self, key: &KeyDigest) -> Option<&V> {
         self.find(key).and_then(|i| self.slots[i].value.as_ref())
+    }
+
+    /// The value of `key` and when it becomes idle, without touching its
+    /// recency.
+    pub(crate) fn peek_idle(&self, key: &KeyDigest) -> Option<(&V, u64)> {
+        let slot = &self.slots[self.find(key)?];
+        Some((slot.value.as_ref()?, idle_of(slot.meta)))
     }
 
     /// Removes `key`.
@@ -280,6 +311,7 @@ impl<V, L> Lru<V, L> {
     /// the map is full, no sampled entry is idle at `now`, and the policy
     /// refuses. A new entry is idle at once until
     /// [`Entry::set_idle_at`] says otherwise.
+    #[inline]
     pub(crate) fn entry(
         &mut self,
         key: KeyDigest,
@@ -288,9 +320,12 @@ impl<V, L> Lru<V, L> {
         make: impl FnOnce() -> V,
     ) -> Option<Entry<'_, V>> {
         let t = self.stamp();
+        let mut evicted = None;
+        let mut idle = 0;
         let (i, how) = match self.find(&key) {
             Some(i) => {
                 let m = &mut self.slots[i].meta;
+                idle = idle_of(*m);
                 *m = (*m & !STAMP_MASK) | (t & STAMP_MASK);
                 (i, Inserted::Found)
             }
@@ -303,7 +338,8 @@ impl<V, L> Lru<V, L> {
                     if !idle && policy == WhenFull::Refuse {
                         return None;
                     }
-                    self.remove_at(victim);
+                    let victim_key = self.slots[victim].key;
+                    evicted = self.remove_at(victim).map(|v| (victim_key, v));
                     if idle {
                         Inserted::New
                     } else {
@@ -317,7 +353,10 @@ impl<V, L> Lru<V, L> {
         Some(Entry {
             value: value.as_mut()?,
             how,
+            evicted,
             meta,
+            idle,
+            stamp: t,
         })
     }
 

@@ -176,6 +176,14 @@ fn a_subject_state_slot_is_one_cache_line() {
 }
 
 #[test]
+fn a_packed_state_slot_is_half_a_cache_line() {
+    use crate::algorithm::Packed;
+    use std::mem::{align_of, size_of};
+    assert_eq!(size_of::<Slot<Packed, HalfLine>>(), 32);
+    assert_eq!(align_of::<Slot<Packed, HalfLine>>(), 32);
+}
+
+#[test]
 fn a_full_table_refuses_until_its_entry_is_idle() {
     let mut m: Lru<u64> = Lru::new(1);
     let mut e = m

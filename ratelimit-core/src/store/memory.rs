@@ -6,8 +6,8 @@
 //! recently used; when none of those is idle it evicts the least recently
 //! used one anyway and counts it in `ratelimit_memory_evicted_live_total`.
 
-use super::{CacheLine, Inserted, Sharded, WhenFull};
-use crate::algorithm::{supports, Decision, SubjectState};
+use super::{Inserted, States};
+use crate::algorithm::{supports, Decision};
 use crate::backend::{
     Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckMode, CheckResult,
 };
@@ -36,8 +36,9 @@ pub(crate) const DEFAULT_CAPACITY: usize = 1_000_000;
 /// process can craft values that collide.
 #[derive(Debug)]
 pub struct MemoryBackend {
-    /// One 64-byte slot per subject: digest, idle time and recency, state.
-    map: Sharded<SubjectState, CacheLine>,
+    /// One 32-byte slot per subject: digest, idle time and recency, the
+    /// packed state.
+    map: States,
     hash_key: HashKey,
 }
 
@@ -51,7 +52,7 @@ impl MemoryBackend {
     /// A store of at most `capacity` subjects.
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
-            map: Sharded::new(capacity, 64),
+            map: States::new(capacity, 64),
             hash_key: HashKey::random(),
         }
     }
@@ -92,34 +93,34 @@ impl MemoryBackend {
         if c.mode == CheckMode::Probe {
             return self.probe_one(c, now);
         }
-        let key = c.state_key;
-        let mut shard = self.map.shard(&key);
         let algorithm = c.rule.algorithm;
-        let Some(mut e) = shard.entry(key, now, WhenFull::EvictLru, || {
-            SubjectState::new(algorithm)
-        }) else {
-            return Decision::allow(c.quota.limit, 0);
-        };
-        if e.how == Inserted::EvictedLive {
-            metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
-        }
-        let d = match c.mode {
-            CheckMode::Charge => e.value.charge(algorithm, now, &c.quota, c.penalty_ms),
-            _ => e.value.check(algorithm, now, &c.quota, c.penalty_ms, c.bit),
-        };
-        let idle_at = e.value.expires_at(&c.quota);
-        e.set_idle_at(idle_at);
-        d
+        // Written in place (see `States::update`); `None` is one byte to
+        // write before the shard's lock, where every pending store waits.
+        let mut d = None;
+        self.map.update(
+            c.state_key,
+            now,
+            algorithm,
+            |s, how| {
+                if how == Inserted::EvictedLive {
+                    metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
+                }
+                d = Some(match c.mode {
+                    CheckMode::Charge => s.charge(algorithm, now, &c.quota, c.penalty_ms),
+                    _ => s.check(algorithm, now, &c.quota, c.penalty_ms, c.bit),
+                });
+            },
+            |s| s.expires_at(&c.quota),
+        );
+        d.unwrap_or(Decision::allow(c.quota.limit, 0))
     }
 
     /// A probe: reads the subject without inserting, moving or counting it.
     fn probe_one(&self, c: &Check, now: u64) -> Decision {
-        let shard = self.map.shard(&c.state_key);
         let algorithm = c.rule.algorithm;
-        match shard.peek(&c.state_key) {
-            Some(state) => state.probe(algorithm, now, &c.quota),
-            None => SubjectState::new(algorithm).probe(algorithm, now, &c.quota),
-        }
+        self.map.peek(&c.state_key, algorithm, |s| {
+            s.probe(algorithm, now, &c.quota)
+        })
     }
 }
 
@@ -147,17 +148,15 @@ impl Backend for MemoryBackend {
     }
 
     fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
-        let shard = self.map.shard(&check.state_key);
         let algorithm = check.rule.algorithm;
-        let d = match shard.peek(&check.state_key) {
-            Some(state) => state.peek(algorithm, now_ms, &check.quota),
-            None => SubjectState::new(algorithm).peek(algorithm, now_ms, &check.quota),
-        };
+        let d = self.map.peek(&check.state_key, algorithm, |s| {
+            s.peek(algorithm, now_ms, &check.quota)
+        });
         Box::pin(std::future::ready(Ok(d)))
     }
 
     fn reset<'a>(&'a self, check: &'a Check) -> BoxFuture<'a, Result<(), BackendError>> {
-        self.map.shard(&check.state_key).remove(&check.state_key);
+        self.map.remove(&check.state_key);
         Box::pin(std::future::ready(Ok(())))
     }
 

@@ -8,7 +8,9 @@
 mod lru;
 mod memory;
 mod sharded;
+mod states;
 
-pub(crate) use lru::{CacheLine, Inserted, Lru, WhenFull};
+pub(crate) use lru::{CacheLine, HalfLine, Inserted, Lru, WhenFull, IDLE_MAX};
 pub use memory::MemoryBackend;
 pub(crate) use sharded::Sharded;
+pub(crate) use states::States;

@@ -10,6 +10,10 @@ use crate::KeyDigest;
 #[derive(Debug)]
 pub(crate) struct Sharded<V, L = ()> {
     shards: Box<[Mutex<Lru<V, L>>]>,
+    /// `shards.len() - 1` when that is a power of two (the shard is then
+    /// picked with a mask, not a division: the division was on every
+    /// decision's critical path), else 0.
+    mask: u64,
 }
 
 impl<V, L> Sharded<V, L> {
@@ -22,13 +26,19 @@ impl<V, L> Sharded<V, L> {
         let shards = (0..n)
             .map(|i| Mutex::new(Lru::new(per + usize::from(i < extra))))
             .collect();
-        Self { shards }
+        let mask = if n.is_power_of_two() { n as u64 - 1 } else { 0 };
+        Self { shards, mask }
     }
 
     /// The shard holding `key`, locked. A poisoned lock is recovered: the
     /// map's invariants hold between operations.
     pub(crate) fn shard(&self, key: &KeyDigest) -> MutexGuard<'_, Lru<V, L>> {
-        let i = (key.low64() % self.shards.len() as u64) as usize;
+        let h = key.low64();
+        let i = if self.mask != 0 || self.shards.len() == 1 {
+            h & self.mask
+        } else {
+            h % self.shards.len() as u64
+        } as usize;
         self.shards[i].lock().unwrap_or_else(|p| p.into_inner())
     }
 

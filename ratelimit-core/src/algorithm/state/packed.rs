@@ -1,0 +1,221 @@
+//! A [`SubjectState`] packed into one 64-bit word, beside the time at which
+//! the state goes idle (its `expires_at`, which the in-memory store keeps
+//! anyway): the store's slot is then 32 bytes instead of 64.
+//!
+//! The word is exact or absent: [`Packed::pack`] gives a word only when
+//! [`Packed::unpack`] of it, with the same idle time, gives back the very
+//! same state; every other state (a distinct sketch, counts or spans past
+//! the fields below, a time that does not fit) is kept whole elsewhere and
+//! its word is [`Packed::WIDE`]. Times are stored relative to the idle
+//! time, which is what makes them short:
+//!
+//! | kind | fields (after the 3-bit kind) | relative to the idle time |
+//! | --- | --- | --- |
+//! | fresh | algorithm (3 bits) | |
+//! | blocked | algorithm (3 bits); the algorithm's state is fresh | the penalty's end is the idle time |
+//! | fixed window | span (29 bits, ms), count (32 bits) | window start = idle - span |
+//! | sliding window | unit (1 bit: ms or s), span (20 bits), current (20 bits), previous (20 bits) | window start = idle - span |
+//! | token bucket | span (28 bits, ms), spent (33 bits) | last update = idle - span |
+//! | leaky bucket | fraction (61 bits) | theoretical arrival (ms) = idle - (fraction > 0) |
+
+use std::num::NonZeroU64;
+
+use super::{Algorithm, Inner, SubjectState};
+use crate::algorithm::{fixed_window, leaky_bucket, sliding_window, token_bucket};
+
+const KIND_BITS: u32 = 3;
+const KIND_MASK: u64 = (1 << KIND_BITS) - 1;
+const WIDE: u64 = 1;
+const FRESH: u64 = 2;
+const BLOCKED: u64 = 3;
+const FIXED: u64 = 4;
+const SLIDING: u64 = 5;
+const TOKEN: u64 = 6;
+const LEAKY: u64 = 7;
+
+/// A state packed into a word (never 0: the kind is in the low 3 bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Packed(NonZeroU64);
+
+#[inline]
+fn word(w: u64) -> Packed {
+    Packed(NonZeroU64::new(w).unwrap_or(NonZeroU64::MIN))
+}
+
+/// `v` if it fits in `bits` bits.
+#[inline]
+fn fits(v: u64, bits: u32) -> Option<u64> {
+    (v >> bits == 0).then_some(v)
+}
+
+#[inline]
+fn field(w: u64, shift: u32, bits: u32) -> u64 {
+    (w >> shift) & ((1 << bits) - 1)
+}
+
+#[inline]
+const fn algorithm_code(a: Algorithm) -> u64 {
+    match a {
+        Algorithm::FixedWindow => 0,
+        Algorithm::SlidingWindow => 1,
+        Algorithm::TokenBucket => 2,
+        Algorithm::LeakyBucket => 3,
+        Algorithm::Distinct => 4,
+    }
+}
+
+#[inline]
+const fn algorithm_of(code: u64) -> Algorithm {
+    match code {
+        0 => Algorithm::FixedWindow,
+        1 => Algorithm::SlidingWindow,
+        2 => Algorithm::TokenBucket,
+        3 => Algorithm::LeakyBucket,
+        _ => Algorithm::Distinct,
+    }
+}
+
+/// Whether `inner` is what `Inner::new` makes (never for distinct, whose
+/// fresh state is an allocation).
+#[inline]
+fn is_fresh(inner: &Inner) -> bool {
+    match inner {
+        Inner::Fixed(s) => *s == Default::default(),
+        Inner::Sliding(s) => *s == Default::default(),
+        Inner::Token(s) => *s == Default::default(),
+        Inner::Leaky(s) => *s == Default::default(),
+        Inner::Distinct(_) => false,
+    }
+}
+
+impl Packed {
+    /// The word of a state kept whole elsewhere.
+    pub(crate) const WIDE: Packed = Packed(NonZeroU64::MIN);
+
+    /// The word of `SubjectState::new(algorithm)`.
+    #[inline]
+    pub(crate) fn fresh(algorithm: Algorithm) -> Self {
+        word(FRESH | algorithm_code(algorithm) << KIND_BITS)
+    }
+
+    /// Whether the state is kept whole elsewhere.
+    #[inline]
+    pub(crate) fn is_wide(self) -> bool {
+        self.0.get() & KIND_MASK == WIDE
+    }
+
+    /// `s` as a word, given the idle time stored beside it; `None` when it
+    /// does not fit (kept whole instead).
+    #[inline(always)]
+    pub(crate) fn pack(s: &SubjectState, idle: u64) -> Option<Self> {
+        let w = Self::pack_inner(s, idle).or_else(|| Self::pack_rare(s, idle))?;
+        debug_assert_eq!(w.unpack(idle).as_ref(), Some(s));
+        Some(w)
+    }
+
+    #[inline(always)]
+    fn pack_inner(s: &SubjectState, idle: u64) -> Option<Self> {
+        if s.blocked_until != 0 {
+            return None;
+        }
+        let w = match &s.inner {
+            Inner::Fixed(f) => {
+                let span = fits(idle.checked_sub(f.window_start)?, 29)?;
+                FIXED | span << 3 | fits(f.count, 32)? << 32
+            }
+            Inner::Sliding(f) => {
+                let span = idle.checked_sub(f.window_start)?;
+                let (unit, span) = match fits(span / 1000, 20) {
+                    Some(secs) if span % 1000 == 0 => (1, secs),
+                    _ => (0, fits(span, 20)?),
+                };
+                SLIDING
+                    | unit << 3
+                    | span << 4
+                    | fits(f.current, 20)? << 24
+                    | fits(f.previous, 20)? << 44
+            }
+            Inner::Token(f) => {
+                let span = fits(idle.checked_sub(f.updated_ms)?, 28)?;
+                TOKEN | span << 3 | fits(f.spent, 33)? << 31
+            }
+            Inner::Leaky(f) => {
+                if f.tat_ms.checked_add(u64::from(f.tat_frac > 0)) != Some(idle) {
+                    return None;
+                }
+                LEAKY | fits(f.tat_frac, 61)? << 3
+            }
+            Inner::Distinct(_) => return None,
+        };
+        Some(word(w))
+    }
+
+    /// Fresh and blocked states (the algorithm's state is fresh).
+    #[inline]
+    fn pack_rare(s: &SubjectState, idle: u64) -> Option<Self> {
+        if !is_fresh(&s.inner) {
+            return None;
+        }
+        let code = algorithm_code(s.inner.algorithm()) << KIND_BITS;
+        match s.blocked_until {
+            0 => Some(word(FRESH | code)),
+            b if b == idle => Some(word(BLOCKED | code)),
+            _ => None,
+        }
+    }
+
+    /// The state, given the idle time stored beside the word; `None` for
+    /// [`Packed::WIDE`].
+    #[inline(always)]
+    pub(crate) fn unpack(self, idle: u64) -> Option<SubjectState> {
+        let w = self.0.get();
+        let (blocked_until, inner) = match w & KIND_MASK {
+            FRESH => (0, Inner::new(algorithm_of(field(w, 3, 3)))),
+            BLOCKED => (idle, Inner::new(algorithm_of(field(w, 3, 3)))),
+            FIXED => (
+                0,
+                Inner::Fixed(fixed_window::State {
+                    window_start: idle.wrapping_sub(field(w, 3, 29)),
+                    count: w >> 32,
+                }),
+            ),
+            SLIDING => {
+                let unit = if w & (1 << 3) != 0 { 1000 } else { 1 };
+                (
+                    0,
+                    Inner::Sliding(sliding_window::State {
+                        window_start: idle.wrapping_sub(field(w, 4, 20) * unit),
+                        current: field(w, 24, 20),
+                        previous: w >> 44,
+                    }),
+                )
+            }
+            TOKEN => (
+                0,
+                Inner::Token(token_bucket::State {
+                    spent: w >> 31,
+                    updated_ms: idle.wrapping_sub(field(w, 3, 28)),
+                }),
+            ),
+            LEAKY => {
+                let tat_frac = w >> 3;
+                (
+                    0,
+                    Inner::Leaky(leaky_bucket::State {
+                        tat_ms: idle.wrapping_sub(u64::from(tat_frac > 0)),
+                        tat_frac,
+                    }),
+                )
+            }
+            _ => return None,
+        };
+        Some(SubjectState {
+            blocked_until,
+            inner,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "packed_tests.rs"]
+mod tests;

@@ -1,0 +1,170 @@
+//! The in-memory store's table of subject states: each state packed into
+//! an 8-byte word beside its digest and idle time (a 32-byte slot, see
+//! [`Packed`]), and the few that do not pack (distinct sketches, counts or
+//! spans past the packed fields) kept whole in a second table, behind a
+//! placeholder word in the first.
+//!
+//! The first table alone decides what is held: every whole state has its
+//! placeholder there, so the capacity, the recency and the eviction are
+//! the first table's, and evicting or removing a placeholder drops the
+//! whole state with it. Each shard of the second table holds only keys of
+//! the same shard of the first, so it never fills. Locks are taken in one
+//! order: a shard of the first table, then the same shard of the second.
+
+use super::lru::Entry;
+use super::{CacheLine, HalfLine, Inserted, Sharded, WhenFull, IDLE_MAX};
+use crate::algorithm::{Algorithm, Packed, SubjectState};
+use crate::KeyDigest;
+
+/// Subject states by state key, bounded, least recently used evicted.
+#[derive(Debug)]
+pub(crate) struct States {
+    /// One 32-byte slot per subject: digest, idle time and recency, word.
+    packed: Sharded<Packed, HalfLine>,
+    /// The states whose word is [`Packed::WIDE`].
+    wide: Sharded<SubjectState, CacheLine>,
+}
+
+/// `s` as a word, given its idle time; `None` when it must be kept whole.
+#[inline(always)]
+fn pack(s: &SubjectState, idle: u64) -> Option<Packed> {
+    // The table saturates idle times at IDLE_MAX: past it, not exact.
+    if idle > IDLE_MAX {
+        return None;
+    }
+    Packed::pack(s, idle)
+}
+
+impl States {
+    /// At most `capacity` states over `shards` shards.
+    pub(crate) fn new(capacity: usize, shards: usize) -> Self {
+        Self {
+            packed: Sharded::new(capacity, shards),
+            wide: Sharded::new(capacity, shards),
+        }
+    }
+
+    /// States held.
+    pub(crate) fn len(&self) -> usize {
+        self.packed.len()
+    }
+
+    /// Whether no state is held.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.packed.is_empty()
+    }
+
+    /// Runs `f` on the state of `key` (`SubjectState::new(algorithm)` when
+    /// absent; the least recently used state is evicted when full), with
+    /// how the entry was found or made, and keeps what it leaves, idle at
+    /// `idle_at` of it (`SubjectState::expires_at`). `f` is not called
+    /// when the table holds nothing to evict (never when full: the
+    /// capacity is at least 1).
+    // `f` returns nothing: its caller writes its result in place. Moving
+    // a just-written `Decision` out of here cost up to 10 ns a call
+    // (store-to-load forwarding stalls).
+    #[inline]
+    pub(crate) fn update(
+        &self,
+        key: KeyDigest,
+        now: u64,
+        algorithm: Algorithm,
+        f: impl FnOnce(&mut SubjectState, Inserted),
+        idle_at: impl FnOnce(&SubjectState) -> u64,
+    ) {
+        let mut shard = self.packed.shard(&key);
+        let Some(mut e) = shard.entry(key, now, WhenFull::EvictLru, || Packed::fresh(algorithm))
+        else {
+            return;
+        };
+        if let Some((k, w)) = e.evicted.take() {
+            if w.is_wide() {
+                self.wide.shard(&k).remove(&k);
+            }
+        }
+        let how = e.how;
+        let Some(mut s) = e.value.unpack(e.idle_at()) else {
+            return self.update_whole(key, now, algorithm, e, |s| f(s, how), idle_at);
+        };
+        f(&mut s, how);
+        let idle = idle_at(&s);
+        e.set_idle_at(idle);
+        *e.value = match pack(&s, idle) {
+            Some(w) => w,
+            None => self.keep_whole(key, now, s),
+        };
+    }
+
+    /// Keeps `s` whole; its word is then [`Packed::WIDE`].
+    #[cold]
+    fn keep_whole(&self, key: KeyDigest, now: u64, s: SubjectState) -> Packed {
+        let mut wide = self.wide.shard(&key);
+        wide.remove(&key);
+        wide.entry(key, now, WhenFull::EvictLru, move || s);
+        Packed::WIDE
+    }
+
+    /// [`States::update`] of a state kept whole (`e` is its placeholder).
+    #[cold]
+    fn update_whole(
+        &self,
+        key: KeyDigest,
+        now: u64,
+        algorithm: Algorithm,
+        mut e: Entry<'_, Packed>,
+        f: impl FnOnce(&mut SubjectState),
+        idle_at: impl FnOnce(&SubjectState) -> u64,
+    ) {
+        let mut wide = self.wide.shard(&key);
+        // The whole state is there while its placeholder is: `new` is
+        // only a fallback.
+        let mut fresh = None;
+        let s = match wide.entry(key, now, WhenFull::EvictLru, || {
+            SubjectState::new(algorithm)
+        }) {
+            Some(w) => w.value,
+            None => fresh.insert(SubjectState::new(algorithm)),
+        };
+        f(s);
+        let idle = idle_at(s);
+        e.set_idle_at(idle);
+        if let Some(packed) = pack(s, idle) {
+            *e.value = packed;
+            wide.remove(&key);
+        }
+    }
+
+    /// `f` of the state of `key` (of `SubjectState::new(algorithm)` when
+    /// absent), without touching its recency.
+    pub(crate) fn peek<R>(
+        &self,
+        key: &KeyDigest,
+        algorithm: Algorithm,
+        f: impl FnOnce(&SubjectState) -> R,
+    ) -> R {
+        let shard = self.packed.shard(key);
+        let Some((w, idle)) = shard.peek_idle(key) else {
+            return f(&SubjectState::new(algorithm));
+        };
+        if let Some(s) = w.unpack(idle) {
+            return f(&s);
+        }
+        match self.wide.shard(key).peek(key) {
+            Some(s) => f(s),
+            None => f(&SubjectState::new(algorithm)),
+        }
+    }
+
+    /// Forgets the state of `key`.
+    pub(crate) fn remove(&self, key: &KeyDigest) {
+        // The first table's lock is held until the whole state is gone.
+        let mut shard = self.packed.shard(key);
+        if shard.remove(key).is_some_and(Packed::is_wide) {
+            self.wide.shard(key).remove(key);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "states_tests.rs"]
+mod tests;

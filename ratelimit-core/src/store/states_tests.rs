@@ -1,0 +1,128 @@
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::algorithm::{Decision, Quota};
+
+const T0: u64 = 1_767_225_600_000;
+
+const ALL: [Algorithm; 5] = [
+    Algorithm::FixedWindow,
+    Algorithm::SlidingWindow,
+    Algorithm::TokenBucket,
+    Algorithm::LeakyBucket,
+    Algorithm::Distinct,
+];
+
+fn k(n: u8) -> KeyDigest {
+    crate::HashKey::DEFAULT.digest(&[n])
+}
+
+fn check(t: &States, key: KeyDigest, a: Algorithm, now: u64, q: &Quota, bit: u16) -> Decision {
+    let mut d = None;
+    t.update(
+        key,
+        now,
+        a,
+        |s, _| d = Some(s.check(a, now, q, Some(1000), Some(bit))),
+        |s| s.expires_at(q),
+    );
+    d.expect("evicts when full")
+}
+
+#[test]
+fn an_optional_word_takes_8_bytes() {
+    use std::mem::size_of;
+    assert_eq!(size_of::<Option<Packed>>(), 8);
+}
+
+#[test]
+fn whole_states_go_with_their_placeholders() {
+    // Distinct states never pack: each one is kept whole.
+    let t = States::new(4, 1);
+    let q = Quota::per_minute(100);
+    for n in 0..50u8 {
+        check(&t, k(n), Algorithm::Distinct, T0 + u64::from(n), &q, 1);
+        assert!(t.len() <= 4);
+        assert_eq!(t.wide.len(), t.len(), "after {n}");
+    }
+    for n in 46..50u8 {
+        t.remove(&k(n));
+    }
+    assert_eq!((t.len(), t.wide.len()), (0, 0));
+}
+
+#[test]
+fn a_state_that_packs_again_leaves_the_whole_table() {
+    let t = States::new(10, 1);
+    // A count past the packed field: kept whole.
+    let big = Quota::new(1 << 40, 60_000).with_cost(1 << 21);
+    check(&t, k(1), Algorithm::SlidingWindow, T0, &big, 0);
+    assert_eq!(t.wide.len(), 1);
+    // Two periods later the counts are gone and it packs again.
+    check(
+        &t,
+        k(1),
+        Algorithm::SlidingWindow,
+        T0 + 120_000,
+        &Quota::per_minute(5),
+        0,
+    );
+    assert_eq!((t.len(), t.wide.len()), (1, 0));
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Check(u8, usize, bool, u64),
+    Peek(u8, usize, bool),
+    Remove(u8),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0u8..6, 0usize..5, any::<bool>(), 0u64..5_000).prop_map(|(n, a, b, dt)| Op::Check(n, a, b, dt)),
+        2 => (0u8..6, 0usize..5, any::<bool>()).prop_map(|(n, a, b)| Op::Peek(n, a, b)),
+        1 => (0u8..6).prop_map(Op::Remove),
+    ]
+}
+
+proptest! {
+    /// Below its capacity the table is a map of whole states: the same
+    /// decisions as a `HashMap` of `SubjectState`s, whatever packs and
+    /// whatever is kept whole (the large quota's counts do not pack).
+    #[test]
+    fn it_decides_as_a_map_of_whole_states(ops in prop::collection::vec(op(), 1..200)) {
+        let t = States::new(64, 4);
+        let mut model: HashMap<u8, SubjectState> = HashMap::new();
+        let small = Quota::per_second(3);
+        let large = Quota::new(1 << 40, 1000).with_cost(1 << 19);
+        let mut now = T0;
+        for op in ops {
+            match op {
+                Op::Check(n, a, big, dt) => {
+                    now += dt;
+                    let (a, q) = (ALL[a], if big { large } else { small });
+                    let bit = u16::from(n) + 1;
+                    let s = model.entry(n).or_insert_with(|| SubjectState::new(a));
+                    let want = s.check(a, now, &q, Some(1000), Some(bit));
+                    prop_assert_eq!(check(&t, k(n), a, now, &q, bit), want);
+                }
+                Op::Peek(n, a, big) => {
+                    let (a, q) = (ALL[a], if big { large } else { small });
+                    let want = match model.get(&n) {
+                        Some(s) => s.peek(a, now, &q),
+                        None => SubjectState::new(a).peek(a, now, &q),
+                    };
+                    prop_assert_eq!(t.peek(&k(n), a, |s| s.peek(a, now, &q)), want);
+                }
+                Op::Remove(n) => {
+                    model.remove(&n);
+                    t.remove(&k(n));
+                }
+            }
+            prop_assert_eq!(t.len(), model.len());
+            prop_assert!(t.wide.len() <= t.len());
+        }
+    }
+}
