@@ -72,9 +72,25 @@ fn a_state_that_packs_again_leaves_the_whole_table() {
     assert_eq!((t.len(), t.wide.len()), (1, 0));
 }
 
+/// A charge of `q.cost` (forced past the limit), as the memory backend
+/// runs it.
+fn charge(t: &States, key: KeyDigest, a: Algorithm, now: u64, q: &Quota) -> Decision {
+    let mut d = None;
+    t.update(
+        key,
+        now,
+        a,
+        |s, _| d = Some(s.charge(a, now, q, Some(1000))),
+        |s| s.expires_at(q),
+    );
+    d.expect("evicts when full")
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Check(u8, usize, bool, u64),
+    /// A charge of a multiple of the quota's cost (no distinct).
+    Charge(u8, usize, bool, u64, u64),
     Peek(u8, usize, bool),
     Remove(u8),
 }
@@ -82,6 +98,8 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => (0u8..6, 0usize..5, any::<bool>(), 0u64..5_000).prop_map(|(n, a, b, dt)| Op::Check(n, a, b, dt)),
+        2 => (0u8..6, 0usize..4, any::<bool>(), 1u64..40, 0u64..5_000)
+            .prop_map(|(n, a, b, m, dt)| Op::Charge(n, a, b, m, dt)),
         2 => (0u8..6, 0usize..5, any::<bool>()).prop_map(|(n, a, b)| Op::Peek(n, a, b)),
         1 => (0u8..6).prop_map(Op::Remove),
     ]
@@ -90,7 +108,8 @@ fn op() -> impl Strategy<Value = Op> {
 proptest! {
     /// Below its capacity the table is a map of whole states: the same
     /// decisions as a `HashMap` of `SubjectState`s, whatever packs and
-    /// whatever is kept whole (the large quota's counts do not pack).
+    /// whatever is kept whole (the large quota's counts do not pack), and
+    /// whatever charges past the limit leave.
     #[test]
     fn it_decides_as_a_map_of_whole_states(ops in prop::collection::vec(op(), 1..200)) {
         let t = States::new(64, 4);
@@ -107,6 +126,14 @@ proptest! {
                     let s = model.entry(n).or_insert_with(|| SubjectState::new(a));
                     let want = s.check(a, now, &q, Some(1000), Some(bit));
                     prop_assert_eq!(check(&t, k(n), a, now, &q, bit), want);
+                }
+                Op::Charge(n, a, big, m, dt) => {
+                    now += dt;
+                    let (a, q) = (ALL[a], if big { large } else { small });
+                    let q = q.with_cost(q.cost.saturating_mul(m));
+                    let s = model.entry(n).or_insert_with(|| SubjectState::new(a));
+                    let want = s.charge(a, now, &q, Some(1000));
+                    prop_assert_eq!(charge(&t, k(n), a, now, &q), want);
                 }
                 Op::Peek(n, a, big) => {
                     let (a, q) = (ALL[a], if big { large } else { small });
