@@ -16,6 +16,15 @@
 //! add. The rules are the `decide` bench's `request/2_rules` (a site-wide
 //! rule with `RateLimit` headers and a rule keyed on a header), limits high
 //! enough that every request is forwarded.
+//!
+//! With `REFUSE` set, every request but the first is refused instead: the
+//! site-wide rule allows one request per address per minute, every request
+//! comes from the same address, and the clock stands still, so the layer answers
+//! 429 with its JSON body and headers (the inner service is never called).
+//!
+//! ```text
+//! REFUSE=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
+//! ```
 #![allow(clippy::print_stdout)]
 
 use std::convert::Infallible;
@@ -32,6 +41,14 @@ use tower::{Layer, Service, ServiceExt};
 const RULES: &str = r#"[
   {"id": "per-ip", "expression": "true", "algorithm": "sliding_window",
    "limit": 1000000, "period": "1m", "key": ["ip"], "ratelimit_headers": true},
+  {"id": "login", "expression": "http.request.uri.path eq \"/login\"",
+   "algorithm": "leaky_bucket", "limit": 1000000, "burst": 1000000, "period": "1s",
+   "key": ["ip", "header:x-user"]}]"#;
+
+/// The same rules, the site-wide one allowing a single request per user.
+const REFUSING_RULES: &str = r#"[
+  {"id": "per-ip", "expression": "true", "algorithm": "sliding_window",
+   "limit": 1, "period": "1m", "key": ["ip"], "ratelimit_headers": true},
   {"id": "login", "expression": "http.request.uri.path eq \"/login\"",
    "algorithm": "leaky_bucket", "limit": 1000000, "burst": 1000000, "period": "1s",
    "key": ["ip", "header:x-user"]}]"#;
@@ -55,7 +72,8 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
     let plain = std::env::var_os("PLAIN").is_some();
-    let rules = RuleSet::from_json(RULES).expect("rules");
+    let refuse = std::env::var_os("REFUSE").is_some();
+    let rules = RuleSet::from_json(if refuse { REFUSING_RULES } else { RULES }).expect("rules");
     let clock = ManualClock::new(1_767_225_600_000);
     let limiter = Limiter::builder(rules).clock(clock).build();
     let handler = tower::service_fn(|_req: Request<()>| async {
@@ -71,14 +89,14 @@ fn main() {
         for i in 0..n {
             let ok = if plain {
                 let svc = handler.ready().await.expect("ready");
-                svc.call(request(i))
+                svc.call(request(if refuse { 0 } else { i }))
                     .await
                     .expect("answer")
                     .status()
                     .is_success()
             } else {
                 let svc = layered.ready().await.expect("ready");
-                svc.call(request(i))
+                svc.call(request(if refuse { 0 } else { i }))
                     .await
                     .expect("answer")
                     .status()
