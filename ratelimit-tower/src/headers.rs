@@ -12,6 +12,7 @@
 //!   from the most restrictive item (fewest requests left, then the longest
 //!   reset); the reset is in Unix epoch seconds, as GitHub's.
 
+use bytes::Bytes;
 use http::header::{HeaderName, RETRY_AFTER};
 use http::{HeaderMap, HeaderValue};
 use ratelimit_core::verdict::HeaderItem;
@@ -36,8 +37,11 @@ pub fn apply(verdict: &Verdict, headers: &mut HeaderMap, legacy: bool, now_ms: u
             headers.insert(RETRY_AFTER, HeaderValue::from(secs));
         }
     }
-    let policy = verdict.ratelimit_policy().and_then(value);
-    let current = verdict.ratelimit().and_then(value);
+    // The same text as `Verdict::ratelimit_policy` / `Verdict::ratelimit`,
+    // written straight into one buffer of the exact size each.
+    let items = &verdict.headers;
+    let policy = structured(items, b'q', |h| (h.quota, h.window_s), b'w');
+    let current = structured(items, b'r', |h| (h.remaining, h.reset_s), b't');
     if let (Some(policy), Some(current)) = (policy, current) {
         headers.insert(RATELIMIT_POLICY, policy);
         headers.insert(RATELIMIT, current);
@@ -52,8 +56,60 @@ pub fn apply(verdict: &Verdict, headers: &mut HeaderMap, legacy: bool, now_ms: u
     }
 }
 
-fn value(s: String) -> Option<HeaderValue> {
-    HeaderValue::try_from(s).ok()
+/// `"id";a=1;b=2, "id2";a=3;b=4`: one item per header item, the two
+/// parameters `a` and `b` from `params`; `None` without items or when a
+/// rule id is not a valid header value.
+fn structured(
+    items: &[HeaderItem],
+    a: u8,
+    params: impl Fn(&HeaderItem) -> (u64, u64),
+    b: u8,
+) -> Option<HeaderValue> {
+    if items.is_empty() {
+        return None;
+    }
+    // `, ` between items; per item two quotes and `;a=`, `;b=`.
+    let len = items.iter().fold(2 * (items.len() - 1), |len, h| {
+        let (x, y) = params(h);
+        len + h.id.len() + 8 + digits(x) + digits(y)
+    });
+    let mut buf = Vec::with_capacity(len);
+    for (i, h) in items.iter().enumerate() {
+        if i > 0 {
+            buf.extend_from_slice(b", ");
+        }
+        let (x, y) = params(h);
+        buf.push(b'"');
+        buf.extend_from_slice(h.id.as_bytes());
+        buf.extend_from_slice(&[b'"', b';', a, b'=']);
+        push_u64(&mut buf, x);
+        buf.extend_from_slice(&[b';', b, b'=']);
+        push_u64(&mut buf, y);
+    }
+    debug_assert_eq!(buf.len(), len);
+    // An exact fit: the `Bytes` takes the buffer over without copying.
+    HeaderValue::from_maybe_shared(Bytes::from(buf)).ok()
+}
+
+/// The number of decimal digits of `n`.
+pub(crate) fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// Appends `n` in decimal.
+pub(crate) fn push_u64(buf: &mut Vec<u8>, n: u64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&tmp[i..]);
 }
 
 /// The item with the fewest requests left; on a tie the longest reset.
@@ -63,4 +119,63 @@ pub(crate) fn most_restrictive(items: &[HeaderItem]) -> Option<&HeaderItem> {
             .cmp(&b.remaining)
             .then(b.reset_s.cmp(&a.reset_s))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratelimit_core::rules::RuleSet;
+    use ratelimit_core::{Limiter, ManualClock, RequestAttrs};
+
+    /// Verdicts with no, one and three header items, some of them refusals.
+    fn verdicts() -> Vec<Verdict> {
+        let rules = RuleSet::from_json(
+            r#"[{"id": "a", "expression": "true", "algorithm": "fixed_window",
+                "limit": 3, "period": "1m", "key": ["ip"], "ratelimit_headers": true},
+               {"id": "login-2", "expression": "http.request.uri.path eq \"/login\"",
+                "algorithm": "sliding_window", "limit": 1000000000, "period": "1d",
+                "key": ["ip"], "ratelimit_headers": true},
+               {"id": "z", "expression": "http.request.uri.path eq \"/login\"",
+                "algorithm": "leaky_bucket", "limit": 10, "burst": 12, "period": "10s",
+                "key": ["ip"], "ratelimit_headers": true}]"#,
+        )
+        .unwrap();
+        let clock = ManualClock::new(1_767_225_600_000);
+        let limiter = Limiter::builder(rules).clock(clock).build();
+        let ip = "192.0.2.1".parse().unwrap();
+        let mut out = Vec::new();
+        for path in ["/", "/login", "/login", "/", "/login"] {
+            let req = RequestAttrs::new(ip).with_path(path);
+            out.push(limiter.check(&req).into_ready().unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn the_values_read_as_the_verdicts_own() {
+        let verdicts = verdicts();
+        assert!(verdicts.iter().any(|v| v.headers.len() == 3));
+        assert!(verdicts.iter().any(|v| !v.is_forward()));
+        for v in verdicts {
+            let mut headers = HeaderMap::new();
+            apply(&v, &mut headers, false, 0);
+            let text = |name| {
+                headers
+                    .get(name)
+                    .map(|h: &HeaderValue| h.to_str().unwrap().to_owned())
+            };
+            assert_eq!(text(RATELIMIT_POLICY), v.ratelimit_policy());
+            assert_eq!(text(RATELIMIT), v.ratelimit());
+        }
+    }
+
+    #[test]
+    fn numbers_are_written_in_decimal() {
+        for n in [0, 1, 9, 10, 99, 100, 12_345, u64::MAX] {
+            let mut buf = Vec::new();
+            push_u64(&mut buf, n);
+            assert_eq!(buf, n.to_string().as_bytes());
+            assert_eq!(digits(n), buf.len());
+        }
+    }
 }

@@ -73,8 +73,7 @@ impl MakeResponse for JsonResponse {
         let (status, body) = match verdict.outcome {
             Outcome::Limited => {
                 let secs = verdict.retry_after_secs().unwrap_or(1);
-                let body = format!(r#"{{"error":"rate_limited","retry_after":{secs}}}"#);
-                (StatusCode::TOO_MANY_REQUESTS, Bytes::from(body))
+                (StatusCode::TOO_MANY_REQUESTS, limited_body(secs))
             }
             Outcome::BadRequest => (
                 StatusCode::BAD_REQUEST,
@@ -95,6 +94,17 @@ impl MakeResponse for JsonResponse {
         }
         res
     }
+}
+
+/// `{"error":"rate_limited","retry_after":N}`, in one buffer of the exact
+/// size (the `Bytes` takes it over without copying).
+fn limited_body(secs: u64) -> Bytes {
+    const HEAD: &[u8] = br#"{"error":"rate_limited","retry_after":"#;
+    let mut body = Vec::with_capacity(HEAD.len() + crate::headers::digits(secs) + 1);
+    body.extend_from_slice(HEAD);
+    crate::headers::push_u64(&mut body, secs);
+    body.push(b'}');
+    Bytes::from(body)
 }
 
 /// The layer's `metrics` counters, registered once when the layer wraps a
@@ -155,6 +165,14 @@ pub(crate) fn outcome_label(outcome: Outcome) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_limited_body_is_the_documented_json() {
+        for secs in [0, 1, 59, 3600, u64::MAX] {
+            let want = format!(r#"{{"error":"rate_limited","retry_after":{secs}}}"#);
+            assert_eq!(limited_body(secs), want.as_bytes());
+        }
+    }
 
     #[test]
     fn status_classes() {
