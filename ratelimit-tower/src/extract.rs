@@ -345,6 +345,7 @@ pub(crate) fn cut(s: &str, max: usize) -> &str {
 
 mod copy;
 mod host;
+mod names;
 #[cfg(test)]
 mod tests;
 mod view;

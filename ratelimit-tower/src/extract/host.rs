@@ -29,12 +29,21 @@ pub(super) fn host<B>(req: &Request<B>) -> (Cow<'_, str>, bool) {
 /// `user@API.Example.com.:8080` → `api.example.com`; `[2001:DB8::1]:443`
 /// → `2001:db8::1`.
 pub(super) fn normalize(raw: &str) -> Cow<'_, str> {
+    // Byte positions of ASCII delimiters are character boundaries: the
+    // same cuts as `rsplit_once('@')`, `split_once(']')` and
+    // `rsplit_once(':')`, without the general pattern search.
     let raw = raw.trim();
-    let raw = raw.rsplit_once('@').map_or(raw, |(_, h)| h);
-    let without_port = match raw.strip_prefix('[') {
-        Some(rest) => rest.split_once(']').map_or(raw, |(h, _)| h),
-        None => match raw.rsplit_once(':') {
-            Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+    let bytes = raw.as_bytes();
+    let start = bytes.iter().rposition(|&b| b == b'@').map_or(0, |i| i + 1);
+    let raw = &raw[start..];
+    let bytes = raw.as_bytes();
+    let without_port = match bytes.first() {
+        Some(b'[') => match bytes.iter().position(|&b| b == b']') {
+            Some(end) => &raw[1..end],
+            None => raw,
+        },
+        _ => match bytes.iter().rposition(|&b| b == b':') {
+            Some(colon) if bytes[colon + 1..].iter().all(u8::is_ascii_digit) => &raw[..colon],
             _ => raw,
         },
     };
@@ -60,6 +69,14 @@ mod tests {
             ("[2001:DB8::1]:443", "2001:db8::1"),
             ("", ""),
             (".", ""),
+            ("[", "["),
+            ("[2001:db8::1", "[2001:db8::1"),
+            ("[]", ""),
+            ("a@b@Host:", "host"),
+            ("@", ""),
+            (":", ""),
+            ("host:8a", "host:8a"),
+            ("  Ünï.example:1  ", "Ünï.example"),
         ];
         for (raw, want) in cases {
             assert_eq!(normalize(raw), want, "{raw:?}");

@@ -14,11 +14,13 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use http::header::HeaderName;
 use http::{HeaderMap, Request};
 use ratelimit_core::{RequestView, ViewerFact};
 
+use super::names::Names;
 use super::{copy, host, RequestExtractor, TooLarge, MAX_VIEWER_VALUE};
 use crate::{AppValues, Cost, VerifiedClaims};
 
@@ -58,6 +60,8 @@ pub struct HttpView<'r> {
     cost: Option<u64>,
     /// Country, ASN, JA4, locale.
     viewer: [Option<Cow<'r, str>>; 4],
+    /// The names the rules read, parsed (from `try_view`).
+    names: Option<Arc<Names>>,
 }
 
 impl RequestExtractor {
@@ -90,6 +94,7 @@ impl RequestExtractor {
             app_values: ext.get::<AppValues>().map_or(&[], |v| v.0.as_slice()),
             cost: ext.get::<Cost>().map(|c| c.0),
             viewer,
+            names: None,
         }
     }
 
@@ -107,11 +112,14 @@ impl RequestExtractor {
         req: &'r Request<B>,
         only: &[String],
     ) -> Result<HttpView<'r>, TooLarge> {
-        let view = self.view(req);
-        match view.uri_too_large(self.max_uri) {
-            Some(e) => Err(e),
-            None if !copy::fits_named(view.headers, only) => Err(TooLarge::Headers),
-            None => Ok(view),
+        let mut view = self.view(req);
+        if let Some(e) = view.uri_too_large(self.max_uri) {
+            return Err(e);
+        }
+        view.names = Names::of(only);
+        match copy::fits_named(view.headers, only, view.names.as_deref()) {
+            true => Ok(view),
+            false => Err(TooLarge::Headers),
         }
     }
 }
@@ -136,6 +144,11 @@ impl<'r> HttpView<'r> {
         } else {
             None
         }
+    }
+
+    /// `name` parsed, when it is one the rules read.
+    fn parsed(&self, name: &str) -> Option<&HeaderName> {
+        self.names.as_deref()?.get(name)
     }
 
     pub(super) fn headers(&self) -> &'r HeaderMap {
@@ -173,7 +186,11 @@ impl RequestView for HttpView<'_> {
     }
 
     fn header(&self, name: &str) -> Option<&[u8]> {
-        self.headers.get(name).map(|v| v.as_bytes())
+        let value = match self.parsed(name) {
+            Some(parsed) => self.headers.get(parsed),
+            None => self.headers.get(name),
+        };
+        value.map(|v| v.as_bytes())
     }
 
     fn for_each_header_value<'a>(
@@ -181,7 +198,11 @@ impl RequestView for HttpView<'_> {
         name: &str,
         each: &mut dyn FnMut(&'a [u8]) -> ControlFlow<()>,
     ) {
-        for v in self.headers.get_all(name) {
+        let values = match self.parsed(name) {
+            Some(parsed) => self.headers.get_all(parsed),
+            None => self.headers.get_all(name),
+        };
+        for v in values {
             if each(v.as_bytes()).is_break() {
                 return;
             }
