@@ -37,7 +37,7 @@ pin_project! {
 
 pin_project! {
     #[project = StateProj]
-    enum State<S, ReqB>
+    pub(crate) enum State<S, ReqB>
     where
         S: Service<Request<ReqB>>,
     {
@@ -71,20 +71,20 @@ impl<S, ReqB, M> ResponseFuture<S, ReqB, M>
 where
     S: Service<Request<ReqB>>,
 {
-    /// A future for `request`, checked by `check`: when the verdict is
-    /// already there (the in-memory backend) the inner service is called
-    /// now, or the refusal is set up, with no async step in between.
-    pub(crate) fn new(
+    /// The first state of the future for `request`, checked by `check`
+    /// (called inside `span`): when the verdict is already there (the
+    /// in-memory backend) the inner service is called now, or the refusal
+    /// is set up, with no async step in between.
+    pub(crate) fn start(
         check: VerdictFuture,
         request: Request<ReqB>,
         inner: S,
-        shared: Arc<Shared<M>>,
-        span: Span,
-    ) -> Self {
-        let entered = span.enter();
-        let state = match check.into_ready() {
+        shared: &Shared<M>,
+        span: &Span,
+    ) -> State<S, ReqB> {
+        match check.into_ready() {
             Ok(verdict) => {
-                observe(&shared, &span, &verdict);
+                observe(shared, span, &verdict);
                 if verdict.outcome == Outcome::Forward {
                     call(inner, request, verdict)
                 } else {
@@ -98,8 +98,11 @@ where
                 request: Some(request),
                 inner: Some(inner),
             },
-        };
-        drop(entered);
+        }
+    }
+
+    /// The future from its first state (see [`ResponseFuture::start`]).
+    pub(crate) fn new(state: State<S, ReqB>, shared: Arc<Shared<M>>, span: Span) -> Self {
         Self {
             state,
             shared,

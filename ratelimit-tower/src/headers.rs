@@ -18,6 +18,8 @@ use http::{HeaderMap, HeaderValue};
 use ratelimit_core::verdict::HeaderItem;
 use ratelimit_core::Verdict;
 
+mod policy;
+
 /// `RateLimit-Policy`.
 pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 /// `RateLimit`.
@@ -34,13 +36,19 @@ pub const X_RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-r
 pub fn apply(verdict: &Verdict, headers: &mut HeaderMap, legacy: bool, now_ms: u64) {
     if let Some(secs) = verdict.retry_after_secs() {
         if !headers.contains_key(RETRY_AFTER) {
-            headers.insert(RETRY_AFTER, HeaderValue::from(secs));
+            headers.insert(RETRY_AFTER, number(secs));
         }
     }
     // The same text as `Verdict::ratelimit_policy` / `Verdict::ratelimit`,
-    // written straight into one buffer of the exact size each.
+    // written straight into one buffer of the exact size each; the policy,
+    // which only changes with the matched rules, is reused (`policy`).
     let items = &verdict.headers;
-    let policy = structured(items, b'q', |h| (h.quota, h.window_s), b'w');
+    let policy = match items.is_empty() {
+        true => None,
+        false => policy::value(items, |items| {
+            structured(items, b'q', |h| (h.quota, h.window_s), b'w')
+        }),
+    };
     let current = structured(items, b'r', |h| (h.remaining, h.reset_s), b't');
     if let (Some(policy), Some(current)) = (policy, current) {
         headers.insert(RATELIMIT_POLICY, policy);
@@ -49,8 +57,8 @@ pub fn apply(verdict: &Verdict, headers: &mut HeaderMap, legacy: bool, now_ms: u
     if legacy {
         if let Some(item) = most_restrictive(&verdict.headers) {
             let reset = (now_ms / 1000).saturating_add(item.reset_s);
-            headers.insert(X_RATELIMIT_LIMIT, HeaderValue::from(item.quota));
-            headers.insert(X_RATELIMIT_REMAINING, HeaderValue::from(item.remaining));
+            headers.insert(X_RATELIMIT_LIMIT, number(item.quota));
+            headers.insert(X_RATELIMIT_REMAINING, number(item.remaining));
             headers.insert(X_RATELIMIT_RESET, HeaderValue::from(reset));
         }
     }
@@ -91,6 +99,26 @@ fn structured(
     HeaderValue::from_maybe_shared(Bytes::from(buf)).ok()
 }
 
+/// "0" to "9", then "10" to "99": the text of every number below 100.
+const SMALL: &str = "0123456789101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+/// `n` as a header value, as `HeaderValue::from(n)` writes it: a static
+/// one below 100 (no allocation), otherwise one exact-size buffer
+/// (`HeaderValue::from` allocates twice).
+pub(crate) fn number(n: u64) -> HeaderValue {
+    let text = match usize::try_from(n) {
+        Ok(n @ 0..=9) => SMALL.get(n..=n),
+        Ok(n @ 10..=99) => SMALL.get(2 * n - 10..2 * n - 8),
+        _ => None,
+    };
+    if let Some(text) = text {
+        return HeaderValue::from_static(text);
+    }
+    let mut buf = Vec::with_capacity(digits(n));
+    push_u64(&mut buf, n);
+    HeaderValue::from_maybe_shared(Bytes::from(buf)).unwrap_or_else(|_| HeaderValue::from(n))
+}
+
 /// The number of decimal digits of `n`.
 pub(crate) fn digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
@@ -109,7 +137,10 @@ pub(crate) fn push_u64(buf: &mut Vec<u8>, n: u64) {
             break;
         }
     }
-    buf.extend_from_slice(&tmp[i..]);
+    // Byte by byte: cheaper than a copy call for a few digits.
+    for &d in &tmp[i..] {
+        buf.push(d);
+    }
 }
 
 /// The item with the fewest requests left; on a tie the longest reset.
@@ -166,6 +197,13 @@ mod tests {
             };
             assert_eq!(text(RATELIMIT_POLICY), v.ratelimit_policy());
             assert_eq!(text(RATELIMIT), v.ratelimit());
+        }
+    }
+
+    #[test]
+    fn header_numbers_read_as_http_writes_them() {
+        for n in (0..=1000).chain([u64::MAX]) {
+            assert_eq!(number(n), HeaderValue::from(n), "{n}");
         }
     }
 

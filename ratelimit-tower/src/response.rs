@@ -90,7 +90,7 @@ impl MakeResponse for JsonResponse {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         if status != StatusCode::BAD_REQUEST {
             let secs = verdict.retry_after_secs().unwrap_or(1);
-            headers.insert(RETRY_AFTER, HeaderValue::from(secs));
+            headers.insert(RETRY_AFTER, crate::headers::number(secs));
         }
         res
     }

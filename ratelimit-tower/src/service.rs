@@ -131,13 +131,17 @@ where
             outcome = tracing::field::Empty,
         );
         // Decided now when the backend answers without I/O; the future
-        // borrows neither the limiter nor the request.
-        let check = span.in_scope(|| snapshot.check(&view));
+        // borrows neither the limiter nor the request. One entry into the
+        // span for the check and the call of the inner service.
+        let entered = span.enter();
+        let check = snapshot.check(&view);
         drop((view, snapshot));
         // The instance that was driven to readiness serves this request.
         let clone = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, clone);
-        ResponseFuture::new(check, req, inner, self.shared.clone(), span)
+        let state = ResponseFuture::start(check, req, inner, &self.shared, &span);
+        drop(entered);
+        ResponseFuture::new(state, self.shared.clone(), span)
     }
 }
 

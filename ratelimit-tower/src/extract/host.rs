@@ -29,6 +29,12 @@ pub(super) fn host<B>(req: &Request<B>) -> (Cow<'_, str>, bool) {
 /// `user@API.Example.com.:8080` → `api.example.com`; `[2001:DB8::1]:443`
 /// → `2001:db8::1`.
 pub(super) fn normalize(raw: &str) -> Cow<'_, str> {
+    // The usual host, already normal: one pass, nothing to cut. (No blank,
+    // `@`, brackets or `:`, no upper case, no trailing dot.)
+    let plain = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-' || *b == b'.';
+    if raw.as_bytes().iter().all(plain) && !raw.ends_with('.') {
+        return Cow::Borrowed(raw);
+    }
     // Byte positions of ASCII delimiters are character boundaries: the
     // same cuts as `rsplit_once('@')`, `split_once(']')` and
     // `rsplit_once(':')`, without the general pattern search.
@@ -76,6 +82,9 @@ mod tests {
             ("@", ""),
             (":", ""),
             ("host:8a", "host:8a"),
+            ("a-b.c-d.example", "a-b.c-d.example"),
+            ("a.b.", "a.b"),
+            ("example.com:", "example.com"),
             ("  Ünï.example:1  ", "Ünï.example"),
         ];
         for (raw, want) in cases {
