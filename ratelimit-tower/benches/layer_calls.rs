@@ -22,7 +22,13 @@
 //! comes from the same address, and the clock stands still, so the layer answers
 //! 429 with its JSON body and headers (the inner service is never called).
 //!
+//! With `PROXIES` set, the peer is a trusted proxy
+//! (`TrustedProxies::hops(2)`) and each request carries
+//! `X-Forwarded-For: <client>, 10.0.0.1`: the client address is read from
+//! the header.
+//!
 //! ```text
+//! PROXIES=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
 //! REFUSE=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
 //! ```
 #![allow(clippy::print_stdout)]
@@ -35,7 +41,7 @@ use http::{Request, Response};
 use http_body_util::Full;
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{ClientIp, Limiter, ManualClock};
-use ratelimit_tower::RateLimitLayer;
+use ratelimit_tower::{RateLimitLayer, TrustedProxies};
 use tower::{Layer, Service, ServiceExt};
 
 const RULES: &str = r#"[
@@ -53,9 +59,13 @@ const REFUSING_RULES: &str = r#"[
    "algorithm": "leaky_bucket", "limit": 1000000, "burst": 1000000, "period": "1s",
    "key": ["ip", "header:x-user"]}]"#;
 
-fn request(i: u32) -> Request<()> {
+fn request(i: u32, proxies: bool) -> Request<()> {
     let ip = IpAddr::from([198, 51, (i / 250 % 250) as u8, (i % 250) as u8]);
-    Request::builder()
+    let builder = match proxies {
+        true => Request::builder().header("x-forwarded-for", format!("{ip}, 10.0.0.1")),
+        false => Request::builder(),
+    };
+    builder
         .method("POST")
         .uri("/login?next=%2Fhome")
         .header("host", "example.com")
@@ -73,6 +83,7 @@ fn main() {
         .unwrap_or(1000);
     let plain = std::env::var_os("PLAIN").is_some();
     let refuse = std::env::var_os("REFUSE").is_some();
+    let proxies = std::env::var_os("PROXIES").is_some();
     let rules = RuleSet::from_json(if refuse { REFUSING_RULES } else { RULES }).expect("rules");
     let clock = ManualClock::new(1_767_225_600_000);
     let limiter = Limiter::builder(rules).clock(clock).build();
@@ -83,20 +94,24 @@ fn main() {
         .build()
         .expect("runtime");
     let forwarded = rt.block_on(async move {
-        let mut layered = RateLimitLayer::new(limiter).layer(handler);
+        let mut layer = RateLimitLayer::new(limiter);
+        if proxies {
+            layer = layer.trusted_proxies(TrustedProxies::hops(2));
+        }
+        let mut layered = layer.layer(handler);
         let mut handler = handler;
         let mut forwarded = 0u32;
         for i in 0..n {
             let ok = if plain {
                 let svc = handler.ready().await.expect("ready");
-                svc.call(request(if refuse { 0 } else { i }))
+                svc.call(request(if refuse { 0 } else { i }, proxies))
                     .await
                     .expect("answer")
                     .status()
                     .is_success()
             } else {
                 let svc = layered.ready().await.expect("ready");
-                svc.call(request(if refuse { 0 } else { i }))
+                svc.call(request(if refuse { 0 } else { i }, proxies))
                     .await
                     .expect("answer")
                     .status()

@@ -293,13 +293,12 @@ impl RequestExtractor {
         if !self.proxies.trusts_peer(peer) {
             return peer.to_canonical();
         }
-        let lines: Vec<std::borrow::Cow<'_, str>> = headers
-            .get_all(self.proxies.forwarded_header().name())
-            .iter()
-            .map(|v| String::from_utf8_lossy(v.as_bytes()))
-            .collect();
-        self.proxies
-            .client_ip(peer, lines.iter().map(AsRef::as_ref))
+        let name = self.proxies.forwarded_header().header_name();
+        let lines = headers
+            .get_all(name)
+            .into_iter()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()));
+        self.proxies.client_ip_of(peer, lines)
     }
 
     fn peer<B>(&self, req: &Request<B>) -> IpAddr {
