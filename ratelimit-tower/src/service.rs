@@ -120,10 +120,11 @@ where
             (req, derived) = self.shared.keys.derive(req);
         }
         // The request as the rules read it: borrowed, nothing copied.
-        let view = match extractor.try_view(&req, needed) {
-            Ok(view) => view.with_derived(derived),
+        let mut view = match extractor.try_view(&req, needed) {
+            Ok(view) => view,
             Err(e) => return too_large(e, &self.shared),
         };
+        view.set_derived(derived);
         let span = tracing::debug_span!(
             "ratelimit",
             method = %view.method(),

@@ -21,7 +21,7 @@ use http::{HeaderMap, Request};
 use ratelimit_core::{RequestView, ViewerFact};
 
 use super::names::Names;
-use super::{copy, host, RequestExtractor, TooLarge, MAX_VIEWER_VALUE};
+use super::{copy, host, RequestExtractor, TooLarge, ViewerHeaders, MAX_VIEWER_VALUE};
 use crate::{AppValues, Cost, VerifiedClaims};
 
 /// A request as the rules read it, borrowed from an `http::Request`: see
@@ -74,7 +74,8 @@ impl RequestExtractor {
         let (host, host_from_target) = host::host(req);
         let ext = req.extensions();
         let mut viewer = [None, None, None, None];
-        if self.proxies.is_none() || self.proxies.trusts_peer(peer) {
+        let viewer_read = self.viewer != ViewerHeaders::default();
+        if viewer_read && (self.proxies.is_none() || self.proxies.trusts_peer(peer)) {
             let v = &self.viewer;
             let names = [&v.country, &v.asnum, &v.ja4, &v.locale];
             for (slot, name) in viewer.iter_mut().zip(names) {
@@ -126,9 +127,8 @@ impl RequestExtractor {
 
 impl<'r> HttpView<'r> {
     /// Puts the key extractors' values in front of the `AppValues` ones.
-    pub(crate) fn with_derived(mut self, derived: Vec<(String, String)>) -> Self {
+    pub(crate) fn set_derived(&mut self, derived: Vec<(String, String)>) {
         self.derived = derived;
-        self
     }
 
     /// A path, query or host longer than `max`: 414, or 431 for a host
@@ -286,7 +286,8 @@ mod tests {
         let view = RequestExtractor::new().view(&req);
         assert_eq!(view.app_value("tenant"), Some("acme"));
         let derived = vec![("tenant".to_owned(), "derived".to_owned())];
-        let view = view.with_derived(derived);
+        let mut view = view;
+        view.set_derived(derived);
         assert_eq!(view.app_value("tenant"), Some("derived"));
         assert_eq!(view.app_value("other"), None);
     }
