@@ -170,7 +170,7 @@ impl TrustedProxies {
         }
         let chain = Chain::rightmost(lines, self.header);
         let mut nearest = peer;
-        for (i, entry) in chain.from_the_right().enumerate() {
+        for (i, entry) in chain.rightmost_first().enumerate() {
             let Some(ip) = entry.map(|ip| ip.to_canonical()) else {
                 return nearest;
             };

@@ -55,7 +55,7 @@ impl Chain {
     }
 
     /// The entries, rightmost first.
-    pub(super) fn from_the_right(&self) -> impl Iterator<Item = Option<IpAddr>> + '_ {
+    pub(super) fn rightmost_first(&self) -> impl Iterator<Item = Option<IpAddr>> + '_ {
         (1..=self.len).map(|k| self.entries[(self.next + MAX_CHAIN - k) % MAX_CHAIN])
     }
 }
@@ -190,7 +190,7 @@ mod tests {
             [line.as_str(), " , unknown"],
             ForwardedHeader::XForwardedFor,
         );
-        let entries: Vec<_> = chain.from_the_right().collect();
+        let entries: Vec<_> = chain.rightmost_first().collect();
         assert_eq!(entries.len(), MAX_CHAIN);
         assert_eq!(entries[0], None);
         assert_eq!(entries[1], "10.0.0.66".parse().ok());
