@@ -16,9 +16,9 @@ use bytes::Bytes;
 use http::header::{HeaderName, RETRY_AFTER};
 use http::{HeaderMap, HeaderValue};
 use ratelimit_core::verdict::HeaderItem;
-use ratelimit_core::Verdict;
+use ratelimit_core::{Outcome, Verdict};
 
-mod policy;
+mod kept;
 
 /// `RateLimit-Policy`.
 pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
@@ -41,15 +41,23 @@ pub fn apply(verdict: &Verdict, headers: &mut HeaderMap, legacy: bool, now_ms: u
     }
     // The same text as `Verdict::ratelimit_policy` / `Verdict::ratelimit`,
     // written straight into one buffer of the exact size each; the policy,
-    // which only changes with the matched rules, is reused (`policy`).
+    // which only changes with the matched rules, and the current value of a
+    // refusal are reused (`kept`).
     let items = &verdict.headers;
-    let policy = match items.is_empty() {
-        true => None,
-        false => policy::value(items, |items| {
-            structured(items, b'q', |h| (h.quota, h.window_s), b'w')
-        }),
+    let (policy, current) = match items.is_empty() {
+        true => (None, None),
+        false => {
+            let policy = kept::policy(items, policy_params, || {
+                structured(items, *b"qw", policy_params)
+            });
+            let current = || structured(items, *b"rt", current_params);
+            let current = match verdict.outcome {
+                Outcome::Forward => current(),
+                _ => kept::refused(items, current_params, current),
+            };
+            (policy, current)
+        }
     };
-    let current = structured(items, b'r', |h| (h.remaining, h.reset_s), b't');
     if let (Some(policy), Some(current)) = (policy, current) {
         headers.insert(RATELIMIT_POLICY, policy);
         headers.insert(RATELIMIT, current);
@@ -64,14 +72,23 @@ pub fn apply(verdict: &Verdict, headers: &mut HeaderMap, legacy: bool, now_ms: u
     }
 }
 
-/// `"id";a=1;b=2, "id2";a=3;b=4`: one item per header item, the two
-/// parameters `a` and `b` from `params`; `None` without items or when a
-/// rule id is not a valid header value.
+/// The parameters of a `RateLimit-Policy` item: `q` and `w`.
+fn policy_params(h: &HeaderItem) -> (u64, u64) {
+    (h.quota, h.window_s)
+}
+
+/// The parameters of a `RateLimit` item: `r` and `t`.
+fn current_params(h: &HeaderItem) -> (u64, u64) {
+    (h.remaining, h.reset_s)
+}
+
+/// `"id";a=1;b=2, "id2";a=3;b=4`: one item per header item, the values of
+/// the parameters named `a` and `b` from `params`; `None` without items or
+/// when a rule id is not a valid header value.
 fn structured(
     items: &[HeaderItem],
-    a: u8,
+    [a, b]: [u8; 2],
     params: impl Fn(&HeaderItem) -> (u64, u64),
-    b: u8,
 ) -> Option<HeaderValue> {
     if items.is_empty() {
         return None;
@@ -172,12 +189,15 @@ mod tests {
         )
         .unwrap();
         let clock = ManualClock::new(1_767_225_600_000);
-        let limiter = Limiter::builder(rules).clock(clock).build();
+        let limiter = Limiter::builder(rules).clock(clock.clone()).build();
         let ip = "192.0.2.1".parse().unwrap();
         let mut out = Vec::new();
-        for path in ["/", "/login", "/login", "/", "/login"] {
+        // Then refusals of the same rules, seconds apart: the same ids,
+        // other seconds to wait.
+        for path in ["/", "/login", "/login", "/", "/login", "/", "/", "/login"] {
             let req = RequestAttrs::new(ip).with_path(path);
             out.push(limiter.check(&req).into_ready().unwrap());
+            clock.advance(std::time::Duration::from_millis(2500));
         }
         out
     }
@@ -187,9 +207,11 @@ mod tests {
         let verdicts = verdicts();
         assert!(verdicts.iter().any(|v| v.headers.len() == 3));
         assert!(verdicts.iter().any(|v| !v.is_forward()));
-        for v in verdicts {
+        // Twice over: the second time the kept values are read, and each
+        // must still be the verdict's own.
+        for v in verdicts.iter().chain(&verdicts) {
             let mut headers = HeaderMap::new();
-            apply(&v, &mut headers, false, 0);
+            apply(v, &mut headers, false, 0);
             let text = |name| {
                 headers
                     .get(name)
