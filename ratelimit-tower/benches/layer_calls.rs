@@ -27,7 +27,11 @@
 //! `X-Forwarded-For: <client>, 10.0.0.1`: the client address is read from
 //! the header.
 //!
+//! With `BOXED` set, the inner service is a `tower::util::BoxCloneService`
+//! with some state, as axum's routes are (cloning one allocates).
+//!
 //! ```text
+//! BOXED=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
 //! PROXIES=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
 //! REFUSE=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
 //! ```
@@ -42,6 +46,7 @@ use http_body_util::Full;
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{ClientIp, Limiter, ManualClock};
 use ratelimit_tower::{RateLimitLayer, TrustedProxies};
+use tower::util::BoxCloneService;
 use tower::{Layer, Service, ServiceExt};
 
 const RULES: &str = r#"[
@@ -76,6 +81,34 @@ fn request(i: u32, proxies: bool) -> Request<()> {
         .expect("request")
 }
 
+/// The handler boxed, with some state (a body to answer), as an axum
+/// route is: cloning it allocates.
+fn boxed_handler() -> BoxCloneService<Request<()>, Response<Full<Bytes>>, Infallible> {
+    let body = Bytes::from_static(b"ok");
+    BoxCloneService::new(tower::service_fn(move |_req: Request<()>| {
+        let body = body.clone();
+        async move { Ok::<_, Infallible>(Response::new(Full::new(body))) }
+    }))
+}
+
+/// `n` requests through `svc`; how many were forwarded.
+async fn drive<S, B>(mut svc: S, n: u32, refuse: bool, proxies: bool) -> u32
+where
+    S: Service<Request<()>, Response = Response<B>>,
+    S::Error: std::fmt::Debug,
+{
+    let mut forwarded = 0u32;
+    for i in 0..n {
+        let ready = svc.ready().await.expect("ready");
+        let res = ready
+            .call(request(if refuse { 0 } else { i }, proxies))
+            .await
+            .expect("answer");
+        forwarded += u32::from(res.status().is_success());
+    }
+    forwarded
+}
+
 fn main() {
     let n: u32 = std::env::var("REQUESTS")
         .ok()
@@ -84,6 +117,7 @@ fn main() {
     let plain = std::env::var_os("PLAIN").is_some();
     let refuse = std::env::var_os("REFUSE").is_some();
     let proxies = std::env::var_os("PROXIES").is_some();
+    let boxed = std::env::var_os("BOXED").is_some();
     let rules = RuleSet::from_json(if refuse { REFUSING_RULES } else { RULES }).expect("rules");
     let clock = ManualClock::new(1_767_225_600_000);
     let limiter = Limiter::builder(rules).clock(clock).build();
@@ -93,33 +127,17 @@ fn main() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime");
+    let mut layer = RateLimitLayer::new(limiter);
+    if proxies {
+        layer = layer.trusted_proxies(TrustedProxies::hops(2));
+    }
     let forwarded = rt.block_on(async move {
-        let mut layer = RateLimitLayer::new(limiter);
-        if proxies {
-            layer = layer.trusted_proxies(TrustedProxies::hops(2));
+        match (plain, boxed) {
+            (true, false) => drive(handler, n, refuse, proxies).await,
+            (false, false) => drive(layer.layer(handler), n, refuse, proxies).await,
+            (true, true) => drive(boxed_handler(), n, refuse, proxies).await,
+            (false, true) => drive(layer.layer(boxed_handler()), n, refuse, proxies).await,
         }
-        let mut layered = layer.layer(handler);
-        let mut handler = handler;
-        let mut forwarded = 0u32;
-        for i in 0..n {
-            let ok = if plain {
-                let svc = handler.ready().await.expect("ready");
-                svc.call(request(if refuse { 0 } else { i }, proxies))
-                    .await
-                    .expect("answer")
-                    .status()
-                    .is_success()
-            } else {
-                let svc = layered.ready().await.expect("ready");
-                svc.call(request(if refuse { 0 } else { i }, proxies))
-                    .await
-                    .expect("answer")
-                    .status()
-                    .is_success()
-            };
-            forwarded += u32::from(ok);
-        }
-        forwarded
     });
     println!("{forwarded} of {n} requests forwarded");
 }

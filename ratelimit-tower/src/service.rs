@@ -137,10 +137,7 @@ where
         let entered = span.enter();
         let check = snapshot.check(&view);
         drop((view, snapshot));
-        // The instance that was driven to readiness serves this request.
-        let clone = self.inner.clone();
-        let inner = std::mem::replace(&mut self.inner, clone);
-        let state = ResponseFuture::start(check, req, inner, &self.shared, &span);
+        let state = ResponseFuture::start(check, req, &mut self.inner, &self.shared, &span);
         drop(entered);
         ResponseFuture::new(state, self.shared.clone(), span)
     }
