@@ -14,10 +14,15 @@ pub(super) fn host<B>(req: &Request<B>) -> (Cow<'_, str>, bool) {
     if let Some(authority) = req.uri().authority() {
         return (normalize(authority.as_str()), true);
     }
+    // `from_utf8` first: the lossy decoder's chunk walk costs more for the
+    // usual valid host.
     let raw = req
         .headers()
         .get(HOST)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()))
+        .map(|v| match std::str::from_utf8(v.as_bytes()) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(v.as_bytes()),
+        })
         .unwrap_or_default();
     let host = match raw {
         Cow::Borrowed(raw) => normalize(raw),
