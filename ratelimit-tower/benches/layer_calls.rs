@@ -19,8 +19,9 @@
 //!
 //! With `REFUSE` set, every request but the first is refused instead: the
 //! site-wide rule allows one request per address per minute, every request
-//! comes from the same address, and the clock stands still, so the layer answers
-//! 429 with its JSON body and headers (the inner service is never called).
+//! comes from the same address, and the clock stands still, so the layer
+//! answers 429 with its JSON body and headers (the inner service is never
+//! called).
 //!
 //! With `PROXIES` set, the peer is a trusted proxy
 //! (`TrustedProxies::hops(2)`) and each request carries
@@ -35,6 +36,20 @@
 //! PROXIES=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
 //! REFUSE=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
 //! ```
+//!
+//! Figures (2026-11-30, instructions and allocations per request; runs vary
+//! by about 70 instructions, hash seeds):
+//!
+//! | mode | layer, before issue 13's work | layer, after | inner service alone (`PLAIN=1`) |
+//! | --- | --- | --- | --- |
+//! | allowed | 20,450 / 25.1 | 16,687 / 18.1 | 5,215 / 10 |
+//! | `REFUSE=1` | 20,826 / 29 | 15,407 / 17 | |
+//! | `PROXIES=1` | 26,904 / 33.1 | 22,286 / 23.1 | 8,641 / 15 |
+//! | `BOXED=1` | 21,030 / 27.1 | 16,885 / 19.1 | 5,474 / 11 |
+//! | `BOXED=1 REFUSE=1` | 21,064 / 30 | 15,455 / 17 | |
+//!
+//! Of the layer's own allowed path, the core's decision (`Snapshot::check`)
+//! is about 6,300 instructions and 5 allocations.
 #![allow(clippy::print_stdout)]
 
 use std::convert::Infallible;
