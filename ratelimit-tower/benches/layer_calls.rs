@@ -31,7 +31,12 @@
 //! With `BOXED` set, the inner service is a `tower::util::BoxCloneService`
 //! with some state, as axum's routes are (cloning one allocates).
 //!
+//! With `AXUM` set, the `http` bench's shape instead (see `axum_shape`):
+//! ours, or with `GOVERNOR` `tower_governor` configured as there, or with
+//! `PLAIN` the handler alone; `REFUSE` refuses as there.
+//!
 //! ```text
+//! AXUM=1 GOVERNOR=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
 //! BOXED=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
 //! PROXIES=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
 //! REFUSE=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
@@ -106,8 +111,8 @@ fn boxed_handler() -> BoxCloneService<Request<()>, Response<Full<Bytes>>, Infall
     }))
 }
 
-/// `n` requests through `svc`; how many were forwarded.
-async fn drive<S, B>(mut svc: S, n: u32, refuse: bool, proxies: bool) -> u32
+/// `n` requests made by `request` through `svc`; how many were forwarded.
+async fn drive<S, B>(mut svc: S, n: u32, request: impl Fn(u32) -> Request<()>) -> u32
 where
     S: Service<Request<()>, Response = Response<B>>,
     S::Error: std::fmt::Debug,
@@ -115,13 +120,68 @@ where
     let mut forwarded = 0u32;
     for i in 0..n {
         let ready = svc.ready().await.expect("ready");
-        let res = ready
-            .call(request(if refuse { 0 } else { i }, proxies))
-            .await
-            .expect("answer");
+        let res = ready.call(request(i)).await.expect("answer");
         forwarded += u32::from(res.status().is_success());
     }
     forwarded
+}
+
+/// The `http` bench's shape (`AXUM`): one token bucket keyed on the
+/// address, no `RateLimit` headers; requests as wrk sends them, the peer in
+/// axum's `ConnectInfo`; an axum body. Against the handler alone (`PLAIN`)
+/// or `tower_governor` (`GOVERNOR`), configured as in that bench.
+mod axum_shape {
+    use super::*;
+    use axum::extract::ConnectInfo;
+    use std::net::SocketAddr;
+    use tower_governor::governor::GovernorConfigBuilder;
+    use tower_governor::GovernorLayer;
+
+    fn rules(refuse: bool) -> String {
+        let (limit, period) = if refuse {
+            (1, "1h")
+        } else {
+            (1_000_000_000, "1s")
+        };
+        format!(
+            r#"[{{"id": "per-ip", "expression": "true", "algorithm": "token_bucket",
+                 "limit": {limit}, "burst": {limit}, "period": "{period}", "key": ["ip"]}}]"#
+        )
+    }
+
+    fn request(i: u32) -> Request<()> {
+        let ip = IpAddr::from([198, 51, (i / 250 % 250) as u8, (i % 250) as u8]);
+        Request::builder()
+            .uri("/")
+            .header("host", "127.0.0.1:8080")
+            .extension(ConnectInfo(SocketAddr::new(ip, 40000)))
+            .body(())
+            .expect("request")
+    }
+
+    pub(super) async fn run(n: u32, plain: bool, governor: bool, refuse: bool) -> u32 {
+        let handler = tower::service_fn(|_req: Request<()>| async {
+            Ok::<_, Infallible>(Response::new(axum::body::Body::from("hello")))
+        });
+        let request = move |i| request(if refuse { 0 } else { i });
+        if plain {
+            return drive(handler, n, request).await;
+        }
+        if governor {
+            let mut builder = GovernorConfigBuilder::default();
+            if refuse {
+                builder.per_second(3600).burst_size(1);
+            } else {
+                builder.per_nanosecond(1).burst_size(u32::MAX);
+            }
+            let config = std::sync::Arc::new(builder.finish().expect("governor config"));
+            return drive(GovernorLayer::new(config).layer(handler), n, request).await;
+        }
+        let clock = ManualClock::new(1_767_225_600_000);
+        let rules = RuleSet::from_json(&rules(refuse)).expect("rules");
+        let limiter = Limiter::builder(rules).clock(clock).build();
+        drive(RateLimitLayer::new(limiter).layer(handler), n, request).await
+    }
 }
 
 fn main() {
@@ -146,12 +206,17 @@ fn main() {
     if proxies {
         layer = layer.trusted_proxies(TrustedProxies::hops(2));
     }
+    let request = move |i| request(if refuse { 0 } else { i }, proxies);
     let forwarded = rt.block_on(async move {
+        if std::env::var_os("AXUM").is_some() {
+            let governor = std::env::var_os("GOVERNOR").is_some();
+            return axum_shape::run(n, plain, governor, refuse).await;
+        }
         match (plain, boxed) {
-            (true, false) => drive(handler, n, refuse, proxies).await,
-            (false, false) => drive(layer.layer(handler), n, refuse, proxies).await,
-            (true, true) => drive(boxed_handler(), n, refuse, proxies).await,
-            (false, true) => drive(layer.layer(boxed_handler()), n, refuse, proxies).await,
+            (true, false) => drive(handler, n, request).await,
+            (false, false) => drive(layer.layer(handler), n, request).await,
+            (true, true) => drive(boxed_handler(), n, request).await,
+            (false, true) => drive(layer.layer(boxed_handler()), n, request).await,
         }
     });
     println!("{forwarded} of {n} requests forwarded");

@@ -200,7 +200,13 @@ impl RequestExtractor {
     /// [`shared_bucket_without_peer`](Self::shared_bucket_without_peer) is
     /// off: the layer then answers 500 instead of keying it as `0.0.0.0`.
     pub fn has_peer<B>(&self, req: &Request<B>) -> bool {
-        self.shared_without_peer || find_peer(req).is_some()
+        self.accepts(find_peer(req))
+    }
+
+    /// [`RequestExtractor::has_peer`] for a peer address already looked up
+    /// (see [`find_peer`]).
+    pub(crate) fn accepts(&self, peer: Option<IpAddr>) -> bool {
+        self.shared_without_peer || peer.is_some()
     }
 
     /// Reads these viewer headers.
@@ -301,8 +307,9 @@ impl RequestExtractor {
         self.proxies.client_ip_of(peer, lines)
     }
 
-    fn peer<B>(&self, req: &Request<B>) -> IpAddr {
-        if let Some(ip) = find_peer(req) {
+    /// The peer address found in the request (`find_peer`), or `0.0.0.0`.
+    fn peer(&self, found: Option<IpAddr>) -> IpAddr {
+        if let Some(ip) = found {
             return ip;
         }
         if !self.warned_no_peer.swap(true, Ordering::Relaxed) {
@@ -318,7 +325,7 @@ impl RequestExtractor {
 
 /// The peer address: [`ClientIp`], axum's `ConnectInfo<SocketAddr>`
 /// (feature `axum`), then a plain `SocketAddr`.
-fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
+pub(crate) fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
     let ext = req.extensions();
     if let Some(ClientIp(ip)) = ext.get::<ClientIp>() {
         return Some(*ip);

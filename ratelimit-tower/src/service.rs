@@ -10,6 +10,7 @@ use ratelimit_core::{Limiter, RequestView};
 use tower_service::Service;
 use tracing::Span;
 
+use crate::extract::find_peer;
 use crate::future::{too_large_answer, ResponseFuture};
 use crate::layer::Shared;
 use crate::missing_peer::missing_peer_answer;
@@ -93,7 +94,9 @@ where
     }
 
     fn call(&mut self, req: Request<ReqB>) -> Self::Future {
-        if !self.shared.extractor.has_peer(&req) {
+        // One look for the peer address, for this check and the view.
+        let peer = find_peer(&req);
+        if !self.shared.extractor.accepts(peer) {
             return ResponseFuture::answered(
                 missing_peer_answer(),
                 self.shared.clone(),
@@ -119,8 +122,13 @@ where
             }
             (req, derived) = self.shared.keys.derive(req);
         }
-        // The request as the rules read it: borrowed, nothing copied.
-        let mut view = match extractor.try_view(&req, needed) {
+        // The request as the rules read it: borrowed, nothing copied. (The
+        // key extractors hand back the request: its peer is looked up again.)
+        let peer = match self.shared.keys.is_empty() {
+            true => peer,
+            false => find_peer(&req),
+        };
+        let mut view = match extractor.try_view_at(&req, needed, peer) {
             Ok(view) => view,
             Err(e) => return too_large(e, &self.shared),
         };

@@ -34,12 +34,14 @@ pub(super) fn host<B>(req: &Request<B>) -> (Cow<'_, str>, bool) {
 /// `user@API.Example.com.:8080` → `api.example.com`; `[2001:DB8::1]:443`
 /// → `2001:db8::1`.
 pub(super) fn normalize(raw: &str) -> Cow<'_, str> {
-    // The usual host, already normal: one pass, nothing to cut. (No blank,
-    // `@`, brackets or `:`, no upper case, no trailing dot.)
-    let plain = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-' || *b == b'.';
-    if raw.as_bytes().iter().all(plain) && !raw.ends_with('.') {
-        return Cow::Borrowed(raw);
+    match usual(raw) {
+        Some(host) => Cow::Borrowed(host),
+        None => slow(raw),
     }
+}
+
+/// Any host: see [`normalize`].
+fn slow(raw: &str) -> Cow<'_, str> {
     // Byte positions of ASCII delimiters are character boundaries: the
     // same cuts as `rsplit_once('@')`, `split_once(']')` and
     // `rsplit_once(':')`, without the general pattern search.
@@ -65,9 +67,42 @@ pub(super) fn normalize(raw: &str) -> Cow<'_, str> {
     }
 }
 
+/// The usual host, in one pass: lower-case letters, digits, `-` and `.`,
+/// then maybe `:` and a port of digits (no blank, `@`, brackets, upper
+/// case); the name without the port and one trailing dot, as `normalize`
+/// reads it. `None` for anything else.
+fn usual(raw: &str) -> Option<&str> {
+    let bytes = raw.as_bytes();
+    let mut colon = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        let ok = match colon {
+            None => b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.',
+            Some(_) => b.is_ascii_digit(),
+        };
+        if !ok {
+            if b != b':' || colon.is_some() {
+                return None;
+            }
+            colon = Some(i);
+        }
+    }
+    let host = raw.get(..colon.unwrap_or(bytes.len()))?;
+    Some(host.strip_suffix('.').unwrap_or(host))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn the_one_pass_reading_agrees_with_the_general_one(raw in "[a-zA-Z0-9.:@ \\[\\]-]{0,12}") {
+            if let Some(host) = usual(&raw) {
+                prop_assert_eq!(host, slow(&raw));
+            }
+        }
+    }
 
     #[test]
     fn hosts_are_normalized() {
@@ -94,6 +129,22 @@ mod tests {
         ];
         for (raw, want) in cases {
             assert_eq!(normalize(raw), want, "{raw:?}");
+        }
+        // The one-pass reading agrees wherever it answers.
+        let more = [
+            "127.0.0.1:8080",
+            "a.b.:1",
+            "a:1:2",
+            "a:b",
+            "::1",
+            ":80",
+            "a..:",
+            "x-y",
+        ];
+        for raw in cases.iter().map(|(raw, _)| *raw).chain(more) {
+            if let Some(host) = usual(raw) {
+                assert_eq!(host, slow(raw), "{raw:?}");
+            }
         }
     }
 }

@@ -21,7 +21,7 @@ use http::{HeaderMap, Request};
 use ratelimit_core::{RequestView, ViewerFact};
 
 use super::names::Names;
-use super::{copy, host, RequestExtractor, TooLarge, ViewerHeaders, MAX_VIEWER_VALUE};
+use super::{copy, find_peer, host, RequestExtractor, TooLarge, ViewerHeaders, MAX_VIEWER_VALUE};
 use crate::{AppValues, Cost, VerifiedClaims};
 
 /// A request as the rules read it, borrowed from an `http::Request`: see
@@ -68,8 +68,13 @@ impl RequestExtractor {
     /// The request as the rules read it, borrowed: nothing is copied and
     /// nothing is cut (see [`RequestExtractor::try_view`] for the bounds).
     pub fn view<'r, B>(&self, req: &'r Request<B>) -> HttpView<'r> {
+        self.view_at(req, find_peer(req))
+    }
+
+    /// [`RequestExtractor::view`] with the peer address already looked up.
+    fn view_at<'r, B>(&self, req: &'r Request<B>, peer: Option<IpAddr>) -> HttpView<'r> {
         let headers = req.headers();
-        let peer = self.peer(req);
+        let peer = self.peer(peer);
         let client_ip = self.client_ip(headers, peer);
         let (host, host_from_target) = host::host(req);
         let ext = req.extensions();
@@ -113,7 +118,18 @@ impl RequestExtractor {
         req: &'r Request<B>,
         only: &[String],
     ) -> Result<HttpView<'r>, TooLarge> {
-        let mut view = self.view(req);
+        self.try_view_at(req, only, find_peer(req))
+    }
+
+    /// [`RequestExtractor::try_view`] with the peer address already looked
+    /// up (see [`find_peer`]).
+    pub(crate) fn try_view_at<'r, B>(
+        &self,
+        req: &'r Request<B>,
+        only: &[String],
+        peer: Option<IpAddr>,
+    ) -> Result<HttpView<'r>, TooLarge> {
+        let mut view = self.view_at(req, peer);
         if let Some(e) = view.uri_too_large(self.max_uri) {
             return Err(e);
         }
