@@ -73,22 +73,30 @@ fn slow(raw: &str) -> Cow<'_, str> {
 /// reads it. `None` for anything else.
 fn usual(raw: &str) -> Option<&str> {
     let bytes = raw.as_bytes();
-    let mut colon = None;
-    for (i, &b) in bytes.iter().enumerate() {
-        let ok = match colon {
-            None => b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.',
-            Some(_) => b.is_ascii_digit(),
-        };
-        if !ok {
-            if b != b':' || colon.is_some() {
-                return None;
-            }
-            colon = Some(i);
+    let name = bytes
+        .iter()
+        .position(|&b| !NAME_BYTE[usize::from(b)])
+        .unwrap_or(bytes.len());
+    if let Some((&colon, port)) = bytes.get(name..).and_then(<[u8]>::split_first) {
+        if colon != b':' || !port.iter().all(u8::is_ascii_digit) {
+            return None;
         }
     }
-    let host = raw.get(..colon.unwrap_or(bytes.len()))?;
+    let host = raw.get(..name)?;
     Some(host.strip_suffix('.').unwrap_or(host))
 }
+
+/// The bytes of a usual host name: lower-case letters, digits, `-`, `.`.
+const NAME_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'.';
+        b += 1;
+    }
+    table
+};
 
 #[cfg(test)]
 mod tests {
