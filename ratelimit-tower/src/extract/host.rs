@@ -3,32 +3,42 @@
 use std::borrow::Cow;
 
 use http::header::HOST;
-use http::Request;
+use http::uri::Authority;
+use http::HeaderMap;
 
 /// The request's host, lower-cased, without port and without one trailing
-/// dot, and whether it came from the request target. The target's authority
-/// (absolute form, HTTP/2's `:authority`) wins over the `Host` header, as
-/// RFC 9112 section 3.2.2 says; invalid UTF-8 is decoded lossily. Borrowed
-/// from the request unless it has upper-case letters or is not UTF-8.
-pub(super) fn host<B>(req: &Request<B>) -> (Cow<'_, str>, bool) {
-    if let Some(authority) = req.uri().authority() {
-        return (normalize(authority.as_str()), true);
+/// dot, from the request target's `authority` or else `headers`. The
+/// target's authority (absolute form, HTTP/2's `:authority`) wins over the
+/// `Host` header, as RFC 9112 section 3.2.2 says; invalid UTF-8 is decoded
+/// lossily. Borrowed from the request unless it has upper-case letters or
+/// is not UTF-8.
+pub(super) fn host<'r>(authority: Option<&'r Authority>, headers: &'r HeaderMap) -> Cow<'r, str> {
+    if let Some(authority) = authority {
+        return normalize(authority.as_str());
     }
     // `from_utf8` first: the lossy decoder's chunk walk costs more for the
     // usual valid host.
-    let raw = req
-        .headers()
+    let raw = headers
         .get(HOST)
         .map(|v| match std::str::from_utf8(v.as_bytes()) {
             Ok(s) => Cow::Borrowed(s),
             Err(_) => String::from_utf8_lossy(v.as_bytes()),
         })
         .unwrap_or_default();
-    let host = match raw {
+    match raw {
         Cow::Borrowed(raw) => normalize(raw),
         Cow::Owned(raw) => Cow::Owned(normalize(&raw).into_owned()),
-    };
-    (host, false)
+    }
+}
+
+/// At least the length of [`host`], without reading it: normalizing only
+/// cuts (an authority is ASCII); decoding a header lossily turns a bad byte
+/// into at most 3.
+pub(super) fn longest(authority: Option<&Authority>, headers: &HeaderMap) -> usize {
+    match authority {
+        Some(authority) => authority.as_str().len(),
+        None => headers.get(HOST).map_or(0, |v| v.len().saturating_mul(3)),
+    }
 }
 
 /// `user@API.Example.com.:8080` → `api.example.com`; `[2001:DB8::1]:443`
@@ -104,6 +114,15 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        #[test]
+        fn the_bound_is_never_below_the_host(raw in proptest::collection::vec(any::<u8>(), 0..24)) {
+            let mut headers = HeaderMap::new();
+            if let Ok(value) = http::HeaderValue::from_bytes(&raw) {
+                headers.insert(HOST, value);
+            }
+            prop_assert!(longest(None, &headers) >= host(None, &headers).len());
+        }
+
         #[test]
         fn the_one_pass_reading_agrees_with_the_general_one(raw in "[a-zA-Z0-9.:@ \\[\\]-]{0,12}") {
             if let Some(host) = usual(&raw) {

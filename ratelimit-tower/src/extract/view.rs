@@ -2,10 +2,10 @@
 //! `http::Request`, what the layer checks.
 //!
 //! Method, path, query, headers, claims and application values are read in
-//! place; only what has to be normalized is computed, once, when the view
-//! is built: the client address, the host (borrowed unless it has
-//! upper-case letters or is not UTF-8) and the viewer facts (borrowed
-//! unless not UTF-8). Every field reads exactly as in the
+//! place; only what has to be normalized is computed, once: the client
+//! address and the viewer facts (borrowed unless not UTF-8) when the view is
+//! built, the host (borrowed unless it has upper-case letters or is not
+//! UTF-8) when a rule first reads it, or when it may be too long. Every field reads exactly as in the
 //! [`RequestAttrs`](ratelimit_core::RequestAttrs) that
 //! [`RequestExtractor::extract_only`] builds from the same request with
 //! the same headers, as long as nothing had to be cut.
@@ -14,9 +14,10 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::ops::ControlFlow;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use http::header::HeaderName;
+use http::uri::Authority;
 use http::{HeaderMap, Request};
 use ratelimit_core::{RequestView, ViewerFact};
 
@@ -48,8 +49,10 @@ use crate::{AppValues, Cost, VerifiedClaims};
 pub struct HttpView<'r> {
     client_ip: IpAddr,
     method: &'r str,
-    host: Cow<'r, str>,
-    host_from_target: bool,
+    /// Normalized when a rule first reads it (most rules never do).
+    host: OnceLock<Cow<'r, str>>,
+    /// The request target's authority, which wins over the `Host` header.
+    authority: Option<&'r Authority>,
     path: &'r str,
     query: &'r str,
     headers: &'r HeaderMap,
@@ -76,7 +79,6 @@ impl RequestExtractor {
         let headers = req.headers();
         let peer = self.peer(peer);
         let client_ip = self.client_ip(headers, peer);
-        let (host, host_from_target) = host::host(req);
         let ext = req.extensions();
         let mut viewer = [None, None, None, None];
         let viewer_read = self.viewer != ViewerHeaders::default();
@@ -90,8 +92,8 @@ impl RequestExtractor {
         HttpView {
             client_ip,
             method: req.method().as_str(),
-            host,
-            host_from_target,
+            host: OnceLock::new(),
+            authority: req.uri().authority(),
             path: req.uri().path(),
             query: req.uri().query().unwrap_or(""),
             headers,
@@ -152,14 +154,20 @@ impl<'r> HttpView<'r> {
     pub(super) fn uri_too_large(&self, max: usize) -> Option<TooLarge> {
         if self.path.len() > max || self.query.len() > max {
             Some(TooLarge::Uri)
-        } else if self.host.len() > max {
-            Some(match self.host_from_target {
-                true => TooLarge::Uri,
-                false => TooLarge::Headers,
+        } else if host::longest(self.authority, self.headers) > max && self.host_str().len() > max {
+            Some(match self.authority {
+                Some(_) => TooLarge::Uri,
+                None => TooLarge::Headers,
             })
         } else {
             None
         }
+    }
+
+    /// The normalized host, read once.
+    fn host_str(&self) -> &str {
+        self.host
+            .get_or_init(|| host::host(self.authority, self.headers))
     }
 
     /// `name` parsed, when it is one the rules read.
@@ -190,7 +198,7 @@ impl RequestView for HttpView<'_> {
     }
 
     fn host(&self) -> &str {
-        &self.host
+        self.host_str()
     }
 
     fn path(&self) -> &str {
@@ -285,15 +293,19 @@ mod tests {
     fn path_query_headers_and_a_lower_case_host_are_borrowed() {
         let req = request("api.example.com:8443");
         let view = RequestExtractor::new().view(&req);
-        assert!(matches!(view.host, Cow::Borrowed("api.example.com")));
+        assert_eq!(view.host(), "api.example.com");
+        assert!(matches!(
+            view.host.get(),
+            Some(Cow::Borrowed("api.example.com"))
+        ));
         assert!(std::ptr::eq(view.path(), req.uri().path()));
         assert!(std::ptr::eq(view.query(), req.uri().query().unwrap()));
         let header = view.header("x-user").unwrap();
         assert!(std::ptr::eq(header, req.headers()["x-user"].as_bytes()));
         let upper = request("API.example.com");
         let view = RequestExtractor::new().view(&upper);
-        assert!(matches!(view.host, Cow::Owned(_)));
         assert_eq!(view.host(), "api.example.com");
+        assert!(matches!(view.host.get(), Some(Cow::Owned(_))));
     }
 
     #[test]
