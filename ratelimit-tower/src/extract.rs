@@ -200,7 +200,13 @@ impl RequestExtractor {
     /// [`shared_bucket_without_peer`](Self::shared_bucket_without_peer) is
     /// off: the layer then answers 500 instead of keying it as `0.0.0.0`.
     pub fn has_peer<B>(&self, req: &Request<B>) -> bool {
-        self.shared_without_peer || find_peer(req).is_some()
+        self.accepts(find_peer(req))
+    }
+
+    /// [`RequestExtractor::has_peer`] for a peer address already looked up
+    /// (see [`find_peer`]).
+    pub(crate) fn accepts(&self, peer: Option<IpAddr>) -> bool {
+        self.shared_without_peer || peer.is_some()
     }
 
     /// Reads these viewer headers.
@@ -293,17 +299,17 @@ impl RequestExtractor {
         if !self.proxies.trusts_peer(peer) {
             return peer.to_canonical();
         }
-        let lines: Vec<std::borrow::Cow<'_, str>> = headers
-            .get_all(self.proxies.forwarded_header().name())
-            .iter()
-            .map(|v| String::from_utf8_lossy(v.as_bytes()))
-            .collect();
-        self.proxies
-            .client_ip(peer, lines.iter().map(AsRef::as_ref))
+        let name = self.proxies.forwarded_header().header_name();
+        let lines = headers
+            .get_all(name)
+            .into_iter()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()));
+        self.proxies.client_ip_of(peer, lines)
     }
 
-    fn peer<B>(&self, req: &Request<B>) -> IpAddr {
-        if let Some(ip) = find_peer(req) {
+    /// The peer address found in the request (`find_peer`), or `0.0.0.0`.
+    fn peer(&self, found: Option<IpAddr>) -> IpAddr {
+        if let Some(ip) = found {
             return ip;
         }
         if !self.warned_no_peer.swap(true, Ordering::Relaxed) {
@@ -319,7 +325,7 @@ impl RequestExtractor {
 
 /// The peer address: [`ClientIp`], axum's `ConnectInfo<SocketAddr>`
 /// (feature `axum`), then a plain `SocketAddr`.
-fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
+pub(crate) fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
     let ext = req.extensions();
     if let Some(ClientIp(ip)) = ext.get::<ClientIp>() {
         return Some(*ip);
@@ -345,6 +351,7 @@ pub(crate) fn cut(s: &str, max: usize) -> &str {
 
 mod copy;
 mod host;
+mod names;
 #[cfg(test)]
 mod tests;
 mod view;

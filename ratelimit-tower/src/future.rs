@@ -37,7 +37,7 @@ pin_project! {
 
 pin_project! {
     #[project = StateProj]
-    enum State<S, ReqB>
+    pub(crate) enum State<S, ReqB>
     where
         S: Service<Request<ReqB>>,
     {
@@ -71,20 +71,25 @@ impl<S, ReqB, M> ResponseFuture<S, ReqB, M>
 where
     S: Service<Request<ReqB>>,
 {
-    /// A future for `request`, checked by `check`: when the verdict is
-    /// already there (the in-memory backend) the inner service is called
-    /// now, or the refusal is set up, with no async step in between.
-    pub(crate) fn new(
+    /// The first state of the future for `request`, checked by `check`
+    /// (called inside `span`): when the verdict is already there (the
+    /// in-memory backend) `inner`, the instance driven to readiness, is
+    /// called now, or the refusal is set up, with no async step in between.
+    /// Otherwise the future takes that instance along for later and leaves a
+    /// clone in its place.
+    pub(crate) fn start(
         check: VerdictFuture,
         request: Request<ReqB>,
-        inner: S,
-        shared: Arc<Shared<M>>,
-        span: Span,
-    ) -> Self {
-        let entered = span.enter();
-        let state = match check.into_ready() {
+        inner: &mut S,
+        shared: &Shared<M>,
+        span: &Span,
+    ) -> State<S, ReqB>
+    where
+        S: Clone,
+    {
+        match check.into_ready() {
             Ok(verdict) => {
-                observe(&shared, &span, &verdict);
+                observe(shared, span, &verdict);
                 if verdict.outcome == Outcome::Forward {
                     call(inner, request, verdict)
                 } else {
@@ -93,13 +98,19 @@ where
                     }
                 }
             }
-            Err(check) => State::Checking {
-                check,
-                request: Some(request),
-                inner: Some(inner),
-            },
-        };
-        drop(entered);
+            Err(check) => {
+                let clone = inner.clone();
+                State::Checking {
+                    check,
+                    request: Some(request),
+                    inner: Some(std::mem::replace(inner, clone)),
+                }
+            }
+        }
+    }
+
+    /// The future from its first state (see [`ResponseFuture::start`]).
+    pub(crate) fn new(state: State<S, ReqB>, shared: Arc<Shared<M>>, span: Span) -> Self {
         Self {
             state,
             shared,
@@ -143,11 +154,11 @@ where
                         this.state.set(State::Done);
                         return Poll::Ready(Ok(answer(this.shared, &verdict)));
                     }
-                    let (Some(request), Some(inner)) = (request.take(), inner.take()) else {
+                    let (Some(request), Some(mut inner)) = (request.take(), inner.take()) else {
                         this.state.set(State::Done);
                         return Poll::Pending;
                     };
-                    this.state.set(call(inner, request, verdict));
+                    this.state.set(call(&mut inner, request, verdict));
                 }
                 StateProj::Calling {
                     future,
@@ -189,7 +200,7 @@ where
 /// when `charge: response` rules matched (and only then: no allocation on
 /// the common path). A request that already carries one (from a rate
 /// limit layer further out) keeps it: both layers charge the one total.
-fn call<S, ReqB>(mut inner: S, mut request: Request<ReqB>, verdict: Verdict) -> State<S, ReqB>
+fn call<S, ReqB>(inner: &mut S, mut request: Request<ReqB>, verdict: Verdict) -> State<S, ReqB>
 where
     S: Service<Request<ReqB>>,
 {

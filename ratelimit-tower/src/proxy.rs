@@ -37,10 +37,17 @@
 //! assert_eq!(ip, "203.0.113.9".parse::<std::net::IpAddr>().unwrap());
 //! ```
 
-use std::collections::VecDeque;
 use std::net::IpAddr;
 
+use http::header::HeaderName;
 use ratelimit_core::Cidr;
+
+use chain::Chain;
+
+mod chain;
+
+/// `X-Forwarded-For`, parsed once.
+const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 
 /// Most forwarding entries looked at, from the right.
 pub const MAX_CHAIN: usize = 64;
@@ -62,6 +69,14 @@ impl ForwardedHeader {
         match self {
             ForwardedHeader::XForwardedFor => "x-forwarded-for",
             ForwardedHeader::Forwarded => "forwarded",
+        }
+    }
+
+    /// The header's name, parsed.
+    pub(crate) fn header_name(self) -> HeaderName {
+        match self {
+            ForwardedHeader::XForwardedFor => X_FORWARDED_FOR,
+            ForwardedHeader::Forwarded => http::header::FORWARDED,
         }
     }
 }
@@ -139,13 +154,23 @@ impl TrustedProxies {
     /// The client's address, from the connection's `peer` and the values of
     /// every line of the forwarding header, in arrival order.
     pub fn client_ip<'a>(&self, peer: IpAddr, lines: impl IntoIterator<Item = &'a str>) -> IpAddr {
+        self.client_ip_of(peer, lines)
+    }
+
+    /// [`TrustedProxies::client_ip`] for lines of any string type (the
+    /// layer's are decoded lossily, borrowed when UTF-8).
+    pub(crate) fn client_ip_of<L: AsRef<str>>(
+        &self,
+        peer: IpAddr,
+        lines: impl IntoIterator<Item = L>,
+    ) -> IpAddr {
         let peer = peer.to_canonical();
         if !self.trusts_peer(peer) {
             return peer;
         }
-        let chain = rightmost(lines, self.header);
+        let chain = Chain::rightmost(lines, self.header);
         let mut nearest = peer;
-        for (i, entry) in chain.iter().rev().enumerate() {
+        for (i, entry) in chain.rightmost_first().enumerate() {
             let Some(ip) = entry.map(|ip| ip.to_canonical()) else {
                 return nearest;
             };
@@ -161,78 +186,6 @@ impl TrustedProxies {
         }
         nearest
     }
-}
-
-/// The rightmost [`MAX_CHAIN`] entries of every line, parsed (`None` when an
-/// entry is not an address). Empty entries are left out.
-fn rightmost<'a>(
-    lines: impl IntoIterator<Item = &'a str>,
-    header: ForwardedHeader,
-) -> VecDeque<Option<IpAddr>> {
-    let mut chain = VecDeque::with_capacity(8);
-    let mut push = |entry: Option<IpAddr>| {
-        if chain.len() == MAX_CHAIN {
-            chain.pop_front();
-        }
-        chain.push_back(entry);
-    };
-    for line in lines {
-        let elements: Vec<&str> = match header {
-            // No quoted strings in X-Forwarded-For: a plain comma list.
-            ForwardedHeader::XForwardedFor => line.split(',').collect(),
-            ForwardedHeader::Forwarded => split_quoted(line, b','),
-        };
-        for element in elements {
-            let element = element.trim();
-            if element.is_empty() {
-                continue;
-            }
-            push(match header {
-                ForwardedHeader::XForwardedFor => parse_node(element),
-                ForwardedHeader::Forwarded => forwarded_for(element).and_then(parse_node),
-            });
-        }
-    }
-    chain
-}
-
-/// Splits `s` at `sep` outside double-quoted strings (a `\` escapes in
-/// quotes). A quote still open at the end means the quoting is broken
-/// (a client's `for="x` before what a proxy appended): then `s` is split at
-/// every `sep`, so the broken part stays one entry and what follows it keeps
-/// its own. No node value (address, port, `unknown`, `_obfuscated`) holds a
-/// `,` or `;`, so a readable entry never needs its quotes to span one.
-fn split_quoted(s: &str, sep: u8) -> Vec<&str> {
-    let bytes = s.as_bytes();
-    let mut parts = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
-    let mut quoted = false;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' if quoted => i += 1,
-            b'"' => quoted = !quoted,
-            b if b == sep && !quoted => {
-                parts.push(s.get(start..i).unwrap_or(""));
-                start = i + 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    if quoted {
-        return s.split(char::from(sep)).collect();
-    }
-    parts.push(s.get(start..).unwrap_or(""));
-    parts
-}
-
-/// The `for=` value of one `Forwarded` element.
-fn forwarded_for(element: &str) -> Option<&str> {
-    split_quoted(element, b';').into_iter().find_map(|pair| {
-        let (k, v) = pair.split_once('=')?;
-        k.trim().eq_ignore_ascii_case("for").then(|| v.trim())
-    })
 }
 
 /// One node: `1.2.3.4`, `1.2.3.4:80`, `[2001:db8::1]`, `[2001:db8::1]:80`,

@@ -43,6 +43,8 @@
 //! # let _ = layer;
 //! ```
 
+use std::cell::RefCell;
+
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderValue, Response, StatusCode};
@@ -70,31 +72,67 @@ pub struct JsonResponse;
 
 impl MakeResponse for JsonResponse {
     fn make_response(&self, verdict: &Verdict) -> Response<Bytes> {
-        let (status, body) = match verdict.outcome {
+        let secs = verdict.retry_after_secs().unwrap_or(1);
+        let (status, body, retry_after) = match verdict.outcome {
             Outcome::Limited => {
-                let secs = verdict.retry_after_secs().unwrap_or(1);
-                let body = format!(r#"{{"error":"rate_limited","retry_after":{secs}}}"#);
-                (StatusCode::TOO_MANY_REQUESTS, Bytes::from(body))
+                let (body, retry_after) = limited(secs);
+                (StatusCode::TOO_MANY_REQUESTS, body, Some(retry_after))
             }
             Outcome::BadRequest => (
                 StatusCode::BAD_REQUEST,
                 Bytes::from_static(br#"{"error":"bad_request"}"#),
+                None,
             ),
             _ => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 Bytes::from_static(br#"{"error":"unavailable"}"#),
+                Some(crate::headers::number(secs)),
             ),
         };
         let mut res = Response::new(body);
         *res.status_mut() = status;
         let headers = res.headers_mut();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        if status != StatusCode::BAD_REQUEST {
-            let secs = verdict.retry_after_secs().unwrap_or(1);
-            headers.insert(RETRY_AFTER, HeaderValue::from(secs));
+        if let Some(retry_after) = retry_after {
+            headers.insert(RETRY_AFTER, retry_after);
         }
         res
     }
+}
+
+/// The body and `Retry-After` of a 429 after `secs`: the ones this thread
+/// wrote last when `secs` is the same (a flood of refusals shares them,
+/// each a reference count), otherwise new ones.
+fn limited(secs: u64) -> (Bytes, HeaderValue) {
+    thread_local! {
+        static LAST: RefCell<Option<(u64, Bytes, HeaderValue)>> = const { RefCell::new(None) };
+    }
+    let kept = LAST.with(|last| {
+        let last = last.try_borrow().ok()?;
+        let (kept_secs, body, retry_after) = last.as_ref()?;
+        (*kept_secs == secs).then(|| (body.clone(), retry_after.clone()))
+    });
+    if let Some(parts) = kept {
+        return parts;
+    }
+    let (body, retry_after) = (limited_body(secs), crate::headers::number(secs));
+    LAST.with(|last| {
+        if let Ok(mut last) = last.try_borrow_mut() {
+            *last = Some((secs, body.clone(), retry_after.clone()));
+        }
+    });
+    (body, retry_after)
+}
+
+/// `{"error":"rate_limited","retry_after":N}`, in one buffer of the exact
+/// size (the `Bytes` takes it over without copying).
+fn limited_body(secs: u64) -> Bytes {
+    const HEAD: &[u8] = br#"{"error":"rate_limited","retry_after":"#;
+    let mut body = Vec::with_capacity(HEAD.len() + crate::headers::digits(secs) + 1);
+    body.extend_from_slice(HEAD);
+    crate::headers::push_u64(&mut body, secs);
+    body.push(b'}');
+    Bytes::from(body)
 }
 
 /// The layer's `metrics` counters, registered once when the layer wraps a
@@ -155,6 +193,23 @@ pub(crate) fn outcome_label(outcome: Outcome) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_limited_body_is_the_documented_json() {
+        for secs in [0, 1, 59, 3600, u64::MAX] {
+            let want = format!(r#"{{"error":"rate_limited","retry_after":{secs}}}"#);
+            assert_eq!(limited_body(secs), want.as_bytes());
+        }
+    }
+
+    #[test]
+    fn a_kept_429_reads_as_a_new_one() {
+        for secs in [7, 7, 120, 7, 120, 120] {
+            let (body, retry_after) = limited(secs);
+            assert_eq!(body, limited_body(secs));
+            assert_eq!(retry_after, HeaderValue::from(secs));
+        }
+    }
 
     #[test]
     fn status_classes() {

@@ -10,6 +10,7 @@ use ratelimit_core::{Limiter, RequestView};
 use tower_service::Service;
 use tracing::Span;
 
+use crate::extract::find_peer;
 use crate::future::{too_large_answer, ResponseFuture};
 use crate::layer::Shared;
 use crate::missing_peer::missing_peer_answer;
@@ -93,7 +94,9 @@ where
     }
 
     fn call(&mut self, req: Request<ReqB>) -> Self::Future {
-        if !self.shared.extractor.has_peer(&req) {
+        // One look for the peer address, for this check and the view.
+        let peer = find_peer(&req);
+        if !self.shared.extractor.accepts(peer) {
             return ResponseFuture::answered(
                 missing_peer_answer(),
                 self.shared.clone(),
@@ -119,11 +122,17 @@ where
             }
             (req, derived) = self.shared.keys.derive(req);
         }
-        // The request as the rules read it: borrowed, nothing copied.
-        let view = match extractor.try_view(&req, needed) {
-            Ok(view) => view.with_derived(derived),
+        // The request as the rules read it: borrowed, nothing copied. (The
+        // key extractors hand back the request: its peer is looked up again.)
+        let peer = match self.shared.keys.is_empty() {
+            true => peer,
+            false => find_peer(&req),
+        };
+        let mut view = match extractor.try_view_at(&req, needed, peer) {
+            Ok(view) => view,
             Err(e) => return too_large(e, &self.shared),
         };
+        view.set_derived(derived);
         let span = tracing::debug_span!(
             "ratelimit",
             method = %view.method(),
@@ -131,13 +140,14 @@ where
             outcome = tracing::field::Empty,
         );
         // Decided now when the backend answers without I/O; the future
-        // borrows neither the limiter nor the request.
-        let check = span.in_scope(|| snapshot.check(&view));
+        // borrows neither the limiter nor the request. One entry into the
+        // span for the check and the call of the inner service.
+        let entered = span.enter();
+        let check = snapshot.check(&view);
         drop((view, snapshot));
-        // The instance that was driven to readiness serves this request.
-        let clone = self.inner.clone();
-        let inner = std::mem::replace(&mut self.inner, clone);
-        ResponseFuture::new(check, req, inner, self.shared.clone(), span)
+        let state = ResponseFuture::start(check, req, &mut self.inner, &self.shared, &span);
+        drop(entered);
+        ResponseFuture::new(state, self.shared.clone(), span)
     }
 }
 

@@ -5,32 +5,39 @@
 use http::header::{HeaderName, COOKIE};
 use http::HeaderMap;
 
+use super::names::Names;
 use super::{MAX_HEADERS, MAX_HEADER_BYTES, MAX_VALUE_BYTES};
+
+/// A header name, parsed when at hand.
+type Named<'a> = (&'a str, Option<&'a HeaderName>);
 
 /// The copied headers, and whether any value was cut or dropped.
 type Copied = (Vec<(String, Vec<u8>)>, bool);
 
 pub(super) fn copy_headers(map: &HeaderMap) -> Copied {
-    copy(map, map.keys().map(HeaderName::as_str))
+    copy(map, map.keys().map(|k| (k.as_str(), Some(k))))
 }
 
 /// Copies the headers named in `names` only, within the same bounds.
 pub(super) fn copy_named(map: &HeaderMap, names: &[String]) -> Copied {
-    copy(map, names.iter().map(String::as_str))
+    copy(map, names.iter().map(|n| (n.as_str(), None)))
 }
 
 /// Whether the headers named in `names` are within the bounds: what
-/// [`copy_named`] would copy whole, without copying.
-pub(super) fn fits_named(map: &HeaderMap, names: &[String]) -> bool {
+/// [`copy_named`] would copy whole, without copying. `parsed` is `names`
+/// parsed, when at hand.
+pub(super) fn fits_named(map: &HeaderMap, names: &[String], parsed: Option<&Names>) -> bool {
     let mut budget = Budget::new();
-    walk(map, names.iter().map(String::as_str), |name, value| {
-        budget.admit(name, value).is_some_and(|(_, whole)| whole)
-    })
+    let take = |name: &str, value: &[u8]| budget.admit(name, value).is_some_and(|(_, whole)| whole);
+    match parsed {
+        Some(parsed) => walk(map, parsed.entries(), take),
+        None => walk(map, names.iter().map(|n| (n.as_str(), None)), take),
+    }
 }
 
 /// Copies the first value of each named header, then the `Cookie` lines,
 /// within the bounds.
-fn copy<'a>(map: &HeaderMap, names: impl Iterator<Item = &'a str>) -> Copied {
+fn copy<'a>(map: &HeaderMap, names: impl Iterator<Item = Named<'a>>) -> Copied {
     let mut out = Vec::new();
     let mut budget = Budget::new();
     let whole = walk(map, names, |name, value| match budget.admit(name, value) {
@@ -48,17 +55,21 @@ fn copy<'a>(map: &HeaderMap, names: impl Iterator<Item = &'a str>) -> Copied {
 /// headers); `false` when any call was.
 fn walk<'a, 'm>(
     map: &'m HeaderMap,
-    names: impl Iterator<Item = &'a str>,
+    names: impl Iterator<Item = Named<'a>>,
     mut take: impl FnMut(&str, &'m [u8]) -> bool,
 ) -> bool {
     let mut whole = true;
     let mut cookies = false;
-    for name in names {
+    for (name, parsed) in names {
         if name == COOKIE.as_str() {
             cookies = true;
             continue;
         }
-        if let Some(v) = map.get(name) {
+        let value = match parsed {
+            Some(parsed) => map.get(parsed),
+            None => map.get(name),
+        };
+        if let Some(v) = value {
             whole &= take(name, v.as_bytes());
         }
     }

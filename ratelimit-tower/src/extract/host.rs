@@ -3,38 +3,70 @@
 use std::borrow::Cow;
 
 use http::header::HOST;
-use http::Request;
+use http::uri::Authority;
+use http::HeaderMap;
 
 /// The request's host, lower-cased, without port and without one trailing
-/// dot, and whether it came from the request target. The target's authority
-/// (absolute form, HTTP/2's `:authority`) wins over the `Host` header, as
-/// RFC 9112 section 3.2.2 says; invalid UTF-8 is decoded lossily. Borrowed
-/// from the request unless it has upper-case letters or is not UTF-8.
-pub(super) fn host<B>(req: &Request<B>) -> (Cow<'_, str>, bool) {
-    if let Some(authority) = req.uri().authority() {
-        return (normalize(authority.as_str()), true);
+/// dot, from the request target's `authority` or else `headers`. The
+/// target's authority (absolute form, HTTP/2's `:authority`) wins over the
+/// `Host` header, as RFC 9112 section 3.2.2 says; invalid UTF-8 is decoded
+/// lossily. Borrowed from the request unless it has upper-case letters or
+/// is not UTF-8.
+pub(super) fn host<'r>(authority: Option<&'r Authority>, headers: &'r HeaderMap) -> Cow<'r, str> {
+    if let Some(authority) = authority {
+        return normalize(authority.as_str());
     }
-    let raw = req
-        .headers()
+    // `from_utf8` first: the lossy decoder's chunk walk costs more for the
+    // usual valid host.
+    let raw = headers
         .get(HOST)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()))
+        .map(|v| match std::str::from_utf8(v.as_bytes()) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(v.as_bytes()),
+        })
         .unwrap_or_default();
-    let host = match raw {
+    match raw {
         Cow::Borrowed(raw) => normalize(raw),
         Cow::Owned(raw) => Cow::Owned(normalize(&raw).into_owned()),
-    };
-    (host, false)
+    }
+}
+
+/// At least the length of [`host`], without reading it: normalizing only
+/// cuts (an authority is ASCII); decoding a header lossily turns a bad byte
+/// into at most 3.
+pub(super) fn longest(authority: Option<&Authority>, headers: &HeaderMap) -> usize {
+    match authority {
+        Some(authority) => authority.as_str().len(),
+        None => headers.get(HOST).map_or(0, |v| v.len().saturating_mul(3)),
+    }
 }
 
 /// `user@API.Example.com.:8080` → `api.example.com`; `[2001:DB8::1]:443`
 /// → `2001:db8::1`.
 pub(super) fn normalize(raw: &str) -> Cow<'_, str> {
+    match usual(raw) {
+        Some(host) => Cow::Borrowed(host),
+        None => slow(raw),
+    }
+}
+
+/// Any host: see [`normalize`].
+fn slow(raw: &str) -> Cow<'_, str> {
+    // Byte positions of ASCII delimiters are character boundaries: the
+    // same cuts as `rsplit_once('@')`, `split_once(']')` and
+    // `rsplit_once(':')`, without the general pattern search.
     let raw = raw.trim();
-    let raw = raw.rsplit_once('@').map_or(raw, |(_, h)| h);
-    let without_port = match raw.strip_prefix('[') {
-        Some(rest) => rest.split_once(']').map_or(raw, |(h, _)| h),
-        None => match raw.rsplit_once(':') {
-            Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+    let bytes = raw.as_bytes();
+    let start = bytes.iter().rposition(|&b| b == b'@').map_or(0, |i| i + 1);
+    let raw = &raw[start..];
+    let bytes = raw.as_bytes();
+    let without_port = match bytes.first() {
+        Some(b'[') => match bytes.iter().position(|&b| b == b']') {
+            Some(end) => &raw[1..end],
+            None => raw,
+        },
+        _ => match bytes.iter().rposition(|&b| b == b':') {
+            Some(colon) if bytes[colon + 1..].iter().all(u8::is_ascii_digit) => &raw[..colon],
             _ => raw,
         },
     };
@@ -45,9 +77,59 @@ pub(super) fn normalize(raw: &str) -> Cow<'_, str> {
     }
 }
 
+/// The usual host, in one pass: lower-case letters, digits, `-` and `.`,
+/// then maybe `:` and a port of digits (no blank, `@`, brackets, upper
+/// case); the name without the port and one trailing dot, as `normalize`
+/// reads it. `None` for anything else.
+fn usual(raw: &str) -> Option<&str> {
+    let bytes = raw.as_bytes();
+    let name = bytes
+        .iter()
+        .position(|&b| !NAME_BYTE[usize::from(b)])
+        .unwrap_or(bytes.len());
+    if let Some((&colon, port)) = bytes.get(name..).and_then(<[u8]>::split_first) {
+        if colon != b':' || !port.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+    }
+    let host = raw.get(..name)?;
+    Some(host.strip_suffix('.').unwrap_or(host))
+}
+
+/// The bytes of a usual host name: lower-case letters, digits, `-`, `.`.
+const NAME_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'.';
+        b += 1;
+    }
+    table
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn the_bound_is_never_below_the_host(raw in proptest::collection::vec(any::<u8>(), 0..24)) {
+            let mut headers = HeaderMap::new();
+            if let Ok(value) = http::HeaderValue::from_bytes(&raw) {
+                headers.insert(HOST, value);
+            }
+            prop_assert!(longest(None, &headers) >= host(None, &headers).len());
+        }
+
+        #[test]
+        fn the_one_pass_reading_agrees_with_the_general_one(raw in "[a-zA-Z0-9.:@ \\[\\]-]{0,12}") {
+            if let Some(host) = usual(&raw) {
+                prop_assert_eq!(host, slow(&raw));
+            }
+        }
+    }
 
     #[test]
     fn hosts_are_normalized() {
@@ -60,9 +142,36 @@ mod tests {
             ("[2001:DB8::1]:443", "2001:db8::1"),
             ("", ""),
             (".", ""),
+            ("[", "["),
+            ("[2001:db8::1", "[2001:db8::1"),
+            ("[]", ""),
+            ("a@b@Host:", "host"),
+            ("@", ""),
+            (":", ""),
+            ("host:8a", "host:8a"),
+            ("a-b.c-d.example", "a-b.c-d.example"),
+            ("a.b.", "a.b"),
+            ("example.com:", "example.com"),
+            ("  Ünï.example:1  ", "Ünï.example"),
         ];
         for (raw, want) in cases {
             assert_eq!(normalize(raw), want, "{raw:?}");
+        }
+        // The one-pass reading agrees wherever it answers.
+        let more = [
+            "127.0.0.1:8080",
+            "a.b.:1",
+            "a:1:2",
+            "a:b",
+            "::1",
+            ":80",
+            "a..:",
+            "x-y",
+        ];
+        for raw in cases.iter().map(|(raw, _)| *raw).chain(more) {
+            if let Some(host) = usual(raw) {
+                assert_eq!(host, slow(raw), "{raw:?}");
+            }
         }
     }
 }

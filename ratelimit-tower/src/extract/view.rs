@@ -2,10 +2,10 @@
 //! `http::Request`, what the layer checks.
 //!
 //! Method, path, query, headers, claims and application values are read in
-//! place; only what has to be normalized is computed, once, when the view
-//! is built: the client address, the host (borrowed unless it has
-//! upper-case letters or is not UTF-8) and the viewer facts (borrowed
-//! unless not UTF-8). Every field reads exactly as in the
+//! place; only what has to be normalized is computed, once: the client
+//! address and the viewer facts (borrowed unless not UTF-8) when the view is
+//! built, the host (borrowed unless it has upper-case letters or is not
+//! UTF-8) when a rule first reads it, or when it may be too long. Every field reads exactly as in the
 //! [`RequestAttrs`](ratelimit_core::RequestAttrs) that
 //! [`RequestExtractor::extract_only`] builds from the same request with
 //! the same headers, as long as nothing had to be cut.
@@ -14,12 +14,15 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::ops::ControlFlow;
+use std::sync::{Arc, OnceLock};
 
 use http::header::HeaderName;
+use http::uri::Authority;
 use http::{HeaderMap, Request};
 use ratelimit_core::{RequestView, ViewerFact};
 
-use super::{copy, host, RequestExtractor, TooLarge, MAX_VIEWER_VALUE};
+use super::names::Names;
+use super::{copy, find_peer, host, RequestExtractor, TooLarge, ViewerHeaders, MAX_VIEWER_VALUE};
 use crate::{AppValues, Cost, VerifiedClaims};
 
 /// A request as the rules read it, borrowed from an `http::Request`: see
@@ -46,8 +49,10 @@ use crate::{AppValues, Cost, VerifiedClaims};
 pub struct HttpView<'r> {
     client_ip: IpAddr,
     method: &'r str,
-    host: Cow<'r, str>,
-    host_from_target: bool,
+    /// Normalized when a rule first reads it (most rules never do).
+    host: OnceLock<Cow<'r, str>>,
+    /// The request target's authority, which wins over the `Host` header.
+    authority: Option<&'r Authority>,
     path: &'r str,
     query: &'r str,
     headers: &'r HeaderMap,
@@ -58,19 +63,26 @@ pub struct HttpView<'r> {
     cost: Option<u64>,
     /// Country, ASN, JA4, locale.
     viewer: [Option<Cow<'r, str>>; 4],
+    /// The names the rules read, parsed (from `try_view`).
+    names: Option<Arc<Names>>,
 }
 
 impl RequestExtractor {
     /// The request as the rules read it, borrowed: nothing is copied and
     /// nothing is cut (see [`RequestExtractor::try_view`] for the bounds).
     pub fn view<'r, B>(&self, req: &'r Request<B>) -> HttpView<'r> {
+        self.view_at(req, find_peer(req))
+    }
+
+    /// [`RequestExtractor::view`] with the peer address already looked up.
+    fn view_at<'r, B>(&self, req: &'r Request<B>, peer: Option<IpAddr>) -> HttpView<'r> {
         let headers = req.headers();
-        let peer = self.peer(req);
+        let peer = self.peer(peer);
         let client_ip = self.client_ip(headers, peer);
-        let (host, host_from_target) = host::host(req);
         let ext = req.extensions();
         let mut viewer = [None, None, None, None];
-        if self.proxies.is_none() || self.proxies.trusts_peer(peer) {
+        let viewer_read = self.viewer != ViewerHeaders::default();
+        if viewer_read && (self.proxies.is_none() || self.proxies.trusts_peer(peer)) {
             let v = &self.viewer;
             let names = [&v.country, &v.asnum, &v.ja4, &v.locale];
             for (slot, name) in viewer.iter_mut().zip(names) {
@@ -80,8 +92,8 @@ impl RequestExtractor {
         HttpView {
             client_ip,
             method: req.method().as_str(),
-            host,
-            host_from_target,
+            host: OnceLock::new(),
+            authority: req.uri().authority(),
             path: req.uri().path(),
             query: req.uri().query().unwrap_or(""),
             headers,
@@ -90,6 +102,7 @@ impl RequestExtractor {
             app_values: ext.get::<AppValues>().map_or(&[], |v| v.0.as_slice()),
             cost: ext.get::<Cost>().map(|c| c.0),
             viewer,
+            names: None,
         }
     }
 
@@ -107,20 +120,33 @@ impl RequestExtractor {
         req: &'r Request<B>,
         only: &[String],
     ) -> Result<HttpView<'r>, TooLarge> {
-        let view = self.view(req);
-        match view.uri_too_large(self.max_uri) {
-            Some(e) => Err(e),
-            None if !copy::fits_named(view.headers, only) => Err(TooLarge::Headers),
-            None => Ok(view),
+        self.try_view_at(req, only, find_peer(req))
+    }
+
+    /// [`RequestExtractor::try_view`] with the peer address already looked
+    /// up (see [`find_peer`]).
+    pub(crate) fn try_view_at<'r, B>(
+        &self,
+        req: &'r Request<B>,
+        only: &[String],
+        peer: Option<IpAddr>,
+    ) -> Result<HttpView<'r>, TooLarge> {
+        let mut view = self.view_at(req, peer);
+        if let Some(e) = view.uri_too_large(self.max_uri) {
+            return Err(e);
+        }
+        view.names = Names::of(only);
+        match copy::fits_named(view.headers, only, view.names.as_deref()) {
+            true => Ok(view),
+            false => Err(TooLarge::Headers),
         }
     }
 }
 
 impl<'r> HttpView<'r> {
     /// Puts the key extractors' values in front of the `AppValues` ones.
-    pub(crate) fn with_derived(mut self, derived: Vec<(String, String)>) -> Self {
+    pub(crate) fn set_derived(&mut self, derived: Vec<(String, String)>) {
         self.derived = derived;
-        self
     }
 
     /// A path, query or host longer than `max`: 414, or 431 for a host
@@ -128,14 +154,25 @@ impl<'r> HttpView<'r> {
     pub(super) fn uri_too_large(&self, max: usize) -> Option<TooLarge> {
         if self.path.len() > max || self.query.len() > max {
             Some(TooLarge::Uri)
-        } else if self.host.len() > max {
-            Some(match self.host_from_target {
-                true => TooLarge::Uri,
-                false => TooLarge::Headers,
+        } else if host::longest(self.authority, self.headers) > max && self.host_str().len() > max {
+            Some(match self.authority {
+                Some(_) => TooLarge::Uri,
+                None => TooLarge::Headers,
             })
         } else {
             None
         }
+    }
+
+    /// The normalized host, read once.
+    fn host_str(&self) -> &str {
+        self.host
+            .get_or_init(|| host::host(self.authority, self.headers))
+    }
+
+    /// `name` parsed, when it is one the rules read.
+    fn parsed(&self, name: &str) -> Option<&HeaderName> {
+        self.names.as_deref()?.get(name)
     }
 
     pub(super) fn headers(&self) -> &'r HeaderMap {
@@ -161,7 +198,7 @@ impl RequestView for HttpView<'_> {
     }
 
     fn host(&self) -> &str {
-        &self.host
+        self.host_str()
     }
 
     fn path(&self) -> &str {
@@ -173,7 +210,11 @@ impl RequestView for HttpView<'_> {
     }
 
     fn header(&self, name: &str) -> Option<&[u8]> {
-        self.headers.get(name).map(|v| v.as_bytes())
+        let value = match self.parsed(name) {
+            Some(parsed) => self.headers.get(parsed),
+            None => self.headers.get(name),
+        };
+        value.map(|v| v.as_bytes())
     }
 
     fn for_each_header_value<'a>(
@@ -181,7 +222,11 @@ impl RequestView for HttpView<'_> {
         name: &str,
         each: &mut dyn FnMut(&'a [u8]) -> ControlFlow<()>,
     ) {
-        for v in self.headers.get_all(name) {
+        let values = match self.parsed(name) {
+            Some(parsed) => self.headers.get_all(parsed),
+            None => self.headers.get_all(name),
+        };
+        for v in values {
             if each(v.as_bytes()).is_break() {
                 return;
             }
@@ -248,15 +293,19 @@ mod tests {
     fn path_query_headers_and_a_lower_case_host_are_borrowed() {
         let req = request("api.example.com:8443");
         let view = RequestExtractor::new().view(&req);
-        assert!(matches!(view.host, Cow::Borrowed("api.example.com")));
+        assert_eq!(view.host(), "api.example.com");
+        assert!(matches!(
+            view.host.get(),
+            Some(Cow::Borrowed("api.example.com"))
+        ));
         assert!(std::ptr::eq(view.path(), req.uri().path()));
         assert!(std::ptr::eq(view.query(), req.uri().query().unwrap()));
         let header = view.header("x-user").unwrap();
         assert!(std::ptr::eq(header, req.headers()["x-user"].as_bytes()));
         let upper = request("API.example.com");
         let view = RequestExtractor::new().view(&upper);
-        assert!(matches!(view.host, Cow::Owned(_)));
         assert_eq!(view.host(), "api.example.com");
+        assert!(matches!(view.host.get(), Some(Cow::Owned(_))));
     }
 
     #[test]
@@ -265,7 +314,8 @@ mod tests {
         let view = RequestExtractor::new().view(&req);
         assert_eq!(view.app_value("tenant"), Some("acme"));
         let derived = vec![("tenant".to_owned(), "derived".to_owned())];
-        let view = view.with_derived(derived);
+        let mut view = view;
+        view.set_derived(derived);
         assert_eq!(view.app_value("tenant"), Some("derived"));
         assert_eq!(view.app_value("other"), None);
     }
