@@ -11,6 +11,9 @@ use crate::algorithm::{Decision, Quota};
 use crate::rules::Rule;
 use crate::KeyDigest;
 
+pub use crate::state_key::state_key;
+pub(crate) use crate::state_key::state_key_with;
+
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -136,26 +139,10 @@ pub fn namespace(rule: &Rule) -> String {
     ns
 }
 
-/// The digest of (namespace, subject): one subject of one rule version.
-pub fn state_key(namespace: &str, subject: &KeyDigest) -> KeyDigest {
-    state_key_with(&namespace_key(namespace), subject)
-}
-
-/// The key that hashes the subjects of one namespace (computed once per
-/// published rule).
-pub(crate) fn namespace_key(namespace: &str) -> crate::HashKey {
-    crate::HashKey::DEFAULT.derive(namespace.as_bytes())
-}
-
 /// The digest naming a namespace's storage in a shared backend (computed
 /// once per published rule).
 pub fn namespace_digest(namespace: &str) -> KeyDigest {
     crate::HashKey::DEFAULT.digest(namespace.as_bytes())
-}
-
-/// [`state_key`] with the namespace's key already derived.
-pub(crate) fn state_key_with(ns_key: &crate::HashKey, subject: &KeyDigest) -> KeyDigest {
-    ns_key.digest(&subject.0)
 }
 
 /// All of a request's checks.

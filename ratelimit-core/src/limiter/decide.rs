@@ -90,7 +90,7 @@ impl Limiter {
         }
         // Rules the cap left out: a running penalty still refuses.
         for p in &sel.penalty_only {
-            let key = state_key_with(&p.entry.ns_key, &p.subject);
+            let key = state_key_with(&p.entry.ns_digest, &p.subject);
             if let (true, Some(until)) = (p.blocks, inner.penalties.blocked_until(&key, now)) {
                 verdict.outcome = Outcome::Limited;
                 verdict.retry_after_ms = verdict.retry_after_ms.max(until - now);
@@ -99,7 +99,7 @@ impl Limiter {
         }
         // Count rules at request time: only their blocks in the penalty cache.
         for c in sel.counts {
-            let key = state_key_with(&c.entry.ns_key, &c.subject);
+            let key = state_key_with(&c.entry.ns_digest, &c.subject);
             if let (true, Some(until)) = (c.blocks, inner.penalties.blocked_until(&key, now)) {
                 verdict.outcome = Outcome::Limited;
                 verdict.retry_after_ms = verdict.retry_after_ms.max(until - now);
@@ -118,14 +118,17 @@ impl Limiter {
         let mut pending = Vec::with_capacity(sel.rules.len());
         for picked in sel.rules {
             let entry = picked.entry;
-            let key = state_key_with(&entry.ns_key, &picked.subject);
+            let key = state_key_with(&entry.ns_digest, &picked.subject);
             // A rule charged after the response only asks, at cost 1,
             // whether its budget is spent; the response pays the cost.
             let (cost, mode) = if entry.rule.charges_response() {
                 verdict.ticket.push_charge(charge_item(&picked, key));
                 (1, CheckMode::Probe)
             } else {
-                (req.cost().unwrap_or(entry.rule.cost).max(1), CheckMode::Count)
+                (
+                    req.cost().unwrap_or(entry.rule.cost).max(1),
+                    CheckMode::Count,
+                )
             };
             let cached = inner.penalties.blocked_until(&key, now).map(|until| {
                 let mut d = Decision::deny(until - now, 0, until - now);
