@@ -248,6 +248,23 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
         None
     }
 
+    /// [`Backend::check_now`] handing each answer, in order, to `answer`
+    /// instead of collecting them in a `Vec`: the limiter keeps them on the
+    /// stack. Returns `false`, having counted nothing and called `answer`
+    /// never, when the backend cannot answer at once.
+    ///
+    /// The default calls [`Backend::check_now`]; a backend that answers at
+    /// once overrides this too to save the `Vec`.
+    fn check_now_each(&self, batch: &Batch, answer: &mut dyn FnMut(CheckResult)) -> bool {
+        match self.check_now(batch) {
+            Some(answers) => {
+                answers.into_iter().for_each(answer);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Reads a subject's state at `now_ms` without counting: remaining,
     /// reset time and the end of a penalty (`blocked_until_ms`).
     fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
@@ -288,6 +305,10 @@ impl<B: Backend + ?Sized> Backend for Arc<B> {
 
     fn check_now(&self, batch: &Batch) -> Option<Vec<CheckResult>> {
         (**self).check_now(batch)
+    }
+
+    fn check_now_each(&self, batch: &Batch, answer: &mut dyn FnMut(CheckResult)) -> bool {
+        (**self).check_now_each(batch, answer)
     }
 
     fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {

@@ -4,11 +4,12 @@
 //!
 //! [`Backend::check_now`]: crate::backend::Backend::check_now
 
-use super::decide::{Pending, Plan};
+use super::decide::{recycle_checks, Pending, Plan};
 use super::future::VerdictFuture;
+use super::inline::{Inline, MAX_CHECKED};
 use super::publish::Published;
 use super::Limiter;
-use crate::RequestView;
+use crate::{RequestView, Verdict};
 
 impl Limiter {
     /// Decides one request: any [`RequestView`], such as
@@ -34,23 +35,22 @@ impl Limiter {
         reports: bool,
     ) -> VerdictFuture {
         let reports = reports || self.inner.reports || tracing::enabled!(tracing::Level::DEBUG);
-        let plan = match self.begin(req, published) {
-            Ok(plan) => plan,
-            Err(verdict) => return VerdictFuture::ready(verdict),
-        };
+        let mut plan = Plan::new();
+        if let Some(verdict) = self.begin(req, published, &mut plan) {
+            return VerdictFuture::ready(verdict);
+        }
         let local_rules = published.local_rules;
-        let answers = if plan.batch.checks.is_empty() {
-            Some(Vec::new())
-        } else {
-            self.inner.backend.check_now(&plan.batch)
-        };
-        if let Some(answers) = answers {
-            let Plan {
-                verdict,
-                pending,
-                batch,
-            } = plan;
-            let verdict = self.finish(verdict, &pending, &batch, answers, local_rules, reports);
+        // Answered at once (the in-memory store): the answers stay on the
+        // stack and the batch's `Vec` is kept for the next request.
+        let mut answers = Inline::<_, MAX_CHECKED>::default();
+        let at_once = plan.batch.checks.is_empty()
+            || (self.inner.backend).check_now_each(&plan.batch, &mut |a| answers.push(a));
+        if at_once {
+            let verdict = std::mem::replace(&mut plan.verdict, Verdict::forward());
+            let pending = plan.pending.iter();
+            let answers = answers.drain();
+            let verdict = self.finish(verdict, pending, &plan.batch, answers, local_rules, reports);
+            recycle_checks(std::mem::take(&mut plan.batch.checks));
             return VerdictFuture::ready(verdict);
         }
         let pending: Vec<_> = plan.pending.iter().map(Pending::to_shared).collect();

@@ -3,11 +3,13 @@
 //! keys, the penalty cache, the batch) and `finish` (answers, fail modes,
 //! the verdict). `check.rs` runs them, with or without waiting.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use super::charge::charge_item;
+use super::inline::{Inline, MAX_CHECKED};
 use super::publish::{Entry, Published};
-use super::select::Selector;
+use super::select::{Selection, Selector};
 use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{state_key_with, Batch, Check, CheckMode, CheckResult};
@@ -41,21 +43,58 @@ impl Pending<&Arc<Entry>> {
     }
 }
 
-/// A request decided up to the backend call.
+thread_local! {
+    /// The emptied `checks` of the last batch this thread answered at
+    /// once: the next request's batch reuses it instead of allocating.
+    static CHECKS: Cell<Vec<Check>> = const { Cell::new(Vec::new()) };
+}
+
+/// A `Vec` for a batch of `n` checks: this thread's recycled one if any.
+fn recycled_checks(n: usize) -> Vec<Check> {
+    let mut checks = CHECKS.take();
+    checks.reserve(n);
+    checks
+}
+
+/// Keeps the `checks` of a batch answered at once for the next request on
+/// this thread (emptied; not an unusually large one).
+pub(super) fn recycle_checks(mut checks: Vec<Check>) {
+    if checks.capacity() <= 2 * MAX_CHECKED {
+        checks.clear();
+        CHECKS.set(checks);
+    }
+}
+
+/// A request decided up to the backend call. Filled in place by
+/// [`Limiter::begin`] (its lists live on the stack: moving them costs).
 pub(super) struct Plan<'p> {
     pub(super) verdict: Verdict,
-    pub(super) pending: Vec<Pending<&'p Arc<Entry>>>,
+    pub(super) pending: Inline<Pending<&'p Arc<Entry>>, MAX_CHECKED>,
     pub(super) batch: Batch,
+    sel: Selection<'p>,
+}
+
+impl Plan<'_> {
+    pub(super) fn new() -> Self {
+        Self {
+            verdict: Verdict::forward(),
+            pending: Inline::default(),
+            batch: Batch::default(),
+            sel: Selection::default(),
+        }
+    }
 }
 
 impl Limiter {
-    /// Everything before the backend call: the verdict itself when nothing
-    /// is left to ask (the backstop refused, or a missing key rejects).
+    /// Everything before the backend call, into `plan` (new): the verdict
+    /// itself when nothing is left to ask (the backstop refused, or a
+    /// missing key rejects).
     pub(super) fn begin<'p>(
         &self,
         req: &dyn RequestView,
         published: &'p Published,
-    ) -> Result<Plan<'p>, Verdict> {
+        plan: &mut Plan<'p>,
+    ) -> Option<Verdict> {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
         if let Some(backstop) = &inner.backstop {
@@ -65,7 +104,7 @@ impl Limiter {
                     let mut v = Verdict::forward();
                     v.outcome = Outcome::Limited;
                     v.retry_after_ms = d.retry_after_ms;
-                    return Err(v);
+                    return Some(v);
                 }
             }
         }
@@ -76,15 +115,17 @@ impl Limiter {
             switches: &inner.switches,
             now,
         };
-        let sel = selector.select(published);
+        let sel = &mut plan.sel;
+        selector.select(published, sel);
         if sel.capped {
             inner.stats.capped();
         }
-        let mut verdict = Verdict::forward();
         if sel.reject {
+            let mut verdict = Verdict::forward();
             verdict.outcome = Outcome::BadRequest;
-            return Err(verdict);
+            return Some(verdict);
         }
+        let verdict = &mut plan.verdict;
         for e in &sel.would_reject {
             verdict.would_limit.push(e.rule.id.clone());
         }
@@ -98,7 +139,7 @@ impl Limiter {
             }
         }
         // Count rules at request time: only their blocks in the penalty cache.
-        for c in sel.counts {
+        for c in sel.counts.drain() {
             let key = state_key_with(&c.entry.ns_digest, &c.subject);
             if let (true, Some(until)) = (c.blocks, inner.penalties.blocked_until(&key, now)) {
                 verdict.outcome = Outcome::Limited;
@@ -114,9 +155,9 @@ impl Limiter {
             });
         }
 
-        let mut checks = Vec::with_capacity(sel.rules.len());
-        let mut pending = Vec::with_capacity(sel.rules.len());
-        for picked in sel.rules {
+        let mut checks = recycled_checks(sel.rules.len());
+        let pending = &mut plan.pending;
+        for picked in sel.rules.drain() {
             let entry = picked.entry;
             let key = state_key_with(&entry.ns_digest, &picked.subject);
             // A rule charged after the response only asks, at cost 1,
@@ -161,20 +202,17 @@ impl Limiter {
                 cached,
             });
         }
-        Ok(Plan {
-            verdict,
-            pending,
-            batch: Batch::new(now, checks),
-        })
+        plan.batch = Batch::new(now, checks);
+        None
     }
 
     /// Everything after the backend call: answers, fail modes, the verdict.
-    pub(super) fn finish<E: AsRef<Entry>>(
+    pub(super) fn finish<'a, E: AsRef<Entry> + 'a>(
         &self,
         mut verdict: Verdict,
-        pending: &[Pending<E>],
+        pending: impl IntoIterator<Item = &'a Pending<E>>,
         batch: &Batch,
-        answers: Vec<CheckResult>,
+        answers: impl IntoIterator<Item = CheckResult>,
         local_rules: usize,
         reports: bool,
     ) -> Verdict {

@@ -41,6 +41,7 @@ mod charge_tests;
 mod check;
 mod decide;
 mod future;
+mod inline;
 mod keyed_hooks;
 mod overlimit;
 mod publish;
