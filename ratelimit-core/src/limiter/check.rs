@@ -6,9 +6,10 @@
 
 use super::decide::{recycle_checks, Pending, Plan};
 use super::future::VerdictFuture;
-use super::inline::{Inline, MAX_CHECKED};
 use super::publish::Published;
+use super::settle::Settle;
 use super::Limiter;
+use crate::backend::CheckResult;
 use crate::{RequestView, Verdict};
 
 impl Limiter {
@@ -40,19 +41,37 @@ impl Limiter {
             return VerdictFuture::ready(verdict);
         }
         let local_rules = published.local_rules;
-        // Answered at once (the in-memory store): the answers stay on the
-        // stack and the batch's `Vec` is kept for the next request.
-        let mut answers = Inline::<_, MAX_CHECKED>::default();
+        // Answered at once (the in-memory store): each answer is applied as
+        // the backend hands it over (nothing collected), and the batch's
+        // `Vec` is kept for the next request.
+        let verdict = std::mem::replace(&mut plan.verdict, Verdict::forward());
+        let now = plan.batch.now_ms;
+        let mut settle = Settle::new(self, verdict, now, local_rules, reports);
+        let mut pending = plan.pending.iter();
+        let mut checks = plan.batch.checks.iter();
+        let mut each = |answer: CheckResult| {
+            for p in pending.by_ref() {
+                if !settle.cached(p) {
+                    settle.answered(p, checks.next(), Some(answer));
+                    return;
+                }
+            }
+        };
         let at_once = plan.batch.checks.is_empty()
-            || (self.inner.backend).check_now_each(&plan.batch, &mut |a| answers.push(a));
+            || (self.inner.backend).check_now_each(&plan.batch, &mut each);
         if at_once {
-            let verdict = std::mem::replace(&mut plan.verdict, Verdict::forward());
-            let pending = plan.pending.iter();
-            let answers = answers.drain();
-            let verdict = self.finish(verdict, pending, &plan.batch, answers, local_rules, reports);
+            // Cached rules after the last answer, and rules the backend
+            // left unanswered (failed).
+            for p in pending {
+                if !settle.cached(p) {
+                    settle.answered(p, checks.next(), None);
+                }
+            }
+            let verdict = settle.done();
             recycle_checks(std::mem::take(&mut plan.batch.checks));
             return VerdictFuture::ready(verdict);
         }
+        plan.verdict = settle.unsettled();
         let pending: Vec<_> = plan.pending.iter().map(Pending::to_shared).collect();
         let (verdict, batch) = (plan.verdict, plan.batch);
         let limiter = self.clone();

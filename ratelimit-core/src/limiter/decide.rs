@@ -15,20 +15,20 @@ use crate::algorithm::Decision;
 use crate::backend::{state_key_with, Batch, Check, CheckMode, CheckResult};
 use crate::rules::FailMode;
 use crate::stats::Event;
-use crate::verdict::{CountItem, HeaderItem, Outcome, RuleReport, Verdict};
+use crate::verdict::{CountItem, Outcome, Verdict};
 use crate::{KeyDigest, RequestView};
 
 /// One selected rule on its way to an answer. `E` holds its entry:
 /// borrowed from the published set when the answer comes at once, shared
 /// when it is awaited.
 pub(super) struct Pending<E> {
-    entry: E,
-    subject: KeyDigest,
-    blocks: bool,
+    pub(super) entry: E,
+    pub(super) subject: KeyDigest,
+    pub(super) blocks: bool,
     /// Where the subject's state (and its penalty) is keyed.
-    key: KeyDigest,
+    pub(super) key: KeyDigest,
     /// Answered before the backend (penalty cache).
-    cached: Option<Decision>,
+    pub(super) cached: Option<Decision>,
 }
 
 impl Pending<&Arc<Entry>> {
@@ -204,96 +204,6 @@ impl Limiter {
         }
         plan.batch = Batch::new(now, checks);
         None
-    }
-
-    /// Everything after the backend call: answers, fail modes, the verdict.
-    pub(super) fn finish<'a, E: AsRef<Entry> + 'a>(
-        &self,
-        mut verdict: Verdict,
-        pending: impl IntoIterator<Item = &'a Pending<E>>,
-        batch: &Batch,
-        answers: impl IntoIterator<Item = CheckResult>,
-        local_rules: usize,
-        reports: bool,
-    ) -> Verdict {
-        let inner = &self.inner;
-        let now = batch.now_ms;
-        let mut answers = answers.into_iter();
-        let mut unavailable = false;
-        let mut next_check = batch.checks.iter();
-        for p in pending {
-            let (decision, failed, cached) = match p.cached {
-                Some(d) => (Some(d), false, true),
-                None => {
-                    let answer = answers.next();
-                    match next_check.next() {
-                        Some(check) => {
-                            self.remember_refusal(check, answer.as_ref(), p.blocks, now);
-                            self.resolve(check, answer, now, local_rules)
-                        }
-                        None => (None, true, false),
-                    }
-                }
-            };
-            let entry = p.entry.as_ref();
-            let blocks = p.blocks;
-            let Some(mut d) = decision else {
-                // Failed open or closed, or untracked locally.
-                if failed && entry.rule.fail_mode == FailMode::Closed && blocks {
-                    unavailable = true;
-                    entry.stats.record(Event::FailClosed);
-                } else if failed {
-                    entry.stats.record(Event::FailOpen);
-                }
-                continue;
-            };
-            if d.allowed && !cached && entry.rule.charges_response() {
-                // A probe answers what a request of cost 1 would leave; it
-                // counted nothing, so the budget left is one more.
-                d.remaining = d.remaining.saturating_add(1);
-            }
-            if let (Some(until), true) = (d.blocked_until_ms, blocks && !cached) {
-                inner.penalties.block(p.key, until, now);
-            }
-            let would_limit = !d.allowed && !blocks;
-            if !d.allowed && blocks {
-                verdict.outcome = Outcome::Limited;
-                verdict.retry_after_ms = verdict.retry_after_ms.max(d.retry_after_ms);
-                entry.stats.record(Event::Limited);
-                entry.stats.record_subject(p.subject);
-            } else if would_limit {
-                verdict.would_limit.push(entry.rule.id.clone());
-                entry.stats.record(Event::WouldLimit);
-                entry.stats.record_subject(p.subject);
-            } else {
-                entry.stats.record(Event::Allowed);
-            }
-            if blocks && entry.rule.ratelimit_headers {
-                verdict.headers.push(HeaderItem {
-                    id: entry.id.clone(),
-                    quota: entry.rule.limit,
-                    window_s: entry.rule.period_ms / 1000,
-                    remaining: d.remaining,
-                    reset_s: d.reset_ms.div_ceil(1000),
-                });
-            }
-            if reports {
-                verdict.reports.push(RuleReport {
-                    rule: entry.id.clone(),
-                    subject: p.subject,
-                    allowed: d.allowed,
-                    remaining: d.remaining,
-                    would_limit,
-                    failed,
-                    from_penalty_cache: cached,
-                });
-            }
-        }
-        if verdict.outcome != Outcome::Limited && unavailable {
-            verdict.outcome = Outcome::Unavailable;
-            verdict.retry_after_ms = 1000;
-        }
-        verdict
     }
 
     /// Turns a backend answer (or its absence) into a decision, following

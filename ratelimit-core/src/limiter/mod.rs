@@ -47,6 +47,7 @@ mod overlimit;
 mod publish;
 mod respond;
 mod select;
+mod settle;
 mod snapshot;
 
 use std::sync::{Arc, RwLock};
