@@ -68,55 +68,11 @@ pub(crate) fn ip_bytes(ip: IpAddr) -> ([u8; 8], usize) {
     }
 }
 
-fn push(h: &mut KeyHasher, tag: u8, value: &[u8]) {
+fn push(h: &mut Sip128, tag: u8, value: &[u8]) {
     let mut head = [tag, 0, 0, 0, 0];
     head[1..].copy_from_slice(&(value.len() as u32).to_le_bytes());
     h.write(&head);
     h.write(value);
-}
-
-/// Bytes gathered before they reach the hasher.
-const KEY_BUF: usize = 64;
-
-/// A [`Sip128`] fed through a small stack buffer: a key is many short
-/// writes (a tag, a length, a value per part), and each write to the
-/// streaming hasher costs more than a copy. SipHash of the concatenation
-/// is the same however it is split, so the digests are unchanged.
-struct KeyHasher {
-    h: Sip128,
-    buf: [u8; KEY_BUF],
-    len: usize,
-}
-
-impl KeyHasher {
-    fn new(key: &HashKey) -> Self {
-        Self {
-            h: key.hasher(),
-            buf: [0; KEY_BUF],
-            len: 0,
-        }
-    }
-
-    fn write(&mut self, data: &[u8]) {
-        if let Some(room) = self.buf.get_mut(self.len..self.len + data.len()) {
-            room.copy_from_slice(data);
-            self.len += data.len();
-            return;
-        }
-        self.h.write(&self.buf[..self.len]);
-        self.len = 0;
-        if data.len() > KEY_BUF {
-            self.h.write(data);
-        } else {
-            self.buf[..data.len()].copy_from_slice(data);
-            self.len = data.len();
-        }
-    }
-
-    fn finish128(mut self) -> KeyDigest {
-        self.h.write(&self.buf[..self.len]);
-        self.h.finish128()
-    }
 }
 
 /// Reads one part; `None` when the request does not carry it.
@@ -196,7 +152,7 @@ fn tag(part: &KeyPart) -> u8 {
 /// The subject of `rule` for `req`. With `jwt_off` (the emergency switch)
 /// every claim counts as missing.
 pub fn subject(rule: &Rule, req: &dyn RequestView, key: &HashKey, jwt_off: bool) -> KeyOutcome {
-    let mut h = KeyHasher::new(key);
+    let mut h = key.hasher();
     for part in &rule.key {
         let Some(v) = part_value(part, req, jwt_off) else {
             return match rule.on_missing_key {
@@ -221,7 +177,7 @@ pub fn subject(rule: &Rule, req: &dyn RequestView, key: &HashKey, jwt_off: bool)
 /// The fallback subject: the client IP, in a namespace of its own.
 pub(crate) fn fallback(req: &dyn RequestView, key: &HashKey) -> KeyDigest {
     let (b, n) = ip_bytes(req.client_ip());
-    let mut h = KeyHasher::new(key);
+    let mut h = key.hasher();
     push(&mut h, FALLBACK_TAG, &b[..n]);
     h.finish128()
 }

@@ -109,9 +109,9 @@ fn encoded(out: &mut Vec<u8>, tag: u8, value: &[u8]) {
 }
 
 #[test]
-fn buffered_key_digests_equal_the_digest_of_the_whole_encoding() {
-    // Values around the 64-byte buffer, so writes fill it, flush it and
-    // go past it in one piece.
+fn key_digests_are_the_digest_of_the_whole_encoding() {
+    // Each part is a tag, a 4-byte length and the value, whatever the
+    // lengths (around and past SipHash's 8-byte blocks).
     let r = rule(
         &["ip", "header:x-t", "header:x-u"],
         OnMissingKey::FallbackIp,
