@@ -11,7 +11,7 @@ use super::inline::{Inline, MAX_CHECKED};
 use super::publish::{Entry, Published};
 use super::select::{Selection, Selector};
 use super::Limiter;
-use crate::algorithm::Decision;
+use crate::algorithm::{Decision, Quota};
 use crate::backend::{state_key_with, Batch, Check, CheckMode, CheckResult};
 use crate::rules::FailMode;
 use crate::stats::Event;
@@ -44,24 +44,71 @@ impl Pending<&Arc<Entry>> {
 }
 
 thread_local! {
-    /// The emptied `checks` of the last batch this thread answered at
-    /// once: the next request's batch reuses it instead of allocating.
+    /// The `checks` of the last batch this thread answered at once, kept
+    /// whole: the next request's batch reuses the `Vec`, and each check
+    /// whose rule is the same (the same `Arc`) keeps its `Arc`s, so that a
+    /// request touches no shared reference count for them.
     static CHECKS: Cell<Vec<Check>> = const { Cell::new(Vec::new()) };
 }
 
-/// A `Vec` for a batch of `n` checks: this thread's recycled one if any.
-fn recycled_checks(n: usize) -> Vec<Check> {
-    let mut checks = CHECKS.take();
-    checks.reserve(n);
-    checks
+/// This thread's recycled checks (see `CHECKS`), if any.
+fn recycled_checks() -> Vec<Check> {
+    CHECKS.take()
 }
 
 /// Keeps the `checks` of a batch answered at once for the next request on
-/// this thread (emptied; not an unusually large one).
-pub(super) fn recycle_checks(mut checks: Vec<Check>) {
+/// this thread (not an unusually long list). They hold their rules until
+/// then: a few superseded rules per thread at most, after a publish.
+pub(super) fn recycle_checks(checks: Vec<Check>) {
     if checks.capacity() <= 2 * MAX_CHECKED {
-        checks.clear();
         CHECKS.set(checks);
+    }
+}
+
+/// Sets `checks[i]` (`checks` has at least `i` items) to a check of
+/// `entry`'s rule: the existing one when it is of the same rule (its
+/// `Arc`s kept, no reference count touched), else a new one.
+#[allow(clippy::too_many_arguments)]
+fn put_check(
+    checks: &mut Vec<Check>,
+    i: usize,
+    entry: &Entry,
+    subject: KeyDigest,
+    state_key: KeyDigest,
+    quota: Quota,
+    penalty_ms: Option<u64>,
+    bit: Option<u16>,
+    mode: CheckMode,
+) {
+    match checks.get_mut(i) {
+        Some(c)
+            if Arc::ptr_eq(&c.rule, &entry.rule) && Arc::ptr_eq(&c.namespace, &entry.namespace) =>
+        {
+            c.namespace_digest = entry.ns_digest;
+            c.subject = subject;
+            c.state_key = state_key;
+            c.quota = quota;
+            c.penalty_ms = penalty_ms;
+            c.bit = bit;
+            c.mode = mode;
+        }
+        slot => {
+            let c = Check {
+                rule: entry.rule.clone(),
+                namespace: entry.namespace.clone(),
+                namespace_digest: entry.ns_digest,
+                subject,
+                state_key,
+                quota,
+                penalty_ms,
+                bit,
+                mode,
+            };
+            match slot {
+                Some(old) => *old = c,
+                None => checks.push(c),
+            }
+        }
     }
 }
 
@@ -155,7 +202,8 @@ impl Limiter {
             });
         }
 
-        let mut checks = recycled_checks(sel.rules.len());
+        let mut checks = recycled_checks();
+        let mut used = 0;
         let pending = &mut plan.pending;
         for picked in sel.rules.drain() {
             let entry = picked.entry;
@@ -182,17 +230,20 @@ impl Limiter {
             });
             if cached.is_none() {
                 let rule = &entry.rule;
-                checks.push(Check {
-                    rule: rule.clone(),
-                    namespace: entry.namespace.clone(),
-                    namespace_digest: entry.ns_digest,
-                    subject: picked.subject,
-                    state_key: key,
-                    quota: rule.quota(cost),
-                    penalty_ms: rule.penalty_ms.filter(|_| picked.blocks),
-                    bit: picked.bit,
+                let penalty_ms = rule.penalty_ms.filter(|_| picked.blocks);
+                let (quota, bit) = (rule.quota(cost), picked.bit);
+                put_check(
+                    &mut checks,
+                    used,
+                    entry,
+                    picked.subject,
+                    key,
+                    quota,
+                    penalty_ms,
+                    bit,
                     mode,
-                });
+                );
+                used += 1;
             }
             pending.push(Pending {
                 entry: picked.entry,
@@ -202,6 +253,7 @@ impl Limiter {
                 cached,
             });
         }
+        checks.truncate(used);
         plan.batch = Batch::new(now, checks);
         None
     }
