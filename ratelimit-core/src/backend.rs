@@ -253,6 +253,10 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
     /// stack. Returns `false`, having counted nothing and called `answer`
     /// never, when the backend cannot answer at once.
     ///
+    /// `answer` applies the answer to the verdict at once (the limiter's
+    /// penalty cache, statistics): call it holding none of the backend's
+    /// own locks.
+    ///
     /// The default calls [`Backend::check_now`]; a backend that answers at
     /// once overrides this too to save the `Vec`.
     fn check_now_each(&self, batch: &Batch, answer: &mut dyn FnMut(CheckResult)) -> bool {
