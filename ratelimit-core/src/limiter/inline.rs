@@ -1,12 +1,8 @@
 //! [`Inline`]: a short list kept on the stack, for the per-request lists
-//! of the decision (the rules picked, their pending answers, the backend's
-//! answers), whose length the selection caps bound: no allocation per
+//! of the decision (the rules picked, the rules waiting for an answer),
+//! whose length the selection caps bound: no allocation per
 //! request. Past `N` it spills into a `Vec`, so a longer list (rules added
 //! at run time beyond the caps' assumptions) is still handled, only slower.
-
-use std::array;
-use std::iter::{Chain, Flatten};
-use std::vec;
 
 use super::select::{MAX_COUNT_RULES, MAX_OTHER_RULES};
 use crate::rules::MAX_SITE_WIDE;
@@ -56,26 +52,15 @@ impl<T, const N: usize> Inline<T, N> {
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
         self.items[..self.len].iter().flatten().chain(&self.spill)
     }
-}
 
-impl<T, const N: usize> Inline<T, N> {
-    /// Takes the items out in order, leaving the list empty: in place,
-    /// without moving the inline array as [`IntoIterator`] does.
+    /// Takes the items out in order, leaving the list empty (in place: the
+    /// inline array is not moved).
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
         let len = std::mem::take(&mut self.len);
         self.items[..len]
             .iter_mut()
             .filter_map(Option::take)
             .chain(self.spill.drain(..))
-    }
-}
-
-impl<T, const N: usize> IntoIterator for Inline<T, N> {
-    type Item = T;
-    type IntoIter = Chain<Flatten<array::IntoIter<Option<T>, N>>, vec::IntoIter<T>>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.items.into_iter().flatten().chain(self.spill)
     }
 }
 
@@ -93,11 +78,9 @@ mod tests {
             let want: Vec<String> = (0..n).map(|i| i.to_string()).collect();
             assert_eq!(l.len(), n);
             assert_eq!(l.iter().cloned().collect::<Vec<_>>(), want);
-            let mut d = Inline::<String, 3>::default();
-            want.iter().for_each(|s| d.push(s.clone()));
-            assert_eq!(d.drain().collect::<Vec<_>>(), want);
-            assert_eq!(d.len(), 0);
-            assert_eq!(l.into_iter().collect::<Vec<_>>(), want);
+            assert_eq!(l.drain().collect::<Vec<_>>(), want);
+            assert_eq!(l.len(), 0);
+            assert_eq!(l.iter().count(), 0);
         }
     }
 }
