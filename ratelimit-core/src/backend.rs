@@ -11,6 +11,9 @@ use crate::algorithm::{Decision, Quota};
 use crate::rules::Rule;
 use crate::KeyDigest;
 
+pub use crate::state_key::state_key;
+pub(crate) use crate::state_key::state_key_with;
+
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -136,26 +139,10 @@ pub fn namespace(rule: &Rule) -> String {
     ns
 }
 
-/// The digest of (namespace, subject): one subject of one rule version.
-pub fn state_key(namespace: &str, subject: &KeyDigest) -> KeyDigest {
-    state_key_with(&namespace_key(namespace), subject)
-}
-
-/// The key that hashes the subjects of one namespace (computed once per
-/// published rule).
-pub(crate) fn namespace_key(namespace: &str) -> crate::HashKey {
-    crate::HashKey::DEFAULT.derive(namespace.as_bytes())
-}
-
 /// The digest naming a namespace's storage in a shared backend (computed
 /// once per published rule).
 pub fn namespace_digest(namespace: &str) -> KeyDigest {
     crate::HashKey::DEFAULT.digest(namespace.as_bytes())
-}
-
-/// [`state_key`] with the namespace's key already derived.
-pub(crate) fn state_key_with(ns_key: &crate::HashKey, subject: &KeyDigest) -> KeyDigest {
-    ns_key.digest(&subject.0)
 }
 
 /// All of a request's checks.
@@ -261,6 +248,27 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
         None
     }
 
+    /// [`Backend::check_now`] handing each answer, in order, to `answer`
+    /// instead of collecting them in a `Vec`: the limiter keeps them on the
+    /// stack. Returns `false`, having counted nothing and called `answer`
+    /// never, when the backend cannot answer at once.
+    ///
+    /// `answer` applies the answer to the verdict at once (the limiter's
+    /// penalty cache, statistics): call it holding none of the backend's
+    /// own locks.
+    ///
+    /// The default calls [`Backend::check_now`]; a backend that answers at
+    /// once overrides this too to save the `Vec`.
+    fn check_now_each(&self, batch: &Batch, answer: &mut dyn FnMut(CheckResult)) -> bool {
+        match self.check_now(batch) {
+            Some(answers) => {
+                answers.into_iter().for_each(answer);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Reads a subject's state at `now_ms` without counting: remaining,
     /// reset time and the end of a penalty (`blocked_until_ms`).
     fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
@@ -301,6 +309,10 @@ impl<B: Backend + ?Sized> Backend for Arc<B> {
 
     fn check_now(&self, batch: &Batch) -> Option<Vec<CheckResult>> {
         (**self).check_now(batch)
+    }
+
+    fn check_now_each(&self, batch: &Batch, answer: &mut dyn FnMut(CheckResult)) -> bool {
+        (**self).check_now_each(batch, answer)
     }
 
     fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {

@@ -69,8 +69,9 @@ pub(crate) fn ip_bytes(ip: IpAddr) -> ([u8; 8], usize) {
 }
 
 fn push(h: &mut Sip128, tag: u8, value: &[u8]) {
-    h.write_u8(tag);
-    h.write(&(value.len() as u32).to_le_bytes());
+    let mut head = [tag, 0, 0, 0, 0];
+    head[1..].copy_from_slice(&(value.len() as u32).to_le_bytes());
+    h.write(&head);
     h.write(value);
 }
 

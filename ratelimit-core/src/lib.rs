@@ -93,6 +93,7 @@ pub mod normalize;
 pub mod penalty_cache;
 pub mod request;
 pub mod rules;
+mod state_key;
 pub mod stats;
 pub mod store;
 pub mod switches;

@@ -55,7 +55,6 @@ enum Target {
 struct QuotaTarget {
     rule: Arc<Rule>,
     namespace: Arc<str>,
-    ns_key: HashKey,
     ns_digest: KeyDigest,
 }
 
@@ -63,7 +62,6 @@ struct QuotaTarget {
 pub(super) struct Resolved {
     pub(super) rule: Arc<Rule>,
     namespace: Arc<str>,
-    ns_key: HashKey,
     ns_digest: KeyDigest,
     pub(super) stats: Option<Arc<RuleStats>>,
 }
@@ -137,7 +135,6 @@ impl Limiter {
         let namespace = quota.namespace(name);
         let target = QuotaTarget {
             rule: Arc::new(quota.rule(name)),
-            ns_key: crate::backend::namespace_key(&namespace),
             ns_digest: crate::backend::namespace_digest(&namespace),
             namespace: namespace.into(),
         };
@@ -160,7 +157,6 @@ impl KeyedLimit {
             Target::Quota(q) => Ok(Resolved {
                 rule: q.rule.clone(),
                 namespace: q.namespace.clone(),
-                ns_key: q.ns_key,
                 ns_digest: q.ns_digest,
                 stats: None,
             }),
@@ -168,7 +164,6 @@ impl KeyedLimit {
                 let RuleTarget {
                     rule,
                     namespace,
-                    ns_key,
                     ns_digest,
                     stats,
                 } = self
@@ -188,7 +183,6 @@ impl KeyedLimit {
                 Ok(Resolved {
                     rule,
                     namespace,
-                    ns_key,
                     ns_digest,
                     stats: Some(stats),
                 })
@@ -224,7 +218,7 @@ impl KeyedLimit {
             namespace: r.namespace.clone(),
             namespace_digest: r.ns_digest,
             subject,
-            state_key: state_key_with(&r.ns_key, &subject),
+            state_key: state_key_with(&r.ns_digest, &subject),
             quota,
             penalty_ms: r.rule.penalty_ms.filter(|_| r.rule.is_blocking()),
             bit: None,

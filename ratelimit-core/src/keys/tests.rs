@@ -101,6 +101,45 @@ fn long_values_cost_a_fixed_digest() {
     assert!(matches!(subj(&r, &long), KeyOutcome::Subject(KeyDigest(_))));
 }
 
+/// The encoding of one part, as `push` writes it.
+fn encoded(out: &mut Vec<u8>, tag: u8, value: &[u8]) {
+    out.push(tag);
+    out.extend_from_slice(&(value.len() as u32).to_le_bytes());
+    out.extend_from_slice(value);
+}
+
+#[test]
+fn key_digests_are_the_digest_of_the_whole_encoding() {
+    // Each part is a tag, a 4-byte length and the value, whatever the
+    // lengths (around and past SipHash's 8-byte blocks).
+    let r = rule(
+        &["ip", "header:x-t", "header:x-u"],
+        OnMissingKey::FallbackIp,
+    );
+    for (t, u) in [
+        (1, 1),
+        (40, 3),
+        (50, 20),
+        (64, 1),
+        (65, 64),
+        (200, 7),
+        (3, 300),
+    ] {
+        let (vt, vu) = (vec![b't'; t], vec![b'u'; u]);
+        let q = req("192.0.2.1")
+            .with_header("x-t", vt.clone())
+            .with_header("x-u", vu.clone());
+        let mut whole = Vec::new();
+        encoded(&mut whole, 1, &[192, 0, 2, 1]);
+        encoded(&mut whole, 0, b"x-t");
+        encoded(&mut whole, 3, &vt);
+        encoded(&mut whole, 0, b"x-u");
+        encoded(&mut whole, 3, &vu);
+        let want = KeyOutcome::Subject(HashKey::DEFAULT.digest(&whole));
+        assert_eq!(subj(&r, &q), want, "values of {t} and {u} bytes");
+    }
+}
+
 #[test]
 fn parts_do_not_run_into_each_other() {
     let r = rule(&["ip", "header:a", "header:b"], OnMissingKey::FallbackIp);

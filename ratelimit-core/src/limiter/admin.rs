@@ -69,7 +69,7 @@ impl Limiter {
                 namespace: e.namespace.clone(),
                 namespace_digest: e.ns_digest,
                 subject,
-                state_key: state_key_with(&e.ns_key, &subject),
+                state_key: state_key_with(&e.ns_digest, &subject),
                 quota: e.rule.quota(e.rule.cost),
                 penalty_ms: None,
                 bit: None,

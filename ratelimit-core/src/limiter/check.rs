@@ -4,11 +4,13 @@
 //!
 //! [`Backend::check_now`]: crate::backend::Backend::check_now
 
-use super::decide::{Pending, Plan};
+use super::decide::{recycle_checks, Pending, Plan};
 use super::future::VerdictFuture;
 use super::publish::Published;
+use super::settle::Settle;
 use super::Limiter;
-use crate::RequestView;
+use crate::backend::CheckResult;
+use crate::{RequestView, Verdict};
 
 impl Limiter {
     /// Decides one request: any [`RequestView`], such as
@@ -34,25 +36,42 @@ impl Limiter {
         reports: bool,
     ) -> VerdictFuture {
         let reports = reports || self.inner.reports || tracing::enabled!(tracing::Level::DEBUG);
-        let plan = match self.begin(req, published) {
-            Ok(plan) => plan,
-            Err(verdict) => return VerdictFuture::ready(verdict),
-        };
-        let local_rules = published.local_rules;
-        let answers = if plan.batch.checks.is_empty() {
-            Some(Vec::new())
-        } else {
-            self.inner.backend.check_now(&plan.batch)
-        };
-        if let Some(answers) = answers {
-            let Plan {
-                verdict,
-                pending,
-                batch,
-            } = plan;
-            let verdict = self.finish(verdict, &pending, &batch, answers, local_rules, reports);
+        let mut plan = Plan::new();
+        if let Some(verdict) = self.begin(req, published, &mut plan) {
             return VerdictFuture::ready(verdict);
         }
+        let local_rules = published.local_rules;
+        // Answered at once (the in-memory store): each answer is applied as
+        // the backend hands it over (nothing collected), and the batch's
+        // `Vec` is kept for the next request.
+        let verdict = std::mem::replace(&mut plan.verdict, Verdict::forward());
+        let now = plan.batch.now_ms;
+        let mut settle = Settle::new(self, verdict, now, local_rules, reports);
+        let mut pending = plan.pending.iter();
+        let mut checks = plan.batch.checks.iter();
+        let mut each = |answer: CheckResult| {
+            for p in pending.by_ref() {
+                if !settle.cached(p) {
+                    settle.answered(p, checks.next(), Some(answer));
+                    return;
+                }
+            }
+        };
+        let at_once = plan.batch.checks.is_empty()
+            || (self.inner.backend).check_now_each(&plan.batch, &mut each);
+        if at_once {
+            // Cached rules after the last answer, and rules the backend
+            // left unanswered (failed).
+            for p in pending {
+                if !settle.cached(p) {
+                    settle.answered(p, checks.next(), None);
+                }
+            }
+            let verdict = settle.done();
+            recycle_checks(std::mem::take(&mut plan.batch.checks));
+            return VerdictFuture::ready(verdict);
+        }
+        plan.verdict = settle.unsettled();
         let pending: Vec<_> = plan.pending.iter().map(Pending::to_shared).collect();
         let (verdict, batch) = (plan.verdict, plan.batch);
         let limiter = self.clone();

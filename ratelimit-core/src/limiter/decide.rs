@@ -3,30 +3,32 @@
 //! keys, the penalty cache, the batch) and `finish` (answers, fail modes,
 //! the verdict). `check.rs` runs them, with or without waiting.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use super::charge::charge_item;
+use super::inline::{Inline, MAX_CHECKED};
 use super::publish::{Entry, Published};
-use super::select::Selector;
+use super::select::{Selection, Selector};
 use super::Limiter;
-use crate::algorithm::Decision;
+use crate::algorithm::{Decision, Quota};
 use crate::backend::{state_key_with, Batch, Check, CheckMode, CheckResult};
 use crate::rules::FailMode;
 use crate::stats::Event;
-use crate::verdict::{CountItem, HeaderItem, Outcome, RuleReport, Verdict};
+use crate::verdict::{CountItem, Outcome, Verdict};
 use crate::{KeyDigest, RequestView};
 
 /// One selected rule on its way to an answer. `E` holds its entry:
 /// borrowed from the published set when the answer comes at once, shared
 /// when it is awaited.
 pub(super) struct Pending<E> {
-    entry: E,
-    subject: KeyDigest,
-    blocks: bool,
+    pub(super) entry: E,
+    pub(super) subject: KeyDigest,
+    pub(super) blocks: bool,
     /// Where the subject's state (and its penalty) is keyed.
-    key: KeyDigest,
+    pub(super) key: KeyDigest,
     /// Answered before the backend (penalty cache).
-    cached: Option<Decision>,
+    pub(super) cached: Option<Decision>,
 }
 
 impl Pending<&Arc<Entry>> {
@@ -41,21 +43,105 @@ impl Pending<&Arc<Entry>> {
     }
 }
 
-/// A request decided up to the backend call.
+thread_local! {
+    /// The `checks` of the last batch this thread answered at once, kept
+    /// whole: the next request's batch reuses the `Vec`, and each check
+    /// whose rule is the same (the same `Arc`) keeps its `Arc`s, so that a
+    /// request touches no shared reference count for them.
+    static CHECKS: Cell<Vec<Check>> = const { Cell::new(Vec::new()) };
+}
+
+/// This thread's recycled checks (see `CHECKS`), if any.
+fn recycled_checks() -> Vec<Check> {
+    CHECKS.take()
+}
+
+/// Keeps the `checks` of a batch answered at once for the next request on
+/// this thread (not an unusually long list). They hold their rules until
+/// then: a few superseded rules per thread at most, after a publish.
+pub(super) fn recycle_checks(checks: Vec<Check>) {
+    if checks.capacity() <= 2 * MAX_CHECKED {
+        CHECKS.set(checks);
+    }
+}
+
+/// Sets `checks[i]` (`checks` has at least `i` items) to a check of
+/// `entry`'s rule: the existing one when it is of the same rule (its
+/// `Arc`s kept, no reference count touched), else a new one.
+#[allow(clippy::too_many_arguments)]
+fn put_check(
+    checks: &mut Vec<Check>,
+    i: usize,
+    entry: &Entry,
+    subject: KeyDigest,
+    state_key: KeyDigest,
+    quota: Quota,
+    penalty_ms: Option<u64>,
+    bit: Option<u16>,
+    mode: CheckMode,
+) {
+    match checks.get_mut(i) {
+        Some(c)
+            if Arc::ptr_eq(&c.rule, &entry.rule) && Arc::ptr_eq(&c.namespace, &entry.namespace) =>
+        {
+            c.namespace_digest = entry.ns_digest;
+            c.subject = subject;
+            c.state_key = state_key;
+            c.quota = quota;
+            c.penalty_ms = penalty_ms;
+            c.bit = bit;
+            c.mode = mode;
+        }
+        slot => {
+            let c = Check {
+                rule: entry.rule.clone(),
+                namespace: entry.namespace.clone(),
+                namespace_digest: entry.ns_digest,
+                subject,
+                state_key,
+                quota,
+                penalty_ms,
+                bit,
+                mode,
+            };
+            match slot {
+                Some(old) => *old = c,
+                None => checks.push(c),
+            }
+        }
+    }
+}
+
+/// A request decided up to the backend call. Filled in place by
+/// [`Limiter::begin`] (its lists live on the stack: moving them costs).
 pub(super) struct Plan<'p> {
     pub(super) verdict: Verdict,
-    pub(super) pending: Vec<Pending<&'p Arc<Entry>>>,
+    pub(super) pending: Inline<Pending<&'p Arc<Entry>>, MAX_CHECKED>,
     pub(super) batch: Batch,
+    sel: Selection<'p>,
+}
+
+impl Plan<'_> {
+    pub(super) fn new() -> Self {
+        Self {
+            verdict: Verdict::forward(),
+            pending: Inline::default(),
+            batch: Batch::default(),
+            sel: Selection::default(),
+        }
+    }
 }
 
 impl Limiter {
-    /// Everything before the backend call: the verdict itself when nothing
-    /// is left to ask (the backstop refused, or a missing key rejects).
+    /// Everything before the backend call, into `plan` (new): the verdict
+    /// itself when nothing is left to ask (the backstop refused, or a
+    /// missing key rejects).
     pub(super) fn begin<'p>(
         &self,
         req: &dyn RequestView,
         published: &'p Published,
-    ) -> Result<Plan<'p>, Verdict> {
+        plan: &mut Plan<'p>,
+    ) -> Option<Verdict> {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
         if let Some(backstop) = &inner.backstop {
@@ -65,7 +151,7 @@ impl Limiter {
                     let mut v = Verdict::forward();
                     v.outcome = Outcome::Limited;
                     v.retry_after_ms = d.retry_after_ms;
-                    return Err(v);
+                    return Some(v);
                 }
             }
         }
@@ -76,21 +162,23 @@ impl Limiter {
             switches: &inner.switches,
             now,
         };
-        let sel = selector.select(published);
+        let sel = &mut plan.sel;
+        selector.select(published, sel);
         if sel.capped {
             inner.stats.capped();
         }
-        let mut verdict = Verdict::forward();
         if sel.reject {
+            let mut verdict = Verdict::forward();
             verdict.outcome = Outcome::BadRequest;
-            return Err(verdict);
+            return Some(verdict);
         }
+        let verdict = &mut plan.verdict;
         for e in &sel.would_reject {
             verdict.would_limit.push(e.rule.id.clone());
         }
         // Rules the cap left out: a running penalty still refuses.
         for p in &sel.penalty_only {
-            let key = state_key_with(&p.entry.ns_key, &p.subject);
+            let key = state_key_with(&p.entry.ns_digest, &p.subject);
             if let (true, Some(until)) = (p.blocks, inner.penalties.blocked_until(&key, now)) {
                 verdict.outcome = Outcome::Limited;
                 verdict.retry_after_ms = verdict.retry_after_ms.max(until - now);
@@ -98,8 +186,8 @@ impl Limiter {
             }
         }
         // Count rules at request time: only their blocks in the penalty cache.
-        for c in sel.counts {
-            let key = state_key_with(&c.entry.ns_key, &c.subject);
+        for c in sel.counts.drain() {
+            let key = state_key_with(&c.entry.ns_digest, &c.subject);
             if let (true, Some(until)) = (c.blocks, inner.penalties.blocked_until(&key, now)) {
                 verdict.outcome = Outcome::Limited;
                 verdict.retry_after_ms = verdict.retry_after_ms.max(until - now);
@@ -114,11 +202,12 @@ impl Limiter {
             });
         }
 
-        let mut checks = Vec::with_capacity(sel.rules.len());
-        let mut pending = Vec::with_capacity(sel.rules.len());
-        for picked in sel.rules {
+        let mut checks = recycled_checks();
+        let mut used = 0;
+        let pending = &mut plan.pending;
+        for picked in sel.rules.drain() {
             let entry = picked.entry;
-            let key = state_key_with(&entry.ns_key, &picked.subject);
+            let key = state_key_with(&entry.ns_digest, &picked.subject);
             // A rule charged after the response only asks, at cost 1,
             // whether its budget is spent; the response pays the cost.
             let (cost, mode) = if entry.rule.charges_response() {
@@ -141,17 +230,20 @@ impl Limiter {
             });
             if cached.is_none() {
                 let rule = &entry.rule;
-                checks.push(Check {
-                    rule: rule.clone(),
-                    namespace: entry.namespace.clone(),
-                    namespace_digest: entry.ns_digest,
-                    subject: picked.subject,
-                    state_key: key,
-                    quota: rule.quota(cost),
-                    penalty_ms: rule.penalty_ms.filter(|_| picked.blocks),
-                    bit: picked.bit,
+                let penalty_ms = rule.penalty_ms.filter(|_| picked.blocks);
+                let (quota, bit) = (rule.quota(cost), picked.bit);
+                put_check(
+                    &mut checks,
+                    used,
+                    entry,
+                    picked.subject,
+                    key,
+                    quota,
+                    penalty_ms,
+                    bit,
                     mode,
-                });
+                );
+                used += 1;
             }
             pending.push(Pending {
                 entry: picked.entry,
@@ -161,101 +253,9 @@ impl Limiter {
                 cached,
             });
         }
-        Ok(Plan {
-            verdict,
-            pending,
-            batch: Batch::new(now, checks),
-        })
-    }
-
-    /// Everything after the backend call: answers, fail modes, the verdict.
-    pub(super) fn finish<E: AsRef<Entry>>(
-        &self,
-        mut verdict: Verdict,
-        pending: &[Pending<E>],
-        batch: &Batch,
-        answers: Vec<CheckResult>,
-        local_rules: usize,
-        reports: bool,
-    ) -> Verdict {
-        let inner = &self.inner;
-        let now = batch.now_ms;
-        let mut answers = answers.into_iter();
-        let mut unavailable = false;
-        let mut next_check = batch.checks.iter();
-        for p in pending {
-            let (decision, failed, cached) = match p.cached {
-                Some(d) => (Some(d), false, true),
-                None => {
-                    let answer = answers.next();
-                    match next_check.next() {
-                        Some(check) => {
-                            self.remember_refusal(check, answer.as_ref(), p.blocks, now);
-                            self.resolve(check, answer, now, local_rules)
-                        }
-                        None => (None, true, false),
-                    }
-                }
-            };
-            let entry = p.entry.as_ref();
-            let blocks = p.blocks;
-            let Some(mut d) = decision else {
-                // Failed open or closed, or untracked locally.
-                if failed && entry.rule.fail_mode == FailMode::Closed && blocks {
-                    unavailable = true;
-                    entry.stats.record(Event::FailClosed);
-                } else if failed {
-                    entry.stats.record(Event::FailOpen);
-                }
-                continue;
-            };
-            if d.allowed && !cached && entry.rule.charges_response() {
-                // A probe answers what a request of cost 1 would leave; it
-                // counted nothing, so the budget left is one more.
-                d.remaining = d.remaining.saturating_add(1);
-            }
-            if let (Some(until), true) = (d.blocked_until_ms, blocks && !cached) {
-                inner.penalties.block(p.key, until, now);
-            }
-            let would_limit = !d.allowed && !blocks;
-            if !d.allowed && blocks {
-                verdict.outcome = Outcome::Limited;
-                verdict.retry_after_ms = verdict.retry_after_ms.max(d.retry_after_ms);
-                entry.stats.record(Event::Limited);
-                entry.stats.record_subject(p.subject);
-            } else if would_limit {
-                verdict.would_limit.push(entry.rule.id.clone());
-                entry.stats.record(Event::WouldLimit);
-                entry.stats.record_subject(p.subject);
-            } else {
-                entry.stats.record(Event::Allowed);
-            }
-            if blocks && entry.rule.ratelimit_headers {
-                verdict.headers.push(HeaderItem {
-                    id: entry.id.clone(),
-                    quota: entry.rule.limit,
-                    window_s: entry.rule.period_ms / 1000,
-                    remaining: d.remaining,
-                    reset_s: d.reset_ms.div_ceil(1000),
-                });
-            }
-            if reports {
-                verdict.reports.push(RuleReport {
-                    rule: entry.id.clone(),
-                    subject: p.subject,
-                    allowed: d.allowed,
-                    remaining: d.remaining,
-                    would_limit,
-                    failed,
-                    from_penalty_cache: cached,
-                });
-            }
-        }
-        if verdict.outcome != Outcome::Limited && unavailable {
-            verdict.outcome = Outcome::Unavailable;
-            verdict.retry_after_ms = 1000;
-        }
-        verdict
+        checks.truncate(used);
+        plan.batch = Batch::new(now, checks);
+        None
     }
 
     /// Turns a backend answer (or its absence) into a decision, following

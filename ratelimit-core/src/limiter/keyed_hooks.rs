@@ -21,7 +21,6 @@ const KEYED_LABEL: &[u8] = b"ratelimit-core/keyed-subjects/v1";
 pub(crate) struct RuleTarget {
     pub(crate) rule: Arc<Rule>,
     pub(crate) namespace: Arc<str>,
-    pub(crate) ns_key: HashKey,
     pub(crate) ns_digest: crate::KeyDigest,
     pub(crate) stats: Arc<RuleStats>,
 }
@@ -50,7 +49,6 @@ impl Limiter {
         Some(RuleTarget {
             rule: e.rule.clone(),
             namespace: e.namespace.clone(),
-            ns_key: e.ns_key,
             ns_digest: e.ns_digest,
             stats: e.stats.clone(),
         })

@@ -41,11 +41,13 @@ mod charge_tests;
 mod check;
 mod decide;
 mod future;
+mod inline;
 mod keyed_hooks;
 mod overlimit;
 mod publish;
 mod respond;
 mod select;
+mod settle;
 mod snapshot;
 
 use std::sync::{Arc, RwLock};

@@ -20,7 +20,6 @@ pub(crate) struct Entry {
     pub(crate) rule: Arc<Rule>,
     pub(crate) id: Arc<str>,
     pub(crate) namespace: Arc<str>,
-    pub(crate) ns_key: crate::HashKey,
     /// [`crate::backend::namespace_digest`] of `namespace`.
     pub(crate) ns_digest: crate::KeyDigest,
     pub(crate) stats: Arc<RuleStats>,
@@ -61,7 +60,6 @@ impl Published {
             let entry = Arc::new(Entry {
                 rule: rule.clone(),
                 id: rule.id.as_str().into(),
-                ns_key: crate::backend::namespace_key(&ns),
                 ns_digest: crate::backend::namespace_digest(&ns),
                 namespace: ns.into(),
                 stats,

@@ -15,6 +15,7 @@
 
 use std::sync::Arc;
 
+use super::inline::{Inline, MAX_CHECKED, MAX_COUNTED};
 use super::publish::{Entry, Published};
 use crate::algorithm::distinct;
 use crate::keys::{distinct_value, subject, KeyOutcome};
@@ -39,8 +40,8 @@ pub(crate) struct Picked<'p> {
 /// What selection found.
 #[derive(Debug, Default)]
 pub(crate) struct Selection<'p> {
-    pub(crate) rules: Vec<Picked<'p>>,
-    pub(crate) counts: Vec<Picked<'p>>,
+    pub(crate) rules: Inline<Picked<'p>, MAX_CHECKED>,
+    pub(crate) counts: Inline<Picked<'p>, MAX_COUNTED>,
     /// Blocking rules with a penalty that the cap left out: only their
     /// penalty cache is consulted.
     pub(crate) penalty_only: Vec<Picked<'p>>,
@@ -132,13 +133,14 @@ impl Selector<'_> {
         }
     }
 
-    pub(crate) fn select<'p>(&self, p: &'p Published) -> Selection<'p> {
-        let mut sel = Selection::default();
+    /// Fills `sel` (empty) with the rules `p` runs for this request: in
+    /// place, as the lists live on the stack.
+    pub(crate) fn select<'p>(&self, p: &'p Published, sel: &mut Selection<'p>) {
         for e in &p.site_wide {
             match self.pick(e) {
                 Pick::Take(t) => sel.rules.push(t),
                 Pick::Skip => {}
-                Pick::Reject => self.reject(e, &mut sel),
+                Pick::Reject => self.reject(e, sel),
             }
         }
         let mut taken = 0;
@@ -178,7 +180,7 @@ impl Selector<'_> {
                     }
                     Pick::Skip => {}
                     Pick::Reject => {
-                        self.reject(e, &mut sel);
+                        self.reject(e, sel);
                         taken += 1;
                     }
                 }
@@ -194,10 +196,9 @@ impl Selector<'_> {
             match self.pick(e) {
                 Pick::Take(t) => sel.counts.push(t),
                 Pick::Skip => {}
-                Pick::Reject => self.reject(e, &mut sel),
+                Pick::Reject => self.reject(e, sel),
             }
         }
-        sel
     }
 }
 

@@ -51,6 +51,7 @@ pub use error::{RuleError, Warning};
 pub use key::{DistinctOf, KeyPart, StatusMatch};
 pub use rule::{Action, Charge, FailMode, OnMissingKey, Rule};
 pub use validate::MAX_LIMIT;
+pub(crate) use validate::MAX_SITE_WIDE;
 
 use crate::{Clock, SystemClock};
 

@@ -75,14 +75,17 @@ impl MemoryBackend {
         batch
             .checks
             .iter()
-            .map(|c| {
-                if supports(c.rule.algorithm, c.mode) {
-                    Ok(self.check_one(c, batch.now_ms))
-                } else {
-                    Err(unsupported_mode(c))
-                }
-            })
+            .map(|c| self.answer(c, batch.now_ms))
             .collect()
+    }
+
+    /// One check of [`check_now`](Self::check_now).
+    fn answer(&self, c: &Check, now: u64) -> CheckResult {
+        if supports(c.rule.algorithm, c.mode) {
+            Ok(self.check_one(c, now))
+        } else {
+            Err(unsupported_mode(c))
+        }
     }
 
     /// Answers one check at `now` (Unix ms), in its [`mode`](Check::mode).
@@ -145,6 +148,13 @@ impl Backend for MemoryBackend {
 
     fn check_now(&self, batch: &Batch) -> Option<Vec<CheckResult>> {
         Some(MemoryBackend::check_now(self, batch))
+    }
+
+    fn check_now_each(&self, batch: &Batch, answer: &mut dyn FnMut(CheckResult)) -> bool {
+        for c in &batch.checks {
+            answer(self.answer(c, batch.now_ms));
+        }
+        true
     }
 
     fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {

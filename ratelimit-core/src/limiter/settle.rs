@@ -1,0 +1,179 @@
+//! The second half of a decision: each selected rule's answer (from the
+//! penalty or over-limit cache, or the backend) applied to the verdict in
+//! rule order, with the fail modes. [`Settle`] takes the rules one at a
+//! time, so that the in-memory path can apply each answer as the backend
+//! hands it over ([`Backend::check_now_each`]) without collecting them.
+//!
+//! [`Backend::check_now_each`]: crate::backend::Backend::check_now_each
+
+use super::decide::Pending;
+use super::publish::Entry;
+use super::Limiter;
+use crate::algorithm::Decision;
+use crate::backend::{Batch, Check, CheckResult};
+use crate::rules::FailMode;
+use crate::stats::Event;
+use crate::verdict::{HeaderItem, Outcome, RuleReport, Verdict};
+
+/// A verdict being settled, one pending rule at a time, in rule order.
+pub(super) struct Settle<'l> {
+    limiter: &'l Limiter,
+    verdict: Verdict,
+    unavailable: bool,
+    now: u64,
+    local_rules: usize,
+    reports: bool,
+}
+
+impl<'l> Settle<'l> {
+    pub(super) fn new(
+        limiter: &'l Limiter,
+        verdict: Verdict,
+        now: u64,
+        local_rules: usize,
+        reports: bool,
+    ) -> Self {
+        Self {
+            limiter,
+            verdict,
+            unavailable: false,
+            now,
+            local_rules,
+            reports,
+        }
+    }
+
+    /// Settles `p` if a cache answered it before the backend; false when it
+    /// waits for the backend's answer.
+    pub(super) fn cached<E: AsRef<Entry>>(&mut self, p: &Pending<E>) -> bool {
+        match p.cached {
+            Some(d) => {
+                self.apply(p, Some(d), false, true);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Settles `p` with its check and the backend's answer (either missing:
+    /// the backend failed).
+    pub(super) fn answered<E: AsRef<Entry>>(
+        &mut self,
+        p: &Pending<E>,
+        check: Option<&Check>,
+        answer: Option<CheckResult>,
+    ) {
+        let (decision, failed, cached) = match check {
+            Some(check) => {
+                let (limiter, now) = (self.limiter, self.now);
+                limiter.remember_refusal(check, answer.as_ref(), p.blocks, now);
+                limiter.resolve(check, answer, now, self.local_rules)
+            }
+            None => (None, true, false),
+        };
+        self.apply(p, decision, failed, cached);
+    }
+
+    /// The verdict, once every rule is settled.
+    pub(super) fn done(mut self) -> Verdict {
+        if self.verdict.outcome != Outcome::Limited && self.unavailable {
+            self.verdict.outcome = Outcome::Unavailable;
+            self.verdict.retry_after_ms = 1000;
+        }
+        self.verdict
+    }
+
+    /// The verdict as it was given, nothing settled (the backend could not
+    /// answer at once).
+    pub(super) fn unsettled(self) -> Verdict {
+        self.verdict
+    }
+
+    fn apply<E: AsRef<Entry>>(
+        &mut self,
+        p: &Pending<E>,
+        decision: Option<Decision>,
+        failed: bool,
+        cached: bool,
+    ) {
+        let (verdict, now) = (&mut self.verdict, self.now);
+        let entry = p.entry.as_ref();
+        let blocks = p.blocks;
+        let Some(mut d) = decision else {
+            // Failed open or closed, or untracked locally.
+            if failed && entry.rule.fail_mode == FailMode::Closed && blocks {
+                self.unavailable = true;
+                entry.stats.record(Event::FailClosed);
+            } else if failed {
+                entry.stats.record(Event::FailOpen);
+            }
+            return;
+        };
+        if d.allowed && !cached && entry.rule.charges_response() {
+            // A probe answers what a request of cost 1 would leave; it
+            // counted nothing, so the budget left is one more.
+            d.remaining = d.remaining.saturating_add(1);
+        }
+        if let (Some(until), true) = (d.blocked_until_ms, blocks && !cached) {
+            self.limiter.inner.penalties.block(p.key, until, now);
+        }
+        let would_limit = !d.allowed && !blocks;
+        if !d.allowed && blocks {
+            verdict.outcome = Outcome::Limited;
+            verdict.retry_after_ms = verdict.retry_after_ms.max(d.retry_after_ms);
+            entry.stats.record(Event::Limited);
+            entry.stats.record_subject(p.subject);
+        } else if would_limit {
+            verdict.would_limit.push(entry.rule.id.clone());
+            entry.stats.record(Event::WouldLimit);
+            entry.stats.record_subject(p.subject);
+        } else {
+            entry.stats.record(Event::Allowed);
+        }
+        if blocks && entry.rule.ratelimit_headers {
+            verdict.headers.push(HeaderItem {
+                id: entry.id.clone(),
+                quota: entry.rule.limit,
+                window_s: entry.rule.period_ms / 1000,
+                remaining: d.remaining,
+                reset_s: d.reset_ms.div_ceil(1000),
+            });
+        }
+        if self.reports {
+            verdict.reports.push(RuleReport {
+                rule: entry.id.clone(),
+                subject: p.subject,
+                allowed: d.allowed,
+                remaining: d.remaining,
+                would_limit,
+                failed,
+                from_penalty_cache: cached,
+            });
+        }
+    }
+}
+
+impl Limiter {
+    /// Everything after the backend call: `answers` (one per check of
+    /// `batch`, in order) applied to `verdict`.
+    pub(super) fn finish<'a, E: AsRef<Entry> + 'a>(
+        &self,
+        verdict: Verdict,
+        pending: impl IntoIterator<Item = &'a Pending<E>>,
+        batch: &Batch,
+        answers: Vec<CheckResult>,
+        local_rules: usize,
+        reports: bool,
+    ) -> Verdict {
+        let mut settle = Settle::new(self, verdict, batch.now_ms, local_rules, reports);
+        let mut answers = answers.into_iter();
+        let mut checks = batch.checks.iter();
+        for p in pending {
+            if !settle.cached(p) {
+                let answer = answers.next();
+                settle.answered(p, checks.next(), answer);
+            }
+        }
+        settle.done()
+    }
+}
