@@ -116,14 +116,7 @@ impl SubjectState {
         penalty_ms: Option<u64>,
         bit: Option<u16>,
     ) -> Decision {
-        if self.inner.algorithm() != algorithm {
-            *self = Self::new(algorithm);
-        }
-        let Self {
-            blocked_until,
-            inner,
-        } = self;
-        let d = penalty::check(blocked_until, now, penalty_ms, || match inner {
+        self.under_penalty(algorithm, now, penalty_ms, |inner| match inner {
             Inner::Fixed(s) => fixed_window::check(s, now, q),
             Inner::Sliding(s) => sliding_window::check(s, now, q),
             Inner::Token(s) => token_bucket::check(s, now, q),
@@ -132,7 +125,28 @@ impl SubjectState {
                 Some(b) => distinct::check(s, now, q, b),
                 None => Decision::allow(q.limit, 0),
             },
-        });
+        })
+    }
+
+    /// Runs `f` on the algorithm's state under the penalty (see
+    /// `penalty::check`): a state of another algorithm starts fresh, and so
+    /// does counting after a block starts.
+    #[inline(always)]
+    fn under_penalty(
+        &mut self,
+        algorithm: Algorithm,
+        now: u64,
+        penalty_ms: Option<u64>,
+        f: impl FnOnce(&mut Inner) -> Decision,
+    ) -> Decision {
+        if self.inner.algorithm() != algorithm {
+            *self = Self::new(algorithm);
+        }
+        let Self {
+            blocked_until,
+            inner,
+        } = self;
+        let d = penalty::check(blocked_until, now, penalty_ms, || f(inner));
         if d.blocked_until_ms.is_some() {
             // Counting starts fresh after the block.
             *inner = Inner::new(algorithm);
@@ -160,24 +174,13 @@ impl SubjectState {
         q: &Quota,
         penalty_ms: Option<u64>,
     ) -> Decision {
-        if self.inner.algorithm() != algorithm {
-            *self = Self::new(algorithm);
-        }
-        let Self {
-            blocked_until,
-            inner,
-        } = self;
-        let d = penalty::check(blocked_until, now, penalty_ms, || match inner {
+        self.under_penalty(algorithm, now, penalty_ms, |inner| match inner {
             Inner::Fixed(s) => fixed_window::charge(s, now, q),
             Inner::Sliding(s) => sliding_window::charge(s, now, q),
             Inner::Token(s) => token_bucket::charge(s, now, q),
             Inner::Leaky(s) => leaky_bucket::charge(s, now, q),
             Inner::Distinct(_) => Decision::allow(q.limit, 0),
-        });
-        if d.blocked_until_ms.is_some() {
-            *inner = Inner::new(algorithm);
-        }
-        d
+        })
     }
 
     /// Reads the state at `now` without counting: what a request of cost 0
