@@ -21,7 +21,6 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
@@ -29,13 +28,10 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
-use ratelimit_core::backend::Backend;
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::stats::Event;
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::Limiter;
 use ratelimit_tower::{RateLimitLayer, VerifiedClaims};
-use ratelimit_valkey::ValkeyBackend;
 use serde_json::json;
 
 const RULES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/rules/api.json");
@@ -47,23 +43,6 @@ const TOKENS: &[(&str, &str, &str)] = &[
     ("bob-token", "bob", "user"),
     ("admin-token", "root", "admin"),
 ];
-
-/// Where shared state lives.
-///
-/// The Valkey backend when `VALKEY_URL` is set, else the in-memory one.
-async fn backend_from_env() -> Result<Arc<dyn Backend>, Box<dyn std::error::Error>> {
-    match std::env::var("VALKEY_URL") {
-        Ok(url) => {
-            let backend = ValkeyBackend::builder(url.as_str()).build().await?;
-            println!("backend: Valkey at {url}");
-            Ok(Arc::new(backend))
-        }
-        Err(_) => {
-            println!("backend: in memory (set VALKEY_URL to share counts through Valkey)");
-            Ok(Arc::new(MemoryBackend::default()))
-        }
-    }
-}
 
 /// The auth layer: verifies the bearer token and inserts its claims. It runs
 /// before the rate limit layer; requests without a valid token go on without
@@ -179,7 +158,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("warning: {w}");
     }
     let limiter = Limiter::builder(rules)
-        .backend_arc(backend_from_env().await?)
+        .backend_arc(ratelimit_examples::backend_from_env().await?)
         .build();
     let layer = RateLimitLayer::new(limiter.clone());
 

@@ -32,7 +32,6 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -44,12 +43,9 @@ use axum::Router;
 use bytes::Bytes;
 use http::StatusCode;
 use hyper::body::Frame;
-use ratelimit_core::backend::Backend;
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::Limiter;
 use ratelimit_tower::{Charge, RateLimitLayer, ResponseCost};
-use ratelimit_valkey::ValkeyBackend;
 use tokio::time::Sleep;
 
 /// The rules: tokens per minute per API key, and a per-IP backstop.
@@ -152,25 +148,10 @@ impl HttpBody for Completion {
     }
 }
 
-/// Where the budgets live: Valkey when `VALKEY_URL` is set, else memory.
-async fn backend_from_env() -> Result<Arc<dyn Backend>, Box<dyn std::error::Error>> {
-    match std::env::var("VALKEY_URL") {
-        Ok(url) => {
-            let backend = ValkeyBackend::builder(url.as_str()).build().await?;
-            println!("backend: Valkey at {url}");
-            Ok(Arc::new(backend))
-        }
-        Err(_) => {
-            println!("backend: in memory (set VALKEY_URL to share budgets through Valkey)");
-            Ok(Arc::new(MemoryBackend::default()))
-        }
-    }
-}
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let limiter = Limiter::builder(RuleSet::from_json(RULES)?)
-        .backend_arc(backend_from_env().await?)
+        .backend_arc(ratelimit_examples::backend_from_env().await?)
         .build();
     let port = std::env::var("PORT").unwrap_or_else(|_| "3004".into());
     let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await?;

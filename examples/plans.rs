@@ -29,19 +29,15 @@
 #![allow(clippy::print_stdout)]
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
-use ratelimit_core::backend::Backend;
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::Limiter;
 use ratelimit_tower::{AppValues, RateLimitLayer, VerifiedClaims};
-use ratelimit_valkey::ValkeyBackend;
 
 /// The plans' rules.
 const RULES: &str = include_str!("rules/plans.json");
@@ -70,25 +66,10 @@ async fn auth(mut req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
-/// Where shared state lives: Valkey when `VALKEY_URL` is set, else memory.
-async fn backend_from_env() -> Result<Arc<dyn Backend>, Box<dyn std::error::Error>> {
-    match std::env::var("VALKEY_URL") {
-        Ok(url) => {
-            let backend = ValkeyBackend::builder(url.as_str()).build().await?;
-            println!("backend: Valkey at {url}");
-            Ok(Arc::new(backend))
-        }
-        Err(_) => {
-            println!("backend: in memory (set VALKEY_URL to share counts through Valkey)");
-            Ok(Arc::new(MemoryBackend::default()))
-        }
-    }
-}
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let limiter = Limiter::builder(RuleSet::from_json(RULES)?)
-        .backend_arc(backend_from_env().await?)
+        .backend_arc(ratelimit_examples::backend_from_env().await?)
         .build();
     let app = Router::new()
         .route("/api", get(|| async { "ok\n" }))

@@ -23,7 +23,6 @@
 #![allow(clippy::print_stdout)]
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Request, State};
@@ -34,12 +33,9 @@ use axum::routing::{get, post};
 use axum::Router;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use ratelimit_admin::Admin;
-use ratelimit_core::backend::Backend;
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::Limiter;
 use ratelimit_tower::RateLimitLayer;
-use ratelimit_valkey::ValkeyBackend;
 
 const RULES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/rules/operators.json");
 
@@ -68,21 +64,6 @@ fn install_recorder() -> Result<PrometheusHandle, Box<dyn std::error::Error>> {
         }
     });
     Ok(handle)
-}
-
-async fn backend_from_env() -> Result<Arc<dyn Backend>, Box<dyn std::error::Error>> {
-    match std::env::var("VALKEY_URL") {
-        Ok(url) => {
-            println!("backend: Valkey at {url}");
-            Ok(Arc::new(
-                ValkeyBackend::builder(url.as_str()).build().await?,
-            ))
-        }
-        Err(_) => {
-            println!("backend: in memory (set VALKEY_URL to share counts through Valkey)");
-            Ok(Arc::new(MemoryBackend::default()))
-        }
-    }
 }
 
 #[derive(Clone)]
@@ -128,7 +109,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let handle = install_recorder()?;
     let rules = RuleSet::from_json(&std::fs::read_to_string(RULES)?)?;
     let limiter = Limiter::builder(rules)
-        .backend_arc(backend_from_env().await?)
+        .backend_arc(ratelimit_examples::backend_from_env().await?)
         .build();
 
     // The application, rate limited.
