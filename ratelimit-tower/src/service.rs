@@ -110,7 +110,10 @@ where
         let needed = snapshot.headers_used();
         let extractor = &self.shared.extractor;
         let too_large = |e: TooLarge, shared: &Arc<Shared<M>>| {
-            let span = tracing::debug_span!("ratelimit", outcome = "too_large");
+            let span = match span_listened() {
+                true => tracing::debug_span!("ratelimit", outcome = "too_large"),
+                false => Span::none(),
+            };
             ResponseFuture::answered(too_large_answer(e.status()), shared.clone(), span)
         };
         let mut req = req;
@@ -133,12 +136,15 @@ where
             Err(e) => return too_large(e, &self.shared),
         };
         view.set_derived(derived);
-        let span = tracing::debug_span!(
-            "ratelimit",
-            method = %view.method(),
-            path = %view.path(),
-            outcome = tracing::field::Empty,
-        );
+        let span = match span_listened() {
+            true => tracing::debug_span!(
+                "ratelimit",
+                method = %view.method(),
+                path = %view.path(),
+                outcome = tracing::field::Empty,
+            ),
+            false => Span::none(),
+        };
         // Decided now when the backend answers without I/O; the future
         // borrows neither the limiter nor the request. One entry into the
         // span for the check and the call of the inner service.
@@ -149,6 +155,18 @@ where
         drop(entered);
         ResponseFuture::new(state, self.shared.clone(), span)
     }
+}
+
+/// Whether a request's `ratelimit` span can reach anyone: a `tracing`
+/// dispatcher has been set (globally or for a scope; it then decides), or a
+/// `log` logger takes debug records (which `tracing` feeds them to, with its
+/// `log` feature, while no dispatcher is set). Otherwise the span would be
+/// disabled anyway, and making, entering, recording and dropping even a
+/// disabled span costs some hundred instructions per request when that
+/// feature is on (axum's default `tower-log` turns it on): the layer uses
+/// `Span::none()` instead.
+fn span_listened() -> bool {
+    tracing::dispatcher::has_been_set() || log::max_level() >= log::LevelFilter::Debug
 }
 
 /// Turns the limiter's own answer into a response.
