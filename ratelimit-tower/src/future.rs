@@ -71,48 +71,60 @@ impl<S, ReqB, M> ResponseFuture<S, ReqB, M>
 where
     S: Service<Request<ReqB>>,
 {
-    /// The first state of the future for `request`, checked by `check`
-    /// (called inside `span`): when the verdict is already there (the
-    /// in-memory backend) `inner`, the instance driven to readiness, is
-    /// called now, or the refusal is set up, with no async step in between.
-    /// Otherwise the future takes that instance along for later and leaves a
-    /// clone in its place.
-    pub(crate) fn start(
+    /// The future for a request the backend is still checking (it waits on
+    /// I/O): it takes along `inner`, the instance driven to readiness, and
+    /// leaves a clone in its place.
+    pub(crate) fn checking(
         check: VerdictFuture,
         request: Request<ReqB>,
         inner: &mut S,
-        shared: &Shared<M>,
-        span: &Span,
-    ) -> State<S, ReqB>
+        shared: Arc<Shared<M>>,
+        span: Span,
+    ) -> Self
     where
         S: Clone,
     {
-        match check.into_ready() {
-            Ok(verdict) => {
-                observe(shared, span, &verdict);
-                if verdict.outcome == Outcome::Forward {
-                    call(inner, request, verdict)
-                } else {
-                    State::Refused {
-                        verdict: Some(verdict),
-                    }
-                }
-            }
-            Err(check) => {
-                let clone = inner.clone();
-                State::Checking {
-                    check,
-                    request: Some(request),
-                    inner: Some(std::mem::replace(inner, clone)),
-                }
-            }
+        let clone = inner.clone();
+        let state = State::Checking {
+            check,
+            request: Some(request),
+            inner: Some(std::mem::replace(inner, clone)),
+        };
+        Self {
+            state,
+            shared,
+            span,
         }
     }
 
-    /// The future from its first state (see [`ResponseFuture::start`]).
-    pub(crate) fn new(state: State<S, ReqB>, shared: Arc<Shared<M>>, span: Span) -> Self {
+    /// The future for a forwarded request: `future` is the inner service's
+    /// answer, `charge` what [`charge_for`] gave the request.
+    #[inline(always)]
+    pub(crate) fn calling(
+        future: S::Future,
+        verdict: Verdict,
+        charge: Option<Charge>,
+        shared: Arc<Shared<M>>,
+        span: Span,
+    ) -> Self {
         Self {
-            state,
+            state: State::Calling {
+                future,
+                verdict,
+                charge,
+            },
+            shared,
+            span,
+        }
+    }
+
+    /// The future for a refused request: the limiter's answer is built on
+    /// the first poll.
+    pub(crate) fn refused(verdict: Verdict, shared: Arc<Shared<M>>, span: Span) -> Self {
+        Self {
+            state: State::Refused {
+                verdict: Some(verdict),
+            },
             shared,
             span,
         }
@@ -196,28 +208,34 @@ where
     }
 }
 
-/// Calls the inner service with a forwarded request, giving it a [`Charge`]
-/// when `charge: response` rules matched (and only then: no allocation on
-/// the common path). A request that already carries one (from a rate
-/// limit layer further out) keeps it: both layers charge the one total.
+/// Calls the inner service with a forwarded request (after a backend that
+/// waited on I/O).
 fn call<S, ReqB>(inner: &mut S, mut request: Request<ReqB>, verdict: Verdict) -> State<S, ReqB>
 where
     S: Service<Request<ReqB>>,
 {
-    let charge = verdict.ticket.charges().then(|| {
-        let outer = request.extensions().get::<Charge>().cloned();
-        outer.unwrap_or_else(|| {
-            let c = Charge::default();
-            request.extensions_mut().insert(c.clone());
-            c
-        })
-    });
+    let charge = charge_for(&verdict, &mut request);
     let future = inner.call(request);
     State::Calling {
         future,
         verdict,
         charge,
     }
+}
+
+/// The [`Charge`] a forwarded request gives the inner service when
+/// `charge: response` rules matched (and only then: no allocation on the
+/// common path). A request that already carries one (from a rate limit
+/// layer further out) keeps it: both layers charge the one total.
+pub(crate) fn charge_for<ReqB>(verdict: &Verdict, request: &mut Request<ReqB>) -> Option<Charge> {
+    verdict.ticket.charges().then(|| {
+        let outer = request.extensions().get::<Charge>().cloned();
+        outer.unwrap_or_else(|| {
+            let c = Charge::default();
+            request.extensions_mut().insert(c.clone());
+            c
+        })
+    })
 }
 
 /// The body of a 414 or 431: small JSON, like the limiter's own answers.
@@ -233,7 +251,7 @@ pub(crate) fn too_large_answer(status: StatusCode) -> Response<Bytes> {
 
 /// Records the verdict on the span, the metrics and one event per rule
 /// (the limiter fills the reports only while debug events are enabled).
-fn observe<M>(shared: &Shared<M>, span: &Span, verdict: &Verdict) {
+pub(crate) fn observe<M>(shared: &Shared<M>, span: &Span, verdict: &Verdict) {
     let label = outcome_label(verdict.outcome);
     span.record("outcome", label);
     shared.counters.decision(verdict.outcome);

@@ -86,28 +86,41 @@ impl KeyParts {
     }
 
     /// The derived values, in registration order (they come before an
-    /// `AppValues` extension of the same name), and the request intact.
-    pub(crate) fn derive<B>(&self, req: Request<B>) -> (Request<B>, Vec<(String, String)>) {
+    /// `AppValues` extension of the same name). The extractors read the
+    /// request's head lent out of `req` and given back, so that the request
+    /// itself is not moved (a move copies its 200-odd bytes).
+    pub(crate) fn derive<B>(&self, req: &mut Request<B>) -> Vec<(String, String)> {
         if self.0.is_empty() {
-            return (req, Vec::new());
+            return Vec::new();
         }
-        let (parts, body) = req.into_parts();
+        let (mut head, ()) = Request::new(()).into_parts();
+        swap_head(&mut head, req);
         let derived = self
             .0
             .iter()
-            .filter_map(|(name, e)| Some((name.clone(), e.extract(&parts)?)));
+            .filter_map(|(name, e)| Some((name.clone(), e.extract(&head)?)));
         let values = derived.collect();
-        (Request::from_parts(parts, body), values)
+        swap_head(&mut head, req);
+        values
     }
 
     /// Puts the derived values in front of `attrs.app_values`.
     #[cfg(test)]
-    pub(crate) fn apply<B>(&self, req: Request<B>, attrs: &mut RequestAttrs) -> Request<B> {
-        let (req, mut values) = self.derive(req);
+    pub(crate) fn apply<B>(&self, mut req: Request<B>, attrs: &mut RequestAttrs) -> Request<B> {
+        let mut values = self.derive(&mut req);
         values.append(&mut attrs.app_values);
         attrs.app_values = values;
         req
     }
+}
+
+/// Swaps every field of a request head (`Parts` has no other public one).
+fn swap_head<B>(head: &mut Parts, req: &mut Request<B>) {
+    std::mem::swap(&mut head.method, req.method_mut());
+    std::mem::swap(&mut head.uri, req.uri_mut());
+    std::mem::swap(&mut head.version, req.version_mut());
+    std::mem::swap(&mut head.headers, req.headers_mut());
+    std::mem::swap(&mut head.extensions, req.extensions_mut());
 }
 
 impl fmt::Debug for KeyParts {

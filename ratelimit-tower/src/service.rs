@@ -6,12 +6,12 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http::{Request, Response};
-use ratelimit_core::{Limiter, RequestView};
+use ratelimit_core::{Limiter, Outcome, RequestView};
 use tower_service::Service;
 use tracing::Span;
 
 use crate::extract::find_peer;
-use crate::future::{too_large_answer, ResponseFuture};
+use crate::future::{charge_for, observe, too_large_answer, ResponseFuture};
 use crate::layer::Shared;
 use crate::missing_peer::missing_peer_answer;
 use crate::{JsonResponse, MakeResponse, RateLimitLayer, ResponseBody, TooLarge};
@@ -93,68 +93,93 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, req: Request<ReqB>) -> Self::Future {
+    // One function for the whole path: each move of the request into
+    // another function copies its 200-odd bytes, so it is moved only into
+    // `inner.call`, and the view is read where it was returned.
+    fn call(&mut self, mut req: Request<ReqB>) -> Self::Future {
+        let shared = &self.shared;
         // One look for the peer address, for this check and the view.
         let peer = find_peer(&req);
-        if !self.shared.extractor.accepts(peer) {
-            return ResponseFuture::answered(
-                missing_peer_answer(),
-                self.shared.clone(),
-                Span::none(),
-            );
+        if !shared.extractor.accepts(peer) {
+            return missing_peer(shared);
         }
         // One read of the published rules for both the headers to copy and
         // the check; per-rule reports only while their events are enabled.
         let snapshot =
-            (self.shared.limiter.snapshot()).reports(tracing::enabled!(tracing::Level::DEBUG));
+            (shared.limiter.snapshot()).reports(tracing::enabled!(tracing::Level::DEBUG));
         let needed = snapshot.headers_used();
-        let extractor = &self.shared.extractor;
-        let too_large = |e: TooLarge, shared: &Arc<Shared<M>>| {
-            let span = match span_listened() {
-                true => tracing::debug_span!("ratelimit", outcome = "too_large"),
+        let mut derived = Vec::new();
+        if !shared.keys.is_empty() {
+            // The key extractors never see a request refused for its size.
+            if let Err(e) = shared.extractor.try_view_at(&req, needed, peer) {
+                return too_large(e, shared);
+            }
+            derived = shared.keys.derive(&mut req);
+        }
+        let span;
+        let entered;
+        let check = {
+            let mut viewed = shared.extractor.try_view_at(&req, needed, peer);
+            let view = match &mut viewed {
+                Ok(view) => view,
+                Err(e) => return too_large(*e, shared),
+            };
+            view.set_derived(derived);
+            span = match span_listened() {
+                true => tracing::debug_span!(
+                    "ratelimit",
+                    method = %view.method(),
+                    path = %view.path(),
+                    outcome = tracing::field::Empty,
+                ),
                 false => Span::none(),
             };
-            ResponseFuture::answered(too_large_answer(e.status()), shared.clone(), span)
+            // One entry into the span for the check and the call of the
+            // inner service.
+            entered = span.enter();
+            // Decided now when the backend answers without I/O; the future
+            // borrows neither the limiter nor the request.
+            snapshot.check(&*view)
         };
-        let mut req = req;
-        let mut derived = Vec::new();
-        if !self.shared.keys.is_empty() {
-            // The key extractors never see a request refused for its size.
-            if let Err(e) = extractor.try_view(&req, needed) {
-                return too_large(e, &self.shared);
+        drop(snapshot);
+        let verdict = match check.into_ready() {
+            Ok(verdict) => verdict,
+            Err(check) => {
+                drop(entered);
+                let shared = shared.clone();
+                return ResponseFuture::checking(check, req, &mut self.inner, shared, span);
             }
-            (req, derived) = self.shared.keys.derive(req);
+        };
+        observe(shared, &span, &verdict);
+        if verdict.outcome != Outcome::Forward {
+            drop(entered);
+            return ResponseFuture::refused(verdict, shared.clone(), span);
         }
-        // The request as the rules read it: borrowed, nothing copied. (The
-        // key extractors hand back the request: its peer is looked up again.)
-        let peer = match self.shared.keys.is_empty() {
-            true => peer,
-            false => find_peer(&req),
-        };
-        let mut view = match extractor.try_view_at(&req, needed, peer) {
-            Ok(view) => view,
-            Err(e) => return too_large(e, &self.shared),
-        };
-        view.set_derived(derived);
-        let span = match span_listened() {
-            true => tracing::debug_span!(
-                "ratelimit",
-                method = %view.method(),
-                path = %view.path(),
-                outcome = tracing::field::Empty,
-            ),
-            false => Span::none(),
-        };
-        // Decided now when the backend answers without I/O; the future
-        // borrows neither the limiter nor the request. One entry into the
-        // span for the check and the call of the inner service.
-        let entered = span.enter();
-        let check = snapshot.check(&view);
-        drop((view, snapshot));
-        let state = ResponseFuture::start(check, req, &mut self.inner, &self.shared, &span);
+        let charge = charge_for(&verdict, &mut req);
+        let future = self.inner.call(req);
         drop(entered);
-        ResponseFuture::new(state, self.shared.clone(), span)
+        ResponseFuture::calling(future, verdict, charge, shared.clone(), span)
     }
+}
+
+/// The 500 answer for a request without a peer address.
+fn missing_peer<S, ReqB, M>(shared: &Arc<Shared<M>>) -> ResponseFuture<S, ReqB, M>
+where
+    S: Service<Request<ReqB>>,
+{
+    ResponseFuture::answered(missing_peer_answer(), shared.clone(), Span::none())
+}
+
+/// The 414 or 431 answer for a request too large for the rules to read.
+fn too_large<S, ReqB, M>(e: TooLarge, shared: &Arc<Shared<M>>) -> ResponseFuture<S, ReqB, M>
+where
+    S: Service<Request<ReqB>>,
+{
+    let span = match span_listened() {
+        true => tracing::debug_span!("ratelimit", outcome = "too_large"),
+        false => Span::none(),
+    };
+    ResponseFuture::answered(too_large_answer(e.status()), shared.clone(), span)
 }
 
 /// Whether a request's `ratelimit` span can reach anyone: a `tracing`
