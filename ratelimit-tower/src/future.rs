@@ -177,11 +177,17 @@ where
                     verdict,
                     charge,
                 } => {
-                    let result = ready!(future.poll(cx));
-                    let result =
-                        result.map(|res| forwarded(this.shared, verdict, charge.take(), res));
+                    // Matched rather than mapped: each move of the
+                    // response copies it.
+                    let res = match ready!(future.poll(cx)) {
+                        Ok(res) => forwarded(this.shared, verdict, charge.take(), res),
+                        Err(e) => {
+                            this.state.set(State::Done);
+                            return Poll::Ready(Err(e));
+                        }
+                    };
                     this.state.set(State::Done);
-                    return Poll::Ready(result);
+                    return Poll::Ready(Ok(res));
                 }
                 StateProj::Refused { verdict } => {
                     let verdict = verdict.take();
@@ -282,6 +288,7 @@ fn answer<B, M: MakeResponse>(shared: &Shared<M>, verdict: &Verdict) -> Response
 
 /// The inner service's answer: counted, given the headers, and metered
 /// when `charge: response` rules matched.
+#[inline(always)]
 fn forwarded<B, M>(
     shared: &Shared<M>,
     verdict: &mut Verdict,

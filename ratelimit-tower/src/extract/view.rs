@@ -18,7 +18,7 @@ use std::sync::{Arc, OnceLock};
 
 use http::header::HeaderName;
 use http::uri::Authority;
-use http::{HeaderMap, Request};
+use http::{Extensions, HeaderMap, Request};
 use ratelimit_core::{RequestView, ViewerFact};
 
 use super::names::Names;
@@ -56,10 +56,11 @@ pub struct HttpView<'r> {
     path: &'r str,
     query: &'r str,
     headers: &'r HeaderMap,
-    claims: Option<&'r BTreeMap<String, String>>,
-    /// Values of the layer's key extractors: before `app_values`.
+    /// Claims and application values are looked up here when a rule reads
+    /// them (most rules never do).
+    extensions: &'r Extensions,
+    /// Values of the layer's key extractors: before the `AppValues` ones.
     derived: Vec<(String, String)>,
-    app_values: &'r [(String, String)],
     cost: Option<u64>,
     /// Country, ASN, JA4, locale.
     viewer: [Option<Cow<'r, str>>; 4],
@@ -76,6 +77,17 @@ impl RequestExtractor {
 
     /// [`RequestExtractor::view`] with the peer address already looked up.
     fn view_at<'r, B>(&self, req: &'r Request<B>, peer: Option<IpAddr>) -> HttpView<'r> {
+        self.view_with(req, peer, None)
+    }
+
+    /// The view, with the parsed names of the headers the rules read.
+    #[inline(always)]
+    fn view_with<'r, B>(
+        &self,
+        req: &'r Request<B>,
+        peer: Option<IpAddr>,
+        names: Option<Arc<Names>>,
+    ) -> HttpView<'r> {
         let headers = req.headers();
         let peer = self.peer(peer);
         let client_ip = self.client_ip(headers, peer);
@@ -97,12 +109,11 @@ impl RequestExtractor {
             path: req.uri().path(),
             query: req.uri().query().unwrap_or(""),
             headers,
-            claims: ext.get::<VerifiedClaims>().map(|c| &c.0),
+            extensions: ext,
             derived: Vec::new(),
-            app_values: ext.get::<AppValues>().map_or(&[], |v| v.0.as_slice()),
             cost: ext.get::<Cost>().map(|c| c.0),
             viewer,
-            names: None,
+            names,
         }
     }
 
@@ -124,22 +135,56 @@ impl RequestExtractor {
     }
 
     /// [`RequestExtractor::try_view`] with the peer address already looked
-    /// up (see [`find_peer`]).
+    /// up (see [`find_peer`]). The bounds are checked first, so that the
+    /// view is built where it is returned (a move would copy it).
     pub(crate) fn try_view_at<'r, B>(
         &self,
         req: &'r Request<B>,
         only: &[String],
         peer: Option<IpAddr>,
     ) -> Result<HttpView<'r>, TooLarge> {
-        let mut view = self.view_at(req, peer);
-        if let Some(e) = view.uri_too_large(self.max_uri) {
+        let (uri, headers) = (req.uri(), req.headers());
+        let (path, query) = (uri.path(), uri.query().unwrap_or(""));
+        let host_len = || host::host(uri.authority(), headers).len();
+        let too_large = uri_too_large(
+            path,
+            query,
+            uri.authority(),
+            headers,
+            self.max_uri,
+            host_len,
+        );
+        if let Some(e) = too_large {
             return Err(e);
         }
-        view.names = Names::of(only);
-        match copy::fits_named(view.headers, only, view.names.as_deref()) {
-            true => Ok(view),
-            false => Err(TooLarge::Headers),
+        let names = Names::of(only);
+        if !copy::fits_named(headers, only, names.as_deref()) {
+            return Err(TooLarge::Headers);
         }
+        Ok(self.view_with(req, peer, names))
+    }
+}
+
+/// A path, query or host longer than `max`: 414, or 431 for a host from
+/// the `Host` header. `host_len` is the normalized host's length, asked only
+/// when the raw one may be too long.
+fn uri_too_large(
+    path: &str,
+    query: &str,
+    authority: Option<&Authority>,
+    headers: &HeaderMap,
+    max: usize,
+    host_len: impl FnOnce() -> usize,
+) -> Option<TooLarge> {
+    if path.len() > max || query.len() > max {
+        Some(TooLarge::Uri)
+    } else if host::longest(authority, headers) > max && host_len() > max {
+        Some(match authority {
+            Some(_) => TooLarge::Uri,
+            None => TooLarge::Headers,
+        })
+    } else {
+        None
     }
 }
 
@@ -152,16 +197,15 @@ impl<'r> HttpView<'r> {
     /// A path, query or host longer than `max`: 414, or 431 for a host
     /// from the `Host` header.
     pub(super) fn uri_too_large(&self, max: usize) -> Option<TooLarge> {
-        if self.path.len() > max || self.query.len() > max {
-            Some(TooLarge::Uri)
-        } else if host::longest(self.authority, self.headers) > max && self.host_str().len() > max {
-            Some(match self.authority {
-                Some(_) => TooLarge::Uri,
-                None => TooLarge::Headers,
-            })
-        } else {
-            None
-        }
+        let host_len = || self.host_str().len();
+        uri_too_large(
+            self.path,
+            self.query,
+            self.authority,
+            self.headers,
+            max,
+            host_len,
+        )
     }
 
     /// The normalized host, read once.
@@ -180,11 +224,11 @@ impl<'r> HttpView<'r> {
     }
 
     pub(super) fn claims(&self) -> Option<&'r BTreeMap<String, String>> {
-        self.claims
+        self.extensions.get::<VerifiedClaims>().map(|c| &c.0)
     }
 
     pub(super) fn app_values(&self) -> &'r [(String, String)] {
-        self.app_values
+        (self.extensions.get::<AppValues>()).map_or(&[], |v| v.0.as_slice())
     }
 }
 
@@ -234,7 +278,7 @@ impl RequestView for HttpView<'_> {
     }
 
     fn jwt_claim(&self, name: &str) -> Option<&str> {
-        self.claims?.get(name).map(String::as_str)
+        self.claims()?.get(name).map(String::as_str)
     }
 
     fn viewer(&self, fact: ViewerFact) -> Option<&str> {
@@ -251,7 +295,7 @@ impl RequestView for HttpView<'_> {
     fn app_value(&self, name: &str) -> Option<&str> {
         self.derived
             .iter()
-            .chain(self.app_values)
+            .chain(self.app_values())
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
     }
