@@ -31,7 +31,8 @@ pin_project! {
         #[pin]
         state: State<S, ReqB>,
         shared: Arc<Shared<M>>,
-        span: Span,
+        // `None` while nobody listens (see `service::span_listened`).
+        span: Option<Span>,
     }
 }
 
@@ -79,7 +80,7 @@ where
         request: Request<ReqB>,
         inner: &mut S,
         shared: Arc<Shared<M>>,
-        span: Span,
+        span: Option<Span>,
     ) -> Self
     where
         S: Clone,
@@ -105,7 +106,7 @@ where
         verdict: Verdict,
         charge: Option<Charge>,
         shared: Arc<Shared<M>>,
-        span: Span,
+        span: Option<Span>,
     ) -> Self {
         Self {
             state: State::Calling {
@@ -120,7 +121,7 @@ where
 
     /// The future for a refused request: the limiter's answer is built on
     /// the first poll.
-    pub(crate) fn refused(verdict: Verdict, shared: Arc<Shared<M>>, span: Span) -> Self {
+    pub(crate) fn refused(verdict: Verdict, shared: Arc<Shared<M>>, span: Option<Span>) -> Self {
         Self {
             state: State::Refused {
                 verdict: Some(verdict),
@@ -132,7 +133,11 @@ where
 
     /// A future that answers `response` without asking the limiter (no
     /// client address: 500; a URI or header too long: 414 / 431).
-    pub(crate) fn answered(response: Response<Bytes>, shared: Arc<Shared<M>>, span: Span) -> Self {
+    pub(crate) fn answered(
+        response: Response<Bytes>,
+        shared: Arc<Shared<M>>,
+        span: Option<Span>,
+    ) -> Self {
         Self {
             state: State::Answered {
                 response: Some(response),
@@ -152,7 +157,7 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        let _entered = this.span.enter();
+        let _entered = this.span.as_ref().map(Span::enter);
         loop {
             match this.state.as_mut().project() {
                 StateProj::Checking {
@@ -161,7 +166,7 @@ where
                     inner,
                 } => {
                     let verdict = ready!(Pin::new(check).poll(cx));
-                    observe(this.shared, this.span, &verdict);
+                    observe(this.shared, this.span.as_ref(), &verdict);
                     if verdict.outcome != Outcome::Forward {
                         this.state.set(State::Done);
                         return Poll::Ready(Ok(answer(this.shared, &verdict)));
@@ -257,9 +262,10 @@ pub(crate) fn too_large_answer(status: StatusCode) -> Response<Bytes> {
 
 /// Records the verdict on the span, the metrics and one event per rule
 /// (the limiter fills the reports only while debug events are enabled).
-pub(crate) fn observe<M>(shared: &Shared<M>, span: &Span, verdict: &Verdict) {
-    let label = outcome_label(verdict.outcome);
-    span.record("outcome", label);
+pub(crate) fn observe<M>(shared: &Shared<M>, span: Option<&Span>, verdict: &Verdict) {
+    if let Some(span) = span {
+        span.record("outcome", outcome_label(verdict.outcome));
+    }
     shared.counters.decision(verdict.outcome);
     for r in &verdict.reports {
         let decision = match (r.allowed, r.would_limit) {

@@ -143,11 +143,13 @@ impl TrustedProxies {
     /// Whether the connection's `peer` is a trusted proxy (always with
     /// `hops`, never with `none`, inside a range with `cidrs`).
     pub fn trusts_peer(&self, peer: IpAddr) -> bool {
-        let peer = peer.to_canonical();
         match &self.trust {
             Trust::None => false,
             Trust::Hops(_) => true,
-            Trust::Cidrs(nets) => nets.iter().any(|n| n.contains(peer)),
+            Trust::Cidrs(nets) => {
+                let peer = peer.to_canonical();
+                nets.iter().any(|n| n.contains(peer))
+            }
         }
     }
 

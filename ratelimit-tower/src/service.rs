@@ -124,19 +124,20 @@ where
                 Ok(view) => view,
                 Err(e) => return too_large(*e, shared),
             };
-            view.set_derived(derived);
-            span = match span_listened() {
-                true => tracing::debug_span!(
+            if !derived.is_empty() {
+                view.set_derived(derived);
+            }
+            span = span_listened().then(|| {
+                tracing::debug_span!(
                     "ratelimit",
                     method = %view.method(),
                     path = %view.path(),
                     outcome = tracing::field::Empty,
-                ),
-                false => Span::none(),
-            };
+                )
+            });
             // One entry into the span for the check and the call of the
             // inner service.
-            entered = span.enter();
+            entered = span.as_ref().map(Span::enter);
             // Decided now when the backend answers without I/O; the future
             // borrows neither the limiter nor the request.
             snapshot.check(&*view)
@@ -150,7 +151,7 @@ where
                 return ResponseFuture::checking(check, req, &mut self.inner, shared, span);
             }
         };
-        observe(shared, &span, &verdict);
+        observe(shared, span.as_ref(), &verdict);
         if verdict.outcome != Outcome::Forward {
             drop(entered);
             return ResponseFuture::refused(verdict, shared.clone(), span);
@@ -167,7 +168,7 @@ fn missing_peer<S, ReqB, M>(shared: &Arc<Shared<M>>) -> ResponseFuture<S, ReqB, 
 where
     S: Service<Request<ReqB>>,
 {
-    ResponseFuture::answered(missing_peer_answer(), shared.clone(), Span::none())
+    ResponseFuture::answered(missing_peer_answer(), shared.clone(), None)
 }
 
 /// The 414 or 431 answer for a request too large for the rules to read.
@@ -175,10 +176,7 @@ fn too_large<S, ReqB, M>(e: TooLarge, shared: &Arc<Shared<M>>) -> ResponseFuture
 where
     S: Service<Request<ReqB>>,
 {
-    let span = match span_listened() {
-        true => tracing::debug_span!("ratelimit", outcome = "too_large"),
-        false => Span::none(),
-    };
+    let span = span_listened().then(|| tracing::debug_span!("ratelimit", outcome = "too_large"));
     ResponseFuture::answered(too_large_answer(e.status()), shared.clone(), span)
 }
 
@@ -188,8 +186,8 @@ where
 /// `log` feature, while no dispatcher is set). Otherwise the span would be
 /// disabled anyway, and making, entering, recording and dropping even a
 /// disabled span costs some hundred instructions per request when that
-/// feature is on (axum's default `tower-log` turns it on): the layer uses
-/// `Span::none()` instead.
+/// feature is on (axum's default `tower-log` turns it on): the layer makes
+/// none then.
 fn span_listened() -> bool {
     tracing::dispatcher::has_been_set() || log::max_level() >= log::LevelFilter::Debug
 }
