@@ -108,13 +108,13 @@ where
         let snapshot =
             (shared.limiter.snapshot()).reports(tracing::enabled!(tracing::Level::DEBUG));
         let needed = snapshot.headers_used();
-        let mut derived = Vec::new();
+        let mut derived = None;
         if !shared.keys.is_empty() {
             // The key extractors never see a request refused for its size.
             if let Err(e) = shared.extractor.try_view_at(&req, needed, peer) {
                 return too_large(e, shared);
             }
-            derived = shared.keys.derive(&mut req);
+            derived = Some(shared.keys.derive(&mut req));
         }
         let span;
         let entered;
@@ -124,7 +124,7 @@ where
                 Ok(view) => view,
                 Err(e) => return too_large(*e, shared),
             };
-            if !derived.is_empty() {
+            if let Some(derived) = derived {
                 view.set_derived(derived);
             }
             span = span_listened().then(|| {
