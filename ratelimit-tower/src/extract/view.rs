@@ -2,10 +2,12 @@
 //! `http::Request`, what the layer checks.
 //!
 //! Method, path, query, headers, claims and application values are read in
-//! place; only what has to be normalized is computed, once: the client
-//! address and the viewer facts (borrowed unless not UTF-8) when the view is
-//! built, the host (borrowed unless it has upper-case letters or is not
-//! UTF-8) when a rule first reads it, or when it may be too long. Every field reads exactly as in the
+//! place (claims and application values looked up in the extensions when a
+//! rule reads them); only what has to be normalized is computed, once: the
+//! client address and the viewer facts (borrowed unless not UTF-8) when the
+//! view is built, the host (borrowed unless it has upper-case letters or is
+//! not UTF-8) when a rule first reads it, or when it may be too long. Every
+//! field reads exactly as in the
 //! [`RequestAttrs`](ratelimit_core::RequestAttrs) that
 //! [`RequestExtractor::extract_only`] builds from the same request with
 //! the same headers, as long as nothing had to be cut.
