@@ -163,6 +163,33 @@ mod tests {
     }
 
     #[test]
+    fn extractors_see_the_whole_head_and_the_request_gets_it_back() {
+        let mut keys = KeyParts::default();
+        let seen = |p: &Parts| {
+            let user = p.extensions.get::<&str>()?;
+            Some(format!("{} {} {:?} {user}", p.method, p.uri, p.version))
+        };
+        keys.insert("seen".into(), Arc::new(seen));
+        let mut req = Request::builder()
+            .method("POST")
+            .uri("/login?next=%2F")
+            .version(http::Version::HTTP_2)
+            .header("x-api-key", "acme.secret")
+            .extension("ann")
+            .body(7u8)
+            .unwrap();
+        let values = keys.derive(&mut req);
+        let value = "POST /login?next=%2F HTTP/2.0 ann";
+        assert_eq!(values, [("seen".to_owned(), value.to_owned())]);
+        assert_eq!(req.method(), "POST");
+        assert_eq!(req.uri(), "/login?next=%2F");
+        assert_eq!(req.version(), http::Version::HTTP_2);
+        assert_eq!(req.headers()["x-api-key"], "acme.secret");
+        assert_eq!(req.extensions().get::<&str>(), Some(&"ann"));
+        assert_eq!(*req.body(), 7);
+    }
+
+    #[test]
     fn a_name_registered_twice_keeps_the_last_extractor() {
         let mut keys = KeyParts::default();
         keys.insert("t".into(), Arc::new(|_: &Parts| Some("first".to_owned())));

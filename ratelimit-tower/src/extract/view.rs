@@ -355,6 +355,30 @@ mod tests {
     }
 
     #[test]
+    fn views_stay_send_and_sync() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<HttpView<'static>>();
+    }
+
+    #[test]
+    fn claims_and_app_values_are_read_when_asked() {
+        let mut claims = BTreeMap::new();
+        claims.insert("sub".to_owned(), "u-1".to_owned());
+        let mut req = request("example.com");
+        req.extensions_mut().insert(VerifiedClaims(claims));
+        let view = RequestExtractor::new().view(&req);
+        assert_eq!(view.jwt_claim("sub"), Some("u-1"));
+        assert_eq!(view.jwt_claim("other"), None);
+        assert_eq!(view.app_value("tenant"), Some("acme"));
+        let bare = Request::builder().body(()).unwrap();
+        let view = RequestExtractor::new().view(&bare);
+        assert_eq!(
+            (view.jwt_claim("sub"), view.app_value("tenant")),
+            (None, None)
+        );
+    }
+
+    #[test]
     fn key_extractor_values_come_before_app_values() {
         let req = request("example.com");
         let view = RequestExtractor::new().view(&req);
