@@ -93,12 +93,28 @@ impl MemoryBackend {
     /// answered as a distinct check without a value (admitted, nothing
     /// counted); [`check_now`](Self::check_now) refuses it instead.
     pub fn check_one(&self, c: &Check, now: u64) -> Decision {
+        if c.mode != CheckMode::Count {
+            return self.probe_or_charge(c, now);
+        }
+        self.map.check(
+            c.state_key,
+            now,
+            c.rule.algorithm,
+            &c.quota,
+            c.penalty_ms,
+            c.bit,
+            evicted_live,
+        )
+    }
+
+    /// [`check_one`](Self::check_one) in the modes other than
+    /// [`CheckMode::Count`], off the count path.
+    #[inline(never)]
+    fn probe_or_charge(&self, c: &Check, now: u64) -> Decision {
         if c.mode == CheckMode::Probe {
             return self.probe_one(c, now);
         }
         let algorithm = c.rule.algorithm;
-        // Written in place (see `States::update`); `None` is one byte to
-        // write before the shard's lock, where every pending store waits.
         let mut d = None;
         self.map.update(
             c.state_key,
@@ -106,12 +122,9 @@ impl MemoryBackend {
             algorithm,
             |s, how| {
                 if how == Inserted::EvictedLive {
-                    metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
+                    evicted_live();
                 }
-                d = Some(match c.mode {
-                    CheckMode::Charge => s.charge(algorithm, now, &c.quota, c.penalty_ms),
-                    _ => s.check(algorithm, now, &c.quota, c.penalty_ms, c.bit),
-                });
+                d = Some(s.charge(algorithm, now, &c.quota, c.penalty_ms));
             },
             |s| s.expires_at(&c.quota),
         );
@@ -125,6 +138,13 @@ impl MemoryBackend {
             s.probe(algorithm, now, &c.quota)
         })
     }
+}
+
+/// Counts a live subject evicted to make room.
+#[cold]
+#[inline(never)]
+fn evicted_live() {
+    metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
 }
 
 /// The error answering a mode the rule's algorithm does not support.

@@ -12,8 +12,8 @@
 //! order: a shard of the first table, then the same shard of the second.
 
 use super::lru::Entry;
-use super::{CacheLine, HalfLine, Inserted, Sharded, WhenFull, IDLE_MAX};
-use crate::algorithm::{Algorithm, Packed, SubjectState};
+use super::{CacheLine, HalfLine, Inserted, Lru, Sharded, WhenFull, IDLE_MAX};
+use crate::algorithm::{Algorithm, Decision, Packed, Quota, SubjectState};
 use crate::KeyDigest;
 
 /// Subject states by state key, bounded, least recently used evicted.
@@ -73,15 +73,103 @@ impl States {
         idle_at: impl FnOnce(&SubjectState) -> u64,
     ) {
         let mut shard = self.packed.shard(&key);
-        let Some(mut e) = shard.entry(key, now, WhenFull::EvictLru, || Packed::fresh(algorithm))
-        else {
+        let Some(e) = self.entry(&mut shard, key, now, algorithm) else {
             return;
         };
+        self.update_entry(key, now, algorithm, e, f, idle_at);
+    }
+
+    /// Counts one request of `key` (as [`States::update`] with
+    /// [`SubjectState::check`] would, `on_live_evicted` called when a live
+    /// state made room): on the packed word in place when it can
+    /// (`Packed::count`), else through the whole state. Admitted with
+    /// `q.limit` left when the table holds nothing to evict.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn check(
+        &self,
+        key: KeyDigest,
+        now: u64,
+        algorithm: Algorithm,
+        q: &Quota,
+        penalty_ms: Option<u64>,
+        bit: Option<u16>,
+        on_live_evicted: impl FnOnce(),
+    ) -> Decision {
+        let mut shard = self.packed.shard(&key);
+        let Some(mut e) = self.entry(&mut shard, key, now, algorithm) else {
+            return Decision::allow(q.limit, 0);
+        };
+        if e.how == Inserted::EvictedLive {
+            on_live_evicted();
+        }
+        let mut idle = e.idle_at();
+        if let Some(d) = e
+            .value
+            .count(&mut idle, IDLE_MAX, algorithm, now, q, penalty_ms)
+        {
+            e.set_idle_at(idle);
+            return d;
+        }
+        self.check_whole(key, now, algorithm, e, q, penalty_ms, bit)
+    }
+
+    /// [`States::check`] through the whole state.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn check_whole(
+        &self,
+        key: KeyDigest,
+        now: u64,
+        algorithm: Algorithm,
+        e: Entry<'_, Packed>,
+        q: &Quota,
+        penalty_ms: Option<u64>,
+        bit: Option<u16>,
+    ) -> Decision {
+        let mut d = None;
+        self.update_entry(
+            key,
+            now,
+            algorithm,
+            e,
+            |s, _| d = Some(s.check(algorithm, now, q, penalty_ms, bit)),
+            |s| s.expires_at(q),
+        );
+        d.unwrap_or(Decision::allow(q.limit, 0))
+    }
+
+    /// The entry of `key` in its shard of the first table (made fresh for
+    /// `algorithm` when absent), with the whole state of an evicted
+    /// placeholder dropped.
+    #[inline(always)]
+    fn entry<'a>(
+        &self,
+        shard: &'a mut Lru<Packed, HalfLine>,
+        key: KeyDigest,
+        now: u64,
+        algorithm: Algorithm,
+    ) -> Option<Entry<'a, Packed>> {
+        let mut e = shard.entry(key, now, WhenFull::EvictLru, || Packed::fresh(algorithm))?;
         if let Some((k, w)) = e.evicted.take() {
             if w.is_wide() {
                 self.wide.shard(&k).remove(&k);
             }
         }
+        Some(e)
+    }
+
+    /// [`States::update`] of the entry `e` of `key`.
+    #[inline(always)]
+    fn update_entry(
+        &self,
+        key: KeyDigest,
+        now: u64,
+        algorithm: Algorithm,
+        mut e: Entry<'_, Packed>,
+        f: impl FnOnce(&mut SubjectState, Inserted),
+        idle_at: impl FnOnce(&SubjectState) -> u64,
+    ) {
         let how = e.how;
         let Some(mut s) = e.value.unpack(e.idle_at()) else {
             return self.update_whole(key, now, algorithm, e, |s| f(s, how), idle_at);

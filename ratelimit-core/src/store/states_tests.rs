@@ -19,16 +19,43 @@ fn k(n: u8) -> KeyDigest {
     crate::HashKey::DEFAULT.digest(&[n])
 }
 
+/// A check with a penalty of 1 s, as the memory backend runs it.
 fn check(t: &States, key: KeyDigest, a: Algorithm, now: u64, q: &Quota, bit: u16) -> Decision {
-    let mut d = None;
-    t.update(
-        key,
-        now,
-        a,
-        |s, _| d = Some(s.check(a, now, q, Some(1000), Some(bit))),
-        |s| s.expires_at(q),
-    );
-    d.expect("evicts when full")
+    t.check(key, now, a, q, Some(1000), Some(bit), || ())
+}
+
+/// A state kept whole is counted through it: the in-place count leaves it
+/// to the general path.
+#[test]
+fn a_whole_state_is_counted_whole() {
+    let t = States::new(10, 1);
+    let big = Quota::new(1 << 40, 60_000).with_cost(1 << 21);
+    for i in 0..3 {
+        let d = t.check(
+            k(1),
+            T0 + i,
+            Algorithm::SlidingWindow,
+            &big,
+            None,
+            None,
+            || (),
+        );
+        assert_eq!(d.remaining, (1 << 40) - (i + 1) * (1 << 21));
+        assert_eq!(t.wide.len(), 1);
+    }
+}
+
+#[test]
+fn a_live_state_evicted_for_a_check_is_reported() {
+    let t = States::new(1, 1);
+    let q = Quota::per_minute(5);
+    let mut evicted = 0;
+    for n in 0..3u8 {
+        t.check(k(n), T0, Algorithm::LeakyBucket, &q, None, None, || {
+            evicted += 1
+        });
+    }
+    assert_eq!((evicted, t.len()), (2, 1));
 }
 
 #[test]
@@ -88,7 +115,8 @@ fn charge(t: &States, key: KeyDigest, a: Algorithm, now: u64, q: &Quota) -> Deci
 
 #[derive(Debug, Clone)]
 enum Op {
-    Check(u8, usize, bool, u64),
+    /// Key, algorithm, large quota, time step, penalty.
+    Check(u8, usize, bool, u64, bool),
     /// A charge of a multiple of the quota's cost (no distinct).
     Charge(u8, usize, bool, u64, u64),
     Peek(u8, usize, bool),
@@ -97,7 +125,8 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0u8..6, 0usize..5, any::<bool>(), 0u64..5_000).prop_map(|(n, a, b, dt)| Op::Check(n, a, b, dt)),
+        6 => (0u8..6, 0usize..5, any::<bool>(), 0u64..5_000, any::<bool>())
+            .prop_map(|(n, a, b, dt, p)| Op::Check(n, a, b, dt, p)),
         2 => (0u8..6, 0usize..4, any::<bool>(), 1u64..40, 0u64..5_000)
             .prop_map(|(n, a, b, m, dt)| Op::Charge(n, a, b, m, dt)),
         2 => (0u8..6, 0usize..5, any::<bool>()).prop_map(|(n, a, b)| Op::Peek(n, a, b)),
@@ -119,13 +148,15 @@ proptest! {
         let mut now = T0;
         for op in ops {
             match op {
-                Op::Check(n, a, big, dt) => {
+                Op::Check(n, a, big, dt, penalty) => {
                     now += dt;
                     let (a, q) = (ALL[a], if big { large } else { small });
                     let bit = u16::from(n) + 1;
+                    let penalty = penalty.then_some(1000);
                     let s = model.entry(n).or_insert_with(|| SubjectState::new(a));
-                    let want = s.check(a, now, &q, Some(1000), Some(bit));
-                    prop_assert_eq!(check(&t, k(n), a, now, &q, bit), want);
+                    let want = s.check(a, now, &q, penalty, Some(bit));
+                    let got = t.check(k(n), now, a, &q, penalty, Some(bit), || ());
+                    prop_assert_eq!(got, want);
                 }
                 Op::Charge(n, a, big, m, dt) => {
                     now += dt;
