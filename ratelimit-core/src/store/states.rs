@@ -10,6 +10,10 @@
 //! whole state with it. Each shard of the second table holds only keys of
 //! the same shard of the first, so it never fills. Locks are taken in one
 //! order: a shard of the first table, then the same shard of the second.
+//!
+//! A count ([`States::check`], the in-memory backend's common check) runs
+//! on the packed word in place when it can (`Packed::count`), and only
+//! otherwise through the whole state, as [`States::update`] does.
 
 use super::lru::Entry;
 use super::{CacheLine, HalfLine, Inserted, Lru, Sharded, WhenFull, IDLE_MAX};
