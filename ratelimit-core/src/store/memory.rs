@@ -6,7 +6,7 @@
 //! recently used; when none of those is idle it evicts the least recently
 //! used one anyway and counts it in `ratelimit_memory_evicted_live_total`.
 
-use super::{Inserted, States};
+use super::States;
 use crate::algorithm::{supports, Decision};
 use crate::backend::{
     Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckMode, CheckResult,
@@ -96,15 +96,7 @@ impl MemoryBackend {
         if c.mode != CheckMode::Count {
             return self.probe_or_charge(c, now);
         }
-        self.map.check(
-            c.state_key,
-            now,
-            c.rule.algorithm,
-            &c.quota,
-            c.penalty_ms,
-            c.bit,
-            evicted_live,
-        )
+        self.count(c, now, CheckMode::Count)
     }
 
     /// [`check_one`](Self::check_one) in the modes other than
@@ -114,21 +106,22 @@ impl MemoryBackend {
         if c.mode == CheckMode::Probe {
             return self.probe_one(c, now);
         }
-        let algorithm = c.rule.algorithm;
-        let mut d = None;
-        self.map.update(
+        self.count(c, now, CheckMode::Charge)
+    }
+
+    /// A count or a charge (`mode`, a constant for each caller).
+    #[inline(always)]
+    fn count(&self, c: &Check, now: u64, mode: CheckMode) -> Decision {
+        self.map.check(
             c.state_key,
             now,
-            algorithm,
-            |s, how| {
-                if how == Inserted::EvictedLive {
-                    evicted_live();
-                }
-                d = Some(s.charge(algorithm, now, &c.quota, c.penalty_ms));
-            },
-            |s| s.expires_at(&c.quota),
-        );
-        d.unwrap_or(Decision::allow(c.quota.limit, 0))
+            c.rule.algorithm,
+            mode,
+            &c.quota,
+            c.penalty_ms,
+            c.bit,
+            evicted_live,
+        )
     }
 
     /// A probe: reads the subject without inserting, moving or counting it.

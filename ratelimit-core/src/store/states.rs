@@ -11,13 +11,14 @@
 //! the same shard of the first, so it never fills. Locks are taken in one
 //! order: a shard of the first table, then the same shard of the second.
 //!
-//! A count ([`States::check`], the in-memory backend's common check) runs
-//! on the packed word in place when it can (`Packed::count`), and only
-//! otherwise through the whole state, as [`States::update`] does.
+//! A count or a charge ([`States::check`]) runs on the packed word in
+//! place when it can (`Packed::count`), and only otherwise through the
+//! whole state, unpacked, checked and packed again (or kept whole).
 
 use super::lru::Entry;
 use super::{CacheLine, HalfLine, Inserted, Lru, Sharded, WhenFull, IDLE_MAX};
 use crate::algorithm::{Algorithm, Decision, Packed, Quota, SubjectState};
+use crate::backend::CheckMode;
 use crate::KeyDigest;
 
 /// Subject states by state key, bounded, least recently used evicted.
@@ -58,36 +59,15 @@ impl States {
         self.packed.is_empty()
     }
 
-    /// Runs `f` on the state of `key` (`SubjectState::new(algorithm)` when
-    /// absent; the least recently used state is evicted when full), with
-    /// how the entry was found or made, and keeps what it leaves, idle at
-    /// `idle_at` of it (`SubjectState::expires_at`). `f` is not called
-    /// when the table holds nothing to evict (never when full: the
-    /// capacity is at least 1).
-    // `f` returns nothing: its caller writes its result in place. Moving
-    // a just-written `Decision` out of here cost up to 10 ns a call
-    // (store-to-load forwarding stalls).
-    #[inline]
-    pub(crate) fn update(
-        &self,
-        key: KeyDigest,
-        now: u64,
-        algorithm: Algorithm,
-        f: impl FnOnce(&mut SubjectState, Inserted),
-        idle_at: impl FnOnce(&SubjectState) -> u64,
-    ) {
-        let mut shard = self.packed.shard(&key);
-        let Some(e) = self.entry(&mut shard, key, now, algorithm) else {
-            return;
-        };
-        self.update_entry(key, now, algorithm, e, f, idle_at);
-    }
-
-    /// Counts one request of `key` (as [`States::update`] with
-    /// [`SubjectState::check`] would, `on_live_evicted` called when a live
-    /// state made room): on the packed word in place when it can
-    /// (`Packed::count`), else through the whole state. Admitted with
-    /// `q.limit` left when the table holds nothing to evict.
+    /// Counts one request of `key` in `mode` ([`CheckMode::Count`] or
+    /// [`CheckMode::Charge`]: a probe goes through [`States::peek`]): as
+    /// [`SubjectState::check`] or [`SubjectState::charge`] of its state
+    /// (`SubjectState::new(algorithm)` when absent; the least recently
+    /// used state is evicted when full, and `on_live_evicted` called when
+    /// it was live), which is kept, idle at its `expires_at`. On the packed
+    /// word in place when it can (`Packed::count`), else through the whole
+    /// state. Admitted with `q.limit` left when the table holds nothing to
+    /// evict (never when full: the capacity is at least 1).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn check(
@@ -95,11 +75,13 @@ impl States {
         key: KeyDigest,
         now: u64,
         algorithm: Algorithm,
+        mode: CheckMode,
         q: &Quota,
         penalty_ms: Option<u64>,
         bit: Option<u16>,
         on_live_evicted: impl FnOnce(),
     ) -> Decision {
+        debug_assert_ne!(mode, CheckMode::Probe, "a probe goes through peek");
         let mut shard = self.packed.shard(&key);
         let Some(mut e) = self.entry(&mut shard, key, now, algorithm) else {
             return Decision::allow(q.limit, 0);
@@ -110,12 +92,12 @@ impl States {
         let mut idle = e.idle_at();
         if let Some(d) = e
             .value
-            .count(&mut idle, IDLE_MAX, algorithm, now, q, penalty_ms)
+            .count(&mut idle, IDLE_MAX, algorithm, mode, now, q, penalty_ms)
         {
             e.set_idle_at(idle);
             return d;
         }
-        self.check_whole(key, now, algorithm, e, q, penalty_ms, bit)
+        self.check_whole(key, now, algorithm, mode, e, q, penalty_ms, bit)
     }
 
     /// [`States::check`] through the whole state.
@@ -126,6 +108,7 @@ impl States {
         key: KeyDigest,
         now: u64,
         algorithm: Algorithm,
+        mode: CheckMode,
         e: Entry<'_, Packed>,
         q: &Quota,
         penalty_ms: Option<u64>,
@@ -137,7 +120,12 @@ impl States {
             now,
             algorithm,
             e,
-            |s, _| d = Some(s.check(algorithm, now, q, penalty_ms, bit)),
+            |s| {
+                d = Some(match mode {
+                    CheckMode::Charge => s.charge(algorithm, now, q, penalty_ms),
+                    _ => s.check(algorithm, now, q, penalty_ms, bit),
+                })
+            },
             |s| s.expires_at(q),
         );
         d.unwrap_or(Decision::allow(q.limit, 0))
@@ -163,7 +151,11 @@ impl States {
         Some(e)
     }
 
-    /// [`States::update`] of the entry `e` of `key`.
+    /// Runs `f` on the state of the entry `e` of `key` and keeps what it
+    /// leaves, idle at `idle_at` of it.
+    // `f` returns nothing: its caller writes its result in place. Moving
+    // a just-written `Decision` out of here cost up to 10 ns a call
+    // (store-to-load forwarding stalls).
     #[inline(always)]
     fn update_entry(
         &self,
@@ -171,14 +163,13 @@ impl States {
         now: u64,
         algorithm: Algorithm,
         mut e: Entry<'_, Packed>,
-        f: impl FnOnce(&mut SubjectState, Inserted),
+        f: impl FnOnce(&mut SubjectState),
         idle_at: impl FnOnce(&SubjectState) -> u64,
     ) {
-        let how = e.how;
         let Some(mut s) = e.value.unpack(e.idle_at()) else {
-            return self.update_whole(key, now, algorithm, e, |s| f(s, how), idle_at);
+            return self.update_whole(key, now, algorithm, e, f, idle_at);
         };
-        f(&mut s, how);
+        f(&mut s);
         let idle = idle_at(&s);
         e.set_idle_at(idle);
         *e.value = match pack(&s, idle) {
@@ -196,7 +187,7 @@ impl States {
         Packed::WIDE
     }
 
-    /// [`States::update`] of a state kept whole (`e` is its placeholder).
+    /// `update_entry` of a state kept whole (`e` is its placeholder).
     #[cold]
     fn update_whole(
         &self,

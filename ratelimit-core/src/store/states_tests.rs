@@ -4,6 +4,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::algorithm::{Decision, Quota};
+use crate::backend::CheckMode;
 
 const T0: u64 = 1_767_225_600_000;
 
@@ -21,7 +22,16 @@ fn k(n: u8) -> KeyDigest {
 
 /// A check with a penalty of 1 s, as the memory backend runs it.
 fn check(t: &States, key: KeyDigest, a: Algorithm, now: u64, q: &Quota, bit: u16) -> Decision {
-    t.check(key, now, a, q, Some(1000), Some(bit), || ())
+    t.check(
+        key,
+        now,
+        a,
+        CheckMode::Count,
+        q,
+        Some(1000),
+        Some(bit),
+        || (),
+    )
 }
 
 /// A state kept whole is counted through it: the in-place count leaves it
@@ -35,6 +45,7 @@ fn a_whole_state_is_counted_whole() {
             k(1),
             T0 + i,
             Algorithm::SlidingWindow,
+            CheckMode::Count,
             &big,
             None,
             None,
@@ -51,7 +62,8 @@ fn a_live_state_evicted_for_a_check_is_reported() {
     let q = Quota::per_minute(5);
     let mut evicted = 0;
     for n in 0..3u8 {
-        t.check(k(n), T0, Algorithm::LeakyBucket, &q, None, None, || {
+        let a = Algorithm::LeakyBucket;
+        t.check(k(n), T0, a, CheckMode::Charge, &q, None, None, || {
             evicted += 1
         });
     }
@@ -102,15 +114,7 @@ fn a_state_that_packs_again_leaves_the_whole_table() {
 /// A charge of `q.cost` (forced past the limit), as the memory backend
 /// runs it.
 fn charge(t: &States, key: KeyDigest, a: Algorithm, now: u64, q: &Quota) -> Decision {
-    let mut d = None;
-    t.update(
-        key,
-        now,
-        a,
-        |s, _| d = Some(s.charge(a, now, q, Some(1000))),
-        |s| s.expires_at(q),
-    );
-    d.expect("evicts when full")
+    t.check(key, now, a, CheckMode::Charge, q, Some(1000), None, || ())
 }
 
 #[derive(Debug, Clone)]
@@ -155,7 +159,7 @@ proptest! {
                     let penalty = penalty.then_some(1000);
                     let s = model.entry(n).or_insert_with(|| SubjectState::new(a));
                     let want = s.check(a, now, &q, penalty, Some(bit));
-                    let got = t.check(k(n), now, a, &q, penalty, Some(bit), || ());
+                    let got = t.check(k(n), now, a, CheckMode::Count, &q, penalty, Some(bit), || ());
                     prop_assert_eq!(got, want);
                 }
                 Op::Charge(n, a, big, m, dt) => {
