@@ -126,10 +126,8 @@ impl MemoryBackend {
 
     /// A probe: reads the subject without inserting, moving or counting it.
     fn probe_one(&self, c: &Check, now: u64) -> Decision {
-        let algorithm = c.rule.algorithm;
-        self.map.peek(&c.state_key, algorithm, |s| {
-            s.probe(algorithm, now, &c.quota)
-        })
+        self.map
+            .probe(&c.state_key, c.rule.algorithm, now, &c.quota)
     }
 }
 

@@ -12,8 +12,9 @@
 //! order: a shard of the first table, then the same shard of the second.
 //!
 //! A count or a charge ([`States::check`]) runs on the packed word in
-//! place when it can (`Packed::count`), and only otherwise through the
-//! whole state, unpacked, checked and packed again (or kept whole).
+//! place when it can (`Packed::count`), a probe ([`States::probe`]) on a
+//! copy of it, and only otherwise through the whole state, unpacked,
+//! checked and packed again (or kept whole).
 
 use super::lru::Entry;
 use super::{CacheLine, HalfLine, Inserted, Lru, Sharded, WhenFull, IDLE_MAX};
@@ -226,6 +227,39 @@ impl States {
         f: impl FnOnce(&SubjectState) -> R,
     ) -> R {
         let shard = self.packed.shard(key);
+        self.peek_in(&shard, key, algorithm, f)
+    }
+
+    /// What a count of `q.cost` at `now` would decide for `key`
+    /// ([`SubjectState::probe`]), changing and moving nothing: on a copy of
+    /// the packed word when it can (`Packed::count`).
+    #[inline(always)]
+    pub(crate) fn probe(
+        &self,
+        key: &KeyDigest,
+        algorithm: Algorithm,
+        now: u64,
+        q: &Quota,
+    ) -> Decision {
+        let shard = self.packed.shard(key);
+        let found = shard.peek_idle(key).map(|(w, idle)| (*w, idle));
+        let (mut w, mut idle) = found.unwrap_or((Packed::fresh(algorithm), 0));
+        // A probe starts no penalty: a count without one, on the copy.
+        let mode = CheckMode::Count;
+        if let Some(d) = w.count(&mut idle, IDLE_MAX, algorithm, mode, now, q, None) {
+            return d;
+        }
+        self.peek_in(&shard, key, algorithm, |s| s.probe(algorithm, now, q))
+    }
+
+    /// [`States::peek`] with the shard of `key` locked.
+    fn peek_in<R>(
+        &self,
+        shard: &Lru<Packed, HalfLine>,
+        key: &KeyDigest,
+        algorithm: Algorithm,
+        f: impl FnOnce(&SubjectState) -> R,
+    ) -> R {
         let Some((w, idle)) = shard.peek_idle(key) else {
             return f(&SubjectState::new(algorithm));
         };

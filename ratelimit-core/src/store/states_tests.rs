@@ -177,6 +177,13 @@ proptest! {
                         None => SubjectState::new(a).peek(a, now, &q),
                     };
                     prop_assert_eq!(t.peek(&k(n), a, |s| s.peek(a, now, &q)), want);
+                    // And a probe of the quota's cost, as the memory
+                    // backend runs it.
+                    let want = match model.get(&n) {
+                        Some(s) => s.probe(a, now, &q),
+                        None => SubjectState::new(a).probe(a, now, &q),
+                    };
+                    prop_assert_eq!(t.probe(&k(n), a, now, &q), want);
                 }
                 Op::Remove(n) => {
                     model.remove(&n);
