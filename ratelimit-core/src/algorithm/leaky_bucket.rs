@@ -7,7 +7,7 @@
 //! rounded. With equal settings it admits exactly what the token bucket
 //! admits. Retry-After is the time until one request fits.
 
-use super::{ceil_div, narrow, Decision, Quota, MAX_CHARGED_UNITS};
+use super::{ceil_div, div_rem, narrow, Decision, Quota, MAX_CHARGED_UNITS};
 
 /// The stored state of one subject: the theoretical arrival time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -29,6 +29,18 @@ impl State {
             tat_frac: narrow(t % limit),
         }
     }
+
+    /// `from_ticks(now x limit + level)`, in the small numbers: the level
+    /// (ticks past `now`) mostly fits in 64 bits, where the TAT in ticks
+    /// does not.
+    #[inline(always)]
+    fn at_level(now: u64, level: u128, limit: u128) -> Self {
+        let (ms, frac) = div_rem(level, limit);
+        Self {
+            tat_ms: narrow(now as u128 + ms),
+            tat_frac: narrow(frac),
+        }
+    }
 }
 
 /// Checks one request at `now` (Unix ms) and updates `state`.
@@ -38,19 +50,19 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
     let t = q.period_ms.max(1) as u128; // one request, in ticks
     let tolerance = q.burst as u128 * t;
     let now_t = now as u128 * limit;
-    let tat = state.ticks(limit).max(now_t);
-    let new_tat = tat + q.cost as u128 * t;
-    if new_tat - now_t <= tolerance {
-        *state = State::from_ticks(new_tat, limit);
-        let remaining = narrow((tolerance - (new_tat - now_t)) / t);
-        return Decision::allow(remaining, narrow(ceil_div(new_tat - now_t, limit)));
+    // Ticks past `now`: the bucket's level before and after the request.
+    let level = state.ticks(limit).max(now_t) - now_t;
+    let new_level = level + q.cost as u128 * t;
+    if new_level <= tolerance {
+        *state = State::at_level(now, new_level, limit);
+        let remaining = narrow(div_rem(tolerance - new_level, t).0);
+        return Decision::allow(remaining, narrow(ceil_div(new_level, limit)));
     }
-    let level = tat - now_t;
-    let remaining = narrow(tolerance.saturating_sub(level) / t);
+    let remaining = narrow(div_rem(tolerance.saturating_sub(level), t).0);
     let retry = if q.cost > q.burst {
         q.period_ms
     } else {
-        narrow(ceil_div(new_tat - now_t - tolerance, limit))
+        narrow(ceil_div(new_level - tolerance, limit))
     };
     Decision::deny(retry, remaining, narrow(ceil_div(level, limit)))
 }
@@ -127,6 +139,54 @@ mod tests {
         // Each request is 0.0864 ms of drain: the last one leaves T0 + 99.0864.
         assert_eq!(expires_at(&s, &q), T0 + 100);
         assert_eq!(s.tat_frac, 86_400_000);
+    }
+
+    /// `check` as it was written on the TAT in ticks (128-bit divisions).
+    fn check_in_ticks(state: &mut State, now: u64, q: &Quota) -> Decision {
+        let limit = q.limit.max(1) as u128;
+        let t = q.period_ms.max(1) as u128;
+        let tolerance = q.burst as u128 * t;
+        let now_t = now as u128 * limit;
+        let tat = state.ticks(limit).max(now_t);
+        let new_tat = tat + q.cost as u128 * t;
+        if new_tat - now_t <= tolerance {
+            *state = State::from_ticks(new_tat, limit);
+            let remaining = narrow((tolerance - (new_tat - now_t)) / t);
+            return Decision::allow(remaining, narrow(ceil_div(new_tat - now_t, limit)));
+        }
+        let level = tat - now_t;
+        let remaining = narrow(tolerance.saturating_sub(level) / t);
+        let retry = if q.cost > q.burst {
+            q.period_ms
+        } else {
+            narrow(ceil_div(new_tat - now_t - tolerance, limit))
+        };
+        Decision::deny(retry, remaining, narrow(ceil_div(level, limit)))
+    }
+
+    proptest::proptest! {
+        /// Counting the level past `now` decides and moves the TAT exactly
+        /// as counting the TAT in ticks does, small numbers or huge.
+        #[test]
+        fn the_level_is_the_tat_in_ticks(
+            limit in proptest::prop_oneof![1..=20u64, 1..=u64::MAX],
+            period in proptest::prop_oneof![1..=86_400_000u64, 1..=u64::MAX],
+            burst in proptest::prop_oneof![0..=20u64, 0..=u64::MAX],
+            cost in proptest::prop_oneof![0..=3u64, 0..=u64::MAX],
+            tat_ms in proptest::prop_oneof![T0 - 10_000..T0 + 10_000_000, 0..=u64::MAX],
+            tat_frac in 0..=u64::MAX,
+            now in proptest::prop_oneof![T0..T0 + 100_000, 0..=u64::MAX],
+        ) {
+            let q = Quota::new(limit, period).allow_burst(burst).with_cost(cost);
+            let s = State { tat_ms, tat_frac: tat_frac % limit };
+            // Where the ticks form does not overflow (quotas are far below).
+            let (l, t) = (limit as u128, period as u128);
+            let tat = s.ticks(l).max(now as u128 * l);
+            proptest::prop_assume!(tat.checked_add(cost as u128 * t).is_some());
+            let (mut a, mut b) = (s, s);
+            proptest::prop_assert_eq!(check(&mut a, now, &q), check_in_ticks(&mut b, now, &q));
+            proptest::prop_assert_eq!(a, b);
+        }
     }
 
     /// The token bucket's debt example: 8 charged into a bucket of 5.

@@ -152,6 +152,17 @@ pub(crate) const fn ceil_div(a: u128, b: u128) -> u128 {
     a / b + !a.is_multiple_of(b) as u128
 }
 
+/// `(a / b, a % b)` for `b > 0`: one hardware division when both fit in
+/// 64 bits (as most do), else the 128-bit routine (the same result).
+#[inline]
+pub(crate) const fn div_rem(a: u128, b: u128) -> (u128, u128) {
+    if a <= u64::MAX as u128 && b <= u64::MAX as u128 {
+        let (a, b) = (a as u64, b as u64);
+        return ((a / b) as u128, (a % b) as u128);
+    }
+    (a / b, a % b)
+}
+
 /// Saturating narrowing from u128.
 pub(crate) fn narrow(v: u128) -> u64 {
     u64::try_from(v).unwrap_or(u64::MAX)

@@ -311,7 +311,10 @@ impl<V, L> Lru<V, L> {
     /// the map is full, no sampled entry is idle at `now`, and the policy
     /// refuses. A new entry is idle at once until
     /// [`Entry::set_idle_at`] says otherwise.
-    #[inline]
+    // Always inlined: returned through memory, the entry's fields were
+    // copied with wide loads right after narrow stores (store-forwarding
+    // stalls on the in-memory store's count path).
+    #[inline(always)]
     pub(crate) fn entry(
         &mut self,
         key: KeyDigest,

@@ -6,7 +6,7 @@
 //! recently used; when none of those is idle it evicts the least recently
 //! used one anyway and counts it in `ratelimit_memory_evicted_live_total`.
 
-use super::{Inserted, States};
+use super::States;
 use crate::algorithm::{supports, Decision};
 use crate::backend::{
     Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckMode, CheckResult,
@@ -93,38 +93,49 @@ impl MemoryBackend {
     /// answered as a distinct check without a value (admitted, nothing
     /// counted); [`check_now`](Self::check_now) refuses it instead.
     pub fn check_one(&self, c: &Check, now: u64) -> Decision {
+        if c.mode != CheckMode::Count {
+            return self.probe_or_charge(c, now);
+        }
+        self.count(c, now, CheckMode::Count)
+    }
+
+    /// [`check_one`](Self::check_one) in the modes other than
+    /// [`CheckMode::Count`], off the count path.
+    #[inline(never)]
+    fn probe_or_charge(&self, c: &Check, now: u64) -> Decision {
         if c.mode == CheckMode::Probe {
             return self.probe_one(c, now);
         }
-        let algorithm = c.rule.algorithm;
-        // Written in place (see `States::update`); `None` is one byte to
-        // write before the shard's lock, where every pending store waits.
-        let mut d = None;
-        self.map.update(
+        self.count(c, now, CheckMode::Charge)
+    }
+
+    /// A count or a charge (`mode`, a constant for each caller).
+    #[inline(always)]
+    fn count(&self, c: &Check, now: u64, mode: CheckMode) -> Decision {
+        self.map.check(
             c.state_key,
             now,
-            algorithm,
-            |s, how| {
-                if how == Inserted::EvictedLive {
-                    metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
-                }
-                d = Some(match c.mode {
-                    CheckMode::Charge => s.charge(algorithm, now, &c.quota, c.penalty_ms),
-                    _ => s.check(algorithm, now, &c.quota, c.penalty_ms, c.bit),
-                });
-            },
-            |s| s.expires_at(&c.quota),
-        );
-        d.unwrap_or(Decision::allow(c.quota.limit, 0))
+            c.rule.algorithm,
+            mode,
+            &c.quota,
+            c.penalty_ms,
+            c.bit,
+            evicted_live,
+        )
     }
 
     /// A probe: reads the subject without inserting, moving or counting it.
     fn probe_one(&self, c: &Check, now: u64) -> Decision {
-        let algorithm = c.rule.algorithm;
-        self.map.peek(&c.state_key, algorithm, |s| {
-            s.probe(algorithm, now, &c.quota)
-        })
+        self.map
+            .probe(&c.state_key, c.rule.algorithm, now, &c.quota)
     }
+}
+
+/// Counts a live subject evicted to make room.
+#[cold]
+#[inline(never)]
+fn evicted_live() {
+    metrics::counter!("ratelimit_memory_evicted_live_total").increment(1);
 }
 
 /// The error answering a mode the rule's algorithm does not support.

@@ -10,10 +10,16 @@
 //! whole state with it. Each shard of the second table holds only keys of
 //! the same shard of the first, so it never fills. Locks are taken in one
 //! order: a shard of the first table, then the same shard of the second.
+//!
+//! A count or a charge ([`States::check`]) runs on the packed word in
+//! place when it can (`Packed::count`), a probe ([`States::probe`]) on a
+//! copy of it, and only otherwise through the whole state, unpacked,
+//! checked and packed again (or kept whole).
 
 use super::lru::Entry;
-use super::{CacheLine, HalfLine, Inserted, Sharded, WhenFull, IDLE_MAX};
-use crate::algorithm::{Algorithm, Packed, SubjectState};
+use super::{CacheLine, HalfLine, Inserted, Lru, Sharded, WhenFull, IDLE_MAX};
+use crate::algorithm::{Algorithm, Decision, Packed, Quota, SubjectState};
+use crate::backend::CheckMode;
 use crate::KeyDigest;
 
 /// Subject states by state key, bounded, least recently used evicted.
@@ -54,39 +60,117 @@ impl States {
         self.packed.is_empty()
     }
 
-    /// Runs `f` on the state of `key` (`SubjectState::new(algorithm)` when
-    /// absent; the least recently used state is evicted when full), with
-    /// how the entry was found or made, and keeps what it leaves, idle at
-    /// `idle_at` of it (`SubjectState::expires_at`). `f` is not called
-    /// when the table holds nothing to evict (never when full: the
-    /// capacity is at least 1).
-    // `f` returns nothing: its caller writes its result in place. Moving
-    // a just-written `Decision` out of here cost up to 10 ns a call
-    // (store-to-load forwarding stalls).
-    #[inline]
-    pub(crate) fn update(
+    /// Counts one request of `key` in `mode` ([`CheckMode::Count`] or
+    /// [`CheckMode::Charge`]: a probe goes through [`States::peek`]): as
+    /// [`SubjectState::check`] or [`SubjectState::charge`] of its state
+    /// (`SubjectState::new(algorithm)` when absent; the least recently
+    /// used state is evicted when full, and `on_live_evicted` called when
+    /// it was live), which is kept, idle at its `expires_at`. On the packed
+    /// word in place when it can (`Packed::count`), else through the whole
+    /// state. Admitted with `q.limit` left when the table holds nothing to
+    /// evict (never when full: the capacity is at least 1).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn check(
         &self,
         key: KeyDigest,
         now: u64,
         algorithm: Algorithm,
-        f: impl FnOnce(&mut SubjectState, Inserted),
-        idle_at: impl FnOnce(&SubjectState) -> u64,
-    ) {
+        mode: CheckMode,
+        q: &Quota,
+        penalty_ms: Option<u64>,
+        bit: Option<u16>,
+        on_live_evicted: impl FnOnce(),
+    ) -> Decision {
+        debug_assert_ne!(mode, CheckMode::Probe, "a probe goes through peek");
         let mut shard = self.packed.shard(&key);
-        let Some(mut e) = shard.entry(key, now, WhenFull::EvictLru, || Packed::fresh(algorithm))
-        else {
-            return;
+        let Some(mut e) = self.entry(&mut shard, key, now, algorithm) else {
+            return Decision::allow(q.limit, 0);
         };
+        if e.how == Inserted::EvictedLive {
+            on_live_evicted();
+        }
+        let mut idle = e.idle_at();
+        if let Some(d) = e
+            .value
+            .count(&mut idle, IDLE_MAX, algorithm, mode, now, q, penalty_ms)
+        {
+            e.set_idle_at(idle);
+            return d;
+        }
+        self.check_whole(key, now, algorithm, mode, e, q, penalty_ms, bit)
+    }
+
+    /// [`States::check`] through the whole state.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn check_whole(
+        &self,
+        key: KeyDigest,
+        now: u64,
+        algorithm: Algorithm,
+        mode: CheckMode,
+        e: Entry<'_, Packed>,
+        q: &Quota,
+        penalty_ms: Option<u64>,
+        bit: Option<u16>,
+    ) -> Decision {
+        let mut d = None;
+        self.update_entry(
+            key,
+            now,
+            algorithm,
+            e,
+            |s| {
+                d = Some(match mode {
+                    CheckMode::Charge => s.charge(algorithm, now, q, penalty_ms),
+                    _ => s.check(algorithm, now, q, penalty_ms, bit),
+                })
+            },
+            |s| s.expires_at(q),
+        );
+        d.unwrap_or(Decision::allow(q.limit, 0))
+    }
+
+    /// The entry of `key` in its shard of the first table (made fresh for
+    /// `algorithm` when absent), with the whole state of an evicted
+    /// placeholder dropped.
+    #[inline(always)]
+    fn entry<'a>(
+        &self,
+        shard: &'a mut Lru<Packed, HalfLine>,
+        key: KeyDigest,
+        now: u64,
+        algorithm: Algorithm,
+    ) -> Option<Entry<'a, Packed>> {
+        let mut e = shard.entry(key, now, WhenFull::EvictLru, || Packed::fresh(algorithm))?;
         if let Some((k, w)) = e.evicted.take() {
             if w.is_wide() {
                 self.wide.shard(&k).remove(&k);
             }
         }
-        let how = e.how;
+        Some(e)
+    }
+
+    /// Runs `f` on the state of the entry `e` of `key` and keeps what it
+    /// leaves, idle at `idle_at` of it.
+    // `f` returns nothing: its caller writes its result in place. Moving
+    // a just-written `Decision` out of here cost up to 10 ns a call
+    // (store-to-load forwarding stalls).
+    #[inline(always)]
+    fn update_entry(
+        &self,
+        key: KeyDigest,
+        now: u64,
+        algorithm: Algorithm,
+        mut e: Entry<'_, Packed>,
+        f: impl FnOnce(&mut SubjectState),
+        idle_at: impl FnOnce(&SubjectState) -> u64,
+    ) {
         let Some(mut s) = e.value.unpack(e.idle_at()) else {
-            return self.update_whole(key, now, algorithm, e, |s| f(s, how), idle_at);
+            return self.update_whole(key, now, algorithm, e, f, idle_at);
         };
-        f(&mut s, how);
+        f(&mut s);
         let idle = idle_at(&s);
         e.set_idle_at(idle);
         *e.value = match pack(&s, idle) {
@@ -104,7 +188,7 @@ impl States {
         Packed::WIDE
     }
 
-    /// [`States::update`] of a state kept whole (`e` is its placeholder).
+    /// `update_entry` of a state kept whole (`e` is its placeholder).
     #[cold]
     fn update_whole(
         &self,
@@ -143,6 +227,39 @@ impl States {
         f: impl FnOnce(&SubjectState) -> R,
     ) -> R {
         let shard = self.packed.shard(key);
+        self.peek_in(&shard, key, algorithm, f)
+    }
+
+    /// What a count of `q.cost` at `now` would decide for `key`
+    /// ([`SubjectState::probe`]), changing and moving nothing: on a copy of
+    /// the packed word when it can (`Packed::count`).
+    #[inline(always)]
+    pub(crate) fn probe(
+        &self,
+        key: &KeyDigest,
+        algorithm: Algorithm,
+        now: u64,
+        q: &Quota,
+    ) -> Decision {
+        let shard = self.packed.shard(key);
+        let found = shard.peek_idle(key).map(|(w, idle)| (*w, idle));
+        let (mut w, mut idle) = found.unwrap_or((Packed::fresh(algorithm), 0));
+        // A probe starts no penalty: a count without one, on the copy.
+        let mode = CheckMode::Count;
+        if let Some(d) = w.count(&mut idle, IDLE_MAX, algorithm, mode, now, q, None) {
+            return d;
+        }
+        self.peek_in(&shard, key, algorithm, |s| s.probe(algorithm, now, q))
+    }
+
+    /// [`States::peek`] with the shard of `key` locked.
+    fn peek_in<R>(
+        &self,
+        shard: &Lru<Packed, HalfLine>,
+        key: &KeyDigest,
+        algorithm: Algorithm,
+        f: impl FnOnce(&SubjectState) -> R,
+    ) -> R {
         let Some((w, idle)) = shard.peek_idle(key) else {
             return f(&SubjectState::new(algorithm));
         };

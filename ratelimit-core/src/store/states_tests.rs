@@ -4,6 +4,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::algorithm::{Decision, Quota};
+use crate::backend::CheckMode;
 
 const T0: u64 = 1_767_225_600_000;
 
@@ -19,16 +20,54 @@ fn k(n: u8) -> KeyDigest {
     crate::HashKey::DEFAULT.digest(&[n])
 }
 
+/// A check with a penalty of 1 s, as the memory backend runs it.
 fn check(t: &States, key: KeyDigest, a: Algorithm, now: u64, q: &Quota, bit: u16) -> Decision {
-    let mut d = None;
-    t.update(
+    t.check(
         key,
         now,
         a,
-        |s, _| d = Some(s.check(a, now, q, Some(1000), Some(bit))),
-        |s| s.expires_at(q),
-    );
-    d.expect("evicts when full")
+        CheckMode::Count,
+        q,
+        Some(1000),
+        Some(bit),
+        || (),
+    )
+}
+
+/// A state kept whole is counted through it: the in-place count leaves it
+/// to the general path.
+#[test]
+fn a_whole_state_is_counted_whole() {
+    let t = States::new(10, 1);
+    let big = Quota::new(1 << 40, 60_000).with_cost(1 << 21);
+    for i in 0..3 {
+        let d = t.check(
+            k(1),
+            T0 + i,
+            Algorithm::SlidingWindow,
+            CheckMode::Count,
+            &big,
+            None,
+            None,
+            || (),
+        );
+        assert_eq!(d.remaining, (1 << 40) - (i + 1) * (1 << 21));
+        assert_eq!(t.wide.len(), 1);
+    }
+}
+
+#[test]
+fn a_live_state_evicted_for_a_check_is_reported() {
+    let t = States::new(1, 1);
+    let q = Quota::per_minute(5);
+    let mut evicted = 0;
+    for n in 0..3u8 {
+        let a = Algorithm::LeakyBucket;
+        t.check(k(n), T0, a, CheckMode::Charge, &q, None, None, || {
+            evicted += 1
+        });
+    }
+    assert_eq!((evicted, t.len()), (2, 1));
 }
 
 #[test]
@@ -75,20 +114,13 @@ fn a_state_that_packs_again_leaves_the_whole_table() {
 /// A charge of `q.cost` (forced past the limit), as the memory backend
 /// runs it.
 fn charge(t: &States, key: KeyDigest, a: Algorithm, now: u64, q: &Quota) -> Decision {
-    let mut d = None;
-    t.update(
-        key,
-        now,
-        a,
-        |s, _| d = Some(s.charge(a, now, q, Some(1000))),
-        |s| s.expires_at(q),
-    );
-    d.expect("evicts when full")
+    t.check(key, now, a, CheckMode::Charge, q, Some(1000), None, || ())
 }
 
 #[derive(Debug, Clone)]
 enum Op {
-    Check(u8, usize, bool, u64),
+    /// Key, algorithm, large quota, time step, penalty.
+    Check(u8, usize, bool, u64, bool),
     /// A charge of a multiple of the quota's cost (no distinct).
     Charge(u8, usize, bool, u64, u64),
     Peek(u8, usize, bool),
@@ -97,7 +129,8 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0u8..6, 0usize..5, any::<bool>(), 0u64..5_000).prop_map(|(n, a, b, dt)| Op::Check(n, a, b, dt)),
+        6 => (0u8..6, 0usize..5, any::<bool>(), 0u64..5_000, any::<bool>())
+            .prop_map(|(n, a, b, dt, p)| Op::Check(n, a, b, dt, p)),
         2 => (0u8..6, 0usize..4, any::<bool>(), 1u64..40, 0u64..5_000)
             .prop_map(|(n, a, b, m, dt)| Op::Charge(n, a, b, m, dt)),
         2 => (0u8..6, 0usize..5, any::<bool>()).prop_map(|(n, a, b)| Op::Peek(n, a, b)),
@@ -119,13 +152,15 @@ proptest! {
         let mut now = T0;
         for op in ops {
             match op {
-                Op::Check(n, a, big, dt) => {
+                Op::Check(n, a, big, dt, penalty) => {
                     now += dt;
                     let (a, q) = (ALL[a], if big { large } else { small });
                     let bit = u16::from(n) + 1;
+                    let penalty = penalty.then_some(1000);
                     let s = model.entry(n).or_insert_with(|| SubjectState::new(a));
-                    let want = s.check(a, now, &q, Some(1000), Some(bit));
-                    prop_assert_eq!(check(&t, k(n), a, now, &q, bit), want);
+                    let want = s.check(a, now, &q, penalty, Some(bit));
+                    let got = t.check(k(n), now, a, CheckMode::Count, &q, penalty, Some(bit), || ());
+                    prop_assert_eq!(got, want);
                 }
                 Op::Charge(n, a, big, m, dt) => {
                     now += dt;
@@ -142,6 +177,13 @@ proptest! {
                         None => SubjectState::new(a).peek(a, now, &q),
                     };
                     prop_assert_eq!(t.peek(&k(n), a, |s| s.peek(a, now, &q)), want);
+                    // And a probe of the quota's cost, as the memory
+                    // backend runs it.
+                    let want = match model.get(&n) {
+                        Some(s) => s.probe(a, now, &q),
+                        None => SubjectState::new(a).probe(a, now, &q),
+                    };
+                    prop_assert_eq!(t.probe(&k(n), a, now, &q), want);
                 }
                 Op::Remove(n) => {
                     model.remove(&n);

@@ -119,35 +119,13 @@ impl Packed {
             return None;
         }
         let w = match &s.inner {
-            Inner::Fixed(f) => {
-                let span = fits(idle.checked_sub(f.window_start)?, 29)?;
-                FIXED | span << 3 | fits(f.count, 32)? << 32
-            }
-            Inner::Sliding(f) => {
-                let span = idle.checked_sub(f.window_start)?;
-                let (unit, span) = match fits(span / 1000, 20) {
-                    Some(secs) if span % 1000 == 0 => (1, secs),
-                    _ => (0, fits(span, 20)?),
-                };
-                SLIDING
-                    | unit << 3
-                    | span << 4
-                    | fits(f.current, 20)? << 24
-                    | fits(f.previous, 20)? << 44
-            }
-            Inner::Token(f) => {
-                let span = fits(idle.checked_sub(f.updated_ms)?, 28)?;
-                TOKEN | span << 3 | fits(f.spent, 33)? << 31
-            }
-            Inner::Leaky(f) => {
-                if f.tat_ms.checked_add(u64::from(f.tat_frac > 0)) != Some(idle) {
-                    return None;
-                }
-                LEAKY | fits(f.tat_frac, 61)? << 3
-            }
-            Inner::Distinct(_) => return None,
+            Inner::Fixed(f) => f.pack(idle),
+            Inner::Sliding(f) => f.pack(idle),
+            Inner::Token(f) => f.pack(idle),
+            Inner::Leaky(f) => f.pack(idle),
+            Inner::Distinct(_) => None,
         };
-        Some(word(w))
+        w.map(word)
     }
 
     /// Fresh and blocked states (the algorithm's state is fresh).
@@ -172,41 +150,10 @@ impl Packed {
         let (blocked_until, inner) = match w & KIND_MASK {
             FRESH => (0, Inner::new(algorithm_of(field(w, 3, 3)))),
             BLOCKED => (idle, Inner::new(algorithm_of(field(w, 3, 3)))),
-            FIXED => (
-                0,
-                Inner::Fixed(fixed_window::State {
-                    window_start: idle.wrapping_sub(field(w, 3, 29)),
-                    count: w >> 32,
-                }),
-            ),
-            SLIDING => {
-                let unit = if w & (1 << 3) != 0 { 1000 } else { 1 };
-                (
-                    0,
-                    Inner::Sliding(sliding_window::State {
-                        window_start: idle.wrapping_sub(field(w, 4, 20) * unit),
-                        current: field(w, 24, 20),
-                        previous: w >> 44,
-                    }),
-                )
-            }
-            TOKEN => (
-                0,
-                Inner::Token(token_bucket::State {
-                    spent: w >> 31,
-                    updated_ms: idle.wrapping_sub(field(w, 3, 28)),
-                }),
-            ),
-            LEAKY => {
-                let tat_frac = w >> 3;
-                (
-                    0,
-                    Inner::Leaky(leaky_bucket::State {
-                        tat_ms: idle.wrapping_sub(u64::from(tat_frac > 0)),
-                        tat_frac,
-                    }),
-                )
-            }
+            FIXED => (0, Inner::Fixed(Layout::unpack(w, idle))),
+            SLIDING => (0, Inner::Sliding(Layout::unpack(w, idle))),
+            TOKEN => (0, Inner::Token(Layout::unpack(w, idle))),
+            LEAKY => (0, Inner::Leaky(Layout::unpack(w, idle))),
             _ => return None,
         };
         Some(SubjectState {
@@ -215,6 +162,109 @@ impl Packed {
         })
     }
 }
+
+/// How one algorithm's state lies in a word (the table above): the one
+/// definition that both [`Packed::pack`] and [`Packed::unpack`] and the
+/// in-place count (`packed_count.rs`) use.
+trait Layout: Sized {
+    /// The word's kind (its low 3 bits).
+    const KIND: u64;
+    /// The word of `self` (kind included), given the idle time stored
+    /// beside it; `None` when it does not fit.
+    fn pack(&self, idle: u64) -> Option<u64>;
+    /// The state of a word of this kind, given the idle time beside it.
+    fn unpack(w: u64, idle: u64) -> Self;
+}
+
+impl Layout for fixed_window::State {
+    const KIND: u64 = FIXED;
+
+    #[inline(always)]
+    fn pack(&self, idle: u64) -> Option<u64> {
+        let span = fits(idle.checked_sub(self.window_start)?, 29)?;
+        Some(FIXED | span << 3 | fits(self.count, 32)? << 32)
+    }
+
+    #[inline(always)]
+    fn unpack(w: u64, idle: u64) -> Self {
+        Self {
+            window_start: idle.wrapping_sub(field(w, 3, 29)),
+            count: w >> 32,
+        }
+    }
+}
+
+impl Layout for sliding_window::State {
+    const KIND: u64 = SLIDING;
+
+    #[inline(always)]
+    fn pack(&self, idle: u64) -> Option<u64> {
+        let span = idle.checked_sub(self.window_start)?;
+        let (unit, span) = match fits(span / 1000, 20) {
+            Some(secs) if span % 1000 == 0 => (1, secs),
+            _ => (0, fits(span, 20)?),
+        };
+        Some(
+            SLIDING
+                | unit << 3
+                | span << 4
+                | fits(self.current, 20)? << 24
+                | fits(self.previous, 20)? << 44,
+        )
+    }
+
+    #[inline(always)]
+    fn unpack(w: u64, idle: u64) -> Self {
+        let unit = if w & (1 << 3) != 0 { 1000 } else { 1 };
+        Self {
+            window_start: idle.wrapping_sub(field(w, 4, 20) * unit),
+            current: field(w, 24, 20),
+            previous: w >> 44,
+        }
+    }
+}
+
+impl Layout for token_bucket::State {
+    const KIND: u64 = TOKEN;
+
+    #[inline(always)]
+    fn pack(&self, idle: u64) -> Option<u64> {
+        let span = fits(idle.checked_sub(self.updated_ms)?, 28)?;
+        Some(TOKEN | span << 3 | fits(self.spent, 33)? << 31)
+    }
+
+    #[inline(always)]
+    fn unpack(w: u64, idle: u64) -> Self {
+        Self {
+            spent: w >> 31,
+            updated_ms: idle.wrapping_sub(field(w, 3, 28)),
+        }
+    }
+}
+
+impl Layout for leaky_bucket::State {
+    const KIND: u64 = LEAKY;
+
+    #[inline(always)]
+    fn pack(&self, idle: u64) -> Option<u64> {
+        if self.tat_ms.checked_add(u64::from(self.tat_frac > 0)) != Some(idle) {
+            return None;
+        }
+        Some(LEAKY | fits(self.tat_frac, 61)? << 3)
+    }
+
+    #[inline(always)]
+    fn unpack(w: u64, idle: u64) -> Self {
+        let tat_frac = w >> 3;
+        Self {
+            tat_ms: idle.wrapping_sub(u64::from(tat_frac > 0)),
+            tat_frac,
+        }
+    }
+}
+
+#[path = "packed_count.rs"]
+mod count;
 
 #[cfg(test)]
 #[path = "packed_tests.rs"]
