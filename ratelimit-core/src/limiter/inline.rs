@@ -24,7 +24,9 @@ pub(crate) struct Inline<T, const N: usize> {
 impl<T, const N: usize> Default for Inline<T, N> {
     fn default() -> Self {
         Self {
-            items: [const { None }; N],
+            // Each slot written in place (`[const { None }; N]` copies a
+            // whole template array: a `memcpy` per list per request).
+            items: std::array::from_fn(|_| None),
             len: 0,
             spill: Vec::new(),
         }
