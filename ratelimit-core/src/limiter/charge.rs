@@ -89,7 +89,7 @@ impl Limiter {
         if cost == 0 || items.is_empty() {
             return ChargeFuture::done();
         }
-        let published = self.published();
+        let published = self.inner.current.pin();
         let mut checks = Vec::with_capacity(items.len());
         let mut blocks = Vec::with_capacity(items.len());
         for item in items {

@@ -24,7 +24,7 @@ impl Limiter {
     /// [`Snapshot::reports`](super::Snapshot::reports)) or while `tracing`
     /// is enabled at debug level for this crate.
     pub fn check(&self, req: &dyn RequestView) -> VerdictFuture {
-        self.decide(&self.published(), req, false)
+        (self.inner.current).with(|published| self.decide(published, req, false))
     }
 
     /// [`Limiter::check`] against `published`; `reports` fills

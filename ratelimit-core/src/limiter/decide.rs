@@ -53,7 +53,7 @@ thread_local! {
 
 /// This thread's recycled checks (see `CHECKS`), if any.
 fn recycled_checks() -> Vec<Check> {
-    CHECKS.take()
+    CHECKS.try_with(Cell::take).unwrap_or_default()
 }
 
 /// Keeps the `checks` of a batch answered at once for the next request on
@@ -61,7 +61,9 @@ fn recycled_checks() -> Vec<Check> {
 /// then: a few superseded rules per thread at most, after a publish.
 pub(super) fn recycle_checks(checks: Vec<Check>) {
     if checks.capacity() <= 2 * MAX_CHECKED {
-        CHECKS.set(checks);
+        // `Cell::set` in place (`LocalKey::set` costs an initialisation
+        // check more); after the thread's storage is gone, just dropped.
+        let _ = CHECKS.try_with(|c| c.set(checks));
     }
 }
 

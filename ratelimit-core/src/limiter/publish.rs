@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::current::Writer;
 use super::Limiter;
 use crate::backend::namespace;
 use crate::rules::{FailMode, Rule, RuleError, RuleSet};
@@ -107,11 +108,7 @@ impl Limiter {
     /// (same id, or the combination is invalid): those are dropped, with a
     /// warning event.
     pub fn publish(&self, rules: RuleSet) {
-        let mut slot = self
-            .inner
-            .published
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.inner.current.write();
         let mut kept: Vec<Arc<Rule>> = Vec::new();
         for t in &slot.temporary {
             let mut trial: Vec<&Rule> = kept.iter().map(|r| &**r).collect();
@@ -127,7 +124,7 @@ impl Limiter {
         self.swap(&mut slot, next);
     }
 
-    fn swap(&self, slot: &mut Arc<Published>, next: Published) {
+    fn swap(&self, slot: &mut Writer<'_>, next: Published) {
         let keep: HashMap<Arc<str>, ()> = next
             .site_wide
             .iter()
@@ -136,7 +133,7 @@ impl Limiter {
             .map(|e| (e.namespace.clone(), ()))
             .collect();
         self.inner.counts.retain(|ns| keep.contains_key(ns));
-        *slot = Arc::new(next);
+        slot.replace(next);
     }
 
     /// Adds a rule at run time, as an autopilot would: it must carry an
@@ -158,11 +155,7 @@ impl Limiter {
             }
             Some(_) => {}
         }
-        let mut slot = self
-            .inner
-            .published
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.inner.current.write();
         let mut temporary: Vec<Arc<Rule>> = slot
             .temporary
             .iter()
@@ -191,11 +184,7 @@ impl Limiter {
 
     /// Removes a rule added at run time; false when there is none by `id`.
     pub fn remove_temporary(&self, id: &str) -> bool {
-        let mut slot = self
-            .inner
-            .published
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.inner.current.write();
         if !slot.temporary.iter().any(|r| r.id == id) {
             return false;
         }
