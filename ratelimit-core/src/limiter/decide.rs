@@ -71,6 +71,7 @@ pub(super) fn recycle_checks(checks: Vec<Check>) {
 /// `entry`'s rule: the existing one when it is of the same rule (its
 /// `Arc`s kept, no reference count touched), else a new one.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 fn put_check(
     checks: &mut Vec<Check>,
     i: usize,
