@@ -15,9 +15,11 @@
 
 use std::sync::Arc;
 
+use super::decide::Pending;
 use super::inline::{Inline, MAX_CHECKED, MAX_COUNTED};
 use super::publish::{Entry, Published};
 use crate::algorithm::distinct;
+use crate::backend::state_key_with;
 use crate::keys::{distinct_value, subject, KeyOutcome};
 use crate::stats::Event;
 use crate::switches::Switches;
@@ -38,9 +40,11 @@ pub(crate) struct Picked<'p> {
 }
 
 /// What selection found.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Selection<'p> {
-    pub(crate) rules: Inline<Picked<'p>, MAX_CHECKED>,
+    /// The rules checked at the backend, each with its state key: the
+    /// decision completes them in place (see `Limiter::begin`).
+    pub(crate) rules: Inline<Pending<&'p Arc<Entry>>, MAX_CHECKED>,
     pub(crate) counts: Inline<Picked<'p>, MAX_COUNTED>,
     /// Blocking rules with a penalty that the cap left out: only their
     /// penalty cache is consulted.
@@ -50,6 +54,20 @@ pub(crate) struct Selection<'p> {
     pub(crate) would_reject: Vec<&'p Arc<Entry>>,
     pub(crate) reject: bool,
     pub(crate) capped: bool,
+}
+
+impl<'p> Picked<'p> {
+    /// This rule on its way to the backend: its state key, no answer yet.
+    fn pending(self) -> Pending<&'p Arc<Entry>> {
+        Pending {
+            entry: self.entry,
+            subject: self.subject,
+            blocks: self.blocks,
+            bit: self.bit,
+            key: state_key_with(&self.entry.ns_digest, &self.subject),
+            cached: None,
+        }
+    }
 }
 
 enum Pick<'p> {
@@ -138,7 +156,7 @@ impl Selector<'_> {
     pub(crate) fn select<'p>(&self, p: &'p Published, sel: &mut Selection<'p>) {
         for e in &p.site_wide {
             match self.pick(e) {
-                Pick::Take(t) => sel.rules.push(t),
+                Pick::Take(t) => sel.rules.push(t.pending()),
                 Pick::Skip => {}
                 Pick::Reject => self.reject(e, sel),
             }
@@ -175,7 +193,7 @@ impl Selector<'_> {
                         }
                     }
                     Pick::Take(t) => {
-                        sel.rules.push(t);
+                        sel.rules.push(t.pending());
                         taken += 1;
                     }
                     Pick::Skip => {}
