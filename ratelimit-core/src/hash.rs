@@ -1,17 +1,14 @@
-//! A keyed hash (SipHash-2-4) for request keys and distinct values: the
-//! 64-bit output from the `siphasher` crate, the 128-bit digests from
-//! `hash/sip.rs` (the same function, buffered for short writes).
+//! A keyed hash (SipHash-2-4, from the `siphasher` crate) for request keys
+//! and distinct values.
 //!
 //! Keys are hashed with a secret key so that outsiders cannot craft values
 //! that collide, and so that a long value costs no more memory than a short
 //! one: every subject is stored under a fixed-size [`KeyDigest`].
 
-mod sip;
-
 use std::fmt;
 use std::hash::Hasher;
 
-pub(crate) use sip::Sip128;
+use siphasher::sip128::{Hasher128, SipHasher24};
 
 /// A 128-bit SipHash key. Every instance of a fleet must use the same one.
 ///
@@ -181,6 +178,38 @@ impl fmt::Debug for KeyDigest {
 impl fmt::Display for KeyDigest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_hex())
+    }
+}
+
+/// Streaming SipHash-2-4 with a 128-bit output (the `siphasher` crate's).
+#[derive(Clone)]
+pub(crate) struct Sip128(SipHasher24);
+
+impl Sip128 {
+    fn new(k0: u64, k1: u64) -> Self {
+        Self(SipHasher24::new_with_keys(k0, k1))
+    }
+
+    /// Adds `data`.
+    pub(crate) fn write(&mut self, data: &[u8]) {
+        Hasher::write(&mut self.0, data);
+    }
+
+    /// Adds one byte.
+    pub(crate) fn write_u8(&mut self, b: u8) {
+        self.write(&[b]);
+    }
+
+    /// The 128-bit digest.
+    pub(crate) fn finish128(self) -> KeyDigest {
+        KeyDigest(Hasher128::finish128(&self.0).as_bytes())
+    }
+}
+
+impl fmt::Debug for Sip128 {
+    /// Shows no state: the hasher holds the secret key.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Sip128(..)")
     }
 }
 

@@ -68,15 +68,11 @@ pub(crate) fn ip_bytes(ip: IpAddr) -> ([u8; 8], usize) {
     }
 }
 
-/// Writes a part: its tag, its length (4 bytes, little-endian), its value.
 fn push(h: &mut Sip128, tag: u8, value: &[u8]) {
-    push_head(h, tag, value.len());
+    let mut head = [tag, 0, 0, 0, 0];
+    head[1..].copy_from_slice(&(value.len() as u32).to_le_bytes());
+    h.write(&head);
     h.write(value);
-}
-
-/// A part's tag and length: 5 bytes, written as one number.
-fn push_head(h: &mut Sip128, tag: u8, len: usize) {
-    h.write_word(u64::from(tag) | u64::from(len as u32) << 8, 5);
 }
 
 /// Reads one part; `None` when the request does not carry it.
@@ -173,14 +169,7 @@ pub fn subject(rule: &Rule, req: &dyn RequestView, key: &HashKey, jwt_off: bool)
         {
             push(&mut h, 0, n.as_bytes());
         }
-        match v {
-            // An address: its bytes as one number.
-            PartValue::Inline(b, n) => {
-                push_head(&mut h, tag(part), n);
-                h.write_word(u64::from_le_bytes(b), n);
-            }
-            _ => push(&mut h, tag(part), v.as_bytes()),
-        }
+        push(&mut h, tag(part), v.as_bytes());
     }
     KeyOutcome::Subject(h.finish128())
 }
