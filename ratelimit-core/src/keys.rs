@@ -68,11 +68,17 @@ pub(crate) fn ip_bytes(ip: IpAddr) -> ([u8; 8], usize) {
     }
 }
 
+/// Writes a part: its tag, its length (4 bytes, little-endian), its value.
 fn push(h: &mut Sip128, tag: u8, value: &[u8]) {
-    let mut head = [tag, 0, 0, 0, 0];
-    head[1..].copy_from_slice(&(value.len() as u32).to_le_bytes());
-    h.write(&head);
+    push_head(h, tag, value.len());
     h.write(value);
+}
+
+/// A part's tag and length, as two short writes (a byte and a number: no
+/// byte-by-byte buffering in the hasher).
+fn push_head(h: &mut Sip128, tag: u8, len: usize) {
+    h.write_u8(tag);
+    h.write_u32(len as u32);
 }
 
 /// Reads one part; `None` when the request does not carry it.
@@ -169,7 +175,19 @@ pub fn subject(rule: &Rule, req: &dyn RequestView, key: &HashKey, jwt_off: bool)
         {
             push(&mut h, 0, n.as_bytes());
         }
-        push(&mut h, tag(part), v.as_bytes());
+        match v {
+            // An address (4 or 8 bytes): one short write.
+            PartValue::Inline(b, n @ (4 | 8)) => {
+                push_head(&mut h, tag(part), n);
+                let mut lo = [0u8; 4];
+                lo.copy_from_slice(&b[..4]);
+                match n {
+                    4 => h.write_u32(u32::from_le_bytes(lo)),
+                    _ => h.write_u64(u64::from_le_bytes(b)),
+                }
+            }
+            _ => push(&mut h, tag(part), v.as_bytes()),
+        }
     }
     KeyOutcome::Subject(h.finish128())
 }
