@@ -158,8 +158,32 @@ fn tag(part: &KeyPart) -> u8 {
 /// The subject of `rule` for `req`. With `jwt_off` (the emergency switch)
 /// every claim counts as missing.
 pub fn subject(rule: &Rule, req: &dyn RequestView, key: &HashKey, jwt_off: bool) -> KeyOutcome {
-    let mut h = key.hasher();
-    for part in &rule.key {
+    subject_after(rule, req, key, jwt_off, &mut None)
+}
+
+/// The hasher after the whole key of a rule decided earlier in the same
+/// request (same request, hash key and JWT switch): a later rule whose key
+/// starts with the same parts continues from it instead of hashing those
+/// bytes again (two rules keyed on `ip` share the whole digest).
+pub(crate) struct KeyPrefix<'r> {
+    parts: &'r [KeyPart],
+    hasher: Sip128,
+}
+
+/// [`subject`], continuing from `prefix` when `rule`'s key starts with its
+/// parts; `prefix` then holds this rule's key when every part was present.
+pub(crate) fn subject_after<'r>(
+    rule: &'r Rule,
+    req: &dyn RequestView,
+    key: &HashKey,
+    jwt_off: bool,
+    prefix: &mut Option<KeyPrefix<'r>>,
+) -> KeyOutcome {
+    let (mut h, done) = match prefix {
+        Some(p) if rule.key.starts_with(p.parts) => (p.hasher.clone(), p.parts.len()),
+        _ => (key.hasher(), 0),
+    };
+    for part in &rule.key[done..] {
         let Some(v) = part_value(part, req, jwt_off) else {
             return match rule.on_missing_key {
                 OnMissingKey::Skip => KeyOutcome::Skip,
@@ -167,29 +191,38 @@ pub fn subject(rule: &Rule, req: &dyn RequestView, key: &HashKey, jwt_off: bool)
                 _ => KeyOutcome::Subject(fallback(req, key)),
             };
         };
-        if let KeyPart::Header(n)
-        | KeyPart::Cookie(n)
-        | KeyPart::Query(n)
-        | KeyPart::JwtClaim(n)
-        | KeyPart::App(n) = part
-        {
-            push(&mut h, 0, n.as_bytes());
-        }
-        match v {
-            // An address (4 or 8 bytes): one short write.
-            PartValue::Inline(b, n @ (4 | 8)) => {
-                push_head(&mut h, tag(part), n);
-                let mut lo = [0u8; 4];
-                lo.copy_from_slice(&b[..4]);
-                match n {
-                    4 => h.write_u32(u32::from_le_bytes(lo)),
-                    _ => h.write_u64(u64::from_le_bytes(b)),
-                }
-            }
-            _ => push(&mut h, tag(part), v.as_bytes()),
-        }
+        write_part(&mut h, part, v);
     }
+    *prefix = Some(KeyPrefix {
+        parts: &rule.key,
+        hasher: h.clone(),
+    });
     KeyOutcome::Subject(h.finish128())
+}
+
+/// Writes one present part: the name of a named part, then the value.
+fn write_part(h: &mut Sip128, part: &KeyPart, v: PartValue<'_>) {
+    if let KeyPart::Header(n)
+    | KeyPart::Cookie(n)
+    | KeyPart::Query(n)
+    | KeyPart::JwtClaim(n)
+    | KeyPart::App(n) = part
+    {
+        push(h, 0, n.as_bytes());
+    }
+    match v {
+        // An address (4 or 8 bytes): one short write.
+        PartValue::Inline(b, n @ (4 | 8)) => {
+            push_head(h, tag(part), n);
+            let mut lo = [0u8; 4];
+            lo.copy_from_slice(&b[..4]);
+            match n {
+                4 => h.write_u32(u32::from_le_bytes(lo)),
+                _ => h.write_u64(u64::from_le_bytes(b)),
+            }
+        }
+        _ => push(h, tag(part), v.as_bytes()),
+    }
 }
 
 /// The fallback subject: the client IP, in a namespace of its own.

@@ -195,3 +195,44 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_key_continued_from_an_earlier_rules_prefix_is_the_same_subject() {
+    use OnMissingKey::{FallbackIp, Reject, Skip};
+    let rules = [
+        rule(&["ip"], FallbackIp),
+        rule(&["ip", "header:x-user"], FallbackIp),
+        rule(&["ip"], Skip),
+        rule(&["ip", "header:x-user", "cookie:sid"], Reject),
+        rule(&["ip", "header:x-other"], Skip),
+        rule(&["header:x-user"], FallbackIp),
+        rule(&["ip", "header:x-user"], Reject),
+        rule(&["header:x-user", "ip"], FallbackIp),
+    ];
+    let reqs = [
+        req("192.0.2.7"),
+        req("2001:db8::1").with_header("x-user", "ann"),
+        req("192.0.2.7")
+            .with_header("x-user", "bob")
+            .with_header("cookie", "sid=42"),
+        req("192.0.2.8").with_header("x-other", "o"),
+    ];
+    let k = HashKey::new([7; 16]);
+    for q in &reqs {
+        // Every order of every pair, and the whole list both ways.
+        let mut orders: Vec<Vec<&Rule>> =
+            vec![rules.iter().collect(), rules.iter().rev().collect()];
+        for a in &rules {
+            for b in &rules {
+                orders.push(vec![a, b]);
+            }
+        }
+        for order in orders {
+            let mut prefix = None;
+            for r in order {
+                let shared = subject_after(r, q, &k, false, &mut prefix);
+                assert_eq!(shared, subject(r, q, &k, false), "{:?} {q:?}", r.key);
+            }
+        }
+    }
+}

@@ -166,6 +166,7 @@ impl Limiter {
             hash_key: &hash_key,
             switches: &inner.switches,
             now,
+            prefix: Default::default(),
         };
         let sel = &mut plan.sel;
         selector.select(published, sel);

@@ -13,6 +13,7 @@
 //! rule that blocks; a log rule (or any rule while the kill switch is on)
 //! lets the request through and records that it would have rejected it.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use super::decide::Pending;
@@ -20,7 +21,7 @@ use super::inline::{Inline, MAX_CHECKED, MAX_COUNTED};
 use super::publish::{Entry, Published};
 use crate::algorithm::distinct;
 use crate::backend::state_key_with;
-use crate::keys::{distinct_value, subject, KeyOutcome};
+use crate::keys::{distinct_value, subject_after, KeyOutcome, KeyPrefix};
 use crate::stats::Event;
 use crate::switches::Switches;
 use crate::{HashKey, KeyDigest, RequestView};
@@ -81,9 +82,11 @@ pub(crate) struct Selector<'a> {
     pub(crate) hash_key: &'a HashKey,
     pub(crate) switches: &'a Switches,
     pub(crate) now: u64,
+    /// The last key hashed, for the next rule whose key starts with it.
+    pub(crate) prefix: RefCell<Option<KeyPrefix<'a>>>,
 }
 
-impl Selector<'_> {
+impl<'a> Selector<'a> {
     fn blocks(&self, e: &Entry) -> bool {
         self.switches
             .blocks(e.rule.is_blocking(), e.added_at_run_time)
@@ -96,12 +99,12 @@ impl Selector<'_> {
     }
 
     /// Keys one matching rule; expired rules are counted and skipped.
-    fn pick<'p>(&self, e: &'p Arc<Entry>) -> Pick<'p> {
+    fn pick<'p: 'a>(&self, e: &'p Arc<Entry>) -> Pick<'p> {
         self.pick_with(e, true)
     }
 
     /// Keys one matching rule, recording skips in its stats when `record`.
-    fn pick_with<'p>(&self, e: &'p Arc<Entry>, record: bool) -> Pick<'p> {
+    fn pick_with<'p: 'a>(&self, e: &'p Arc<Entry>, record: bool) -> Pick<'p> {
         if e.rule.expired_at(self.now) {
             if record {
                 e.stats.record(Event::Expired);
@@ -119,7 +122,12 @@ impl Selector<'_> {
             }
             return Pick::Skip;
         }
-        let subject = match subject(&e.rule, self.req, self.hash_key, jwt_off) {
+        let (req, key) = (self.req, self.hash_key);
+        let subject = match self.prefix.try_borrow_mut() {
+            Ok(mut prefix) => subject_after(&e.rule, req, key, jwt_off, &mut prefix),
+            Err(_) => subject_after(&e.rule, req, key, jwt_off, &mut None),
+        };
+        let subject = match subject {
             KeyOutcome::Subject(s) => s,
             KeyOutcome::Skip => return Pick::Skip,
             KeyOutcome::Reject => return Pick::Reject,
@@ -153,7 +161,7 @@ impl Selector<'_> {
 
     /// Fills `sel` (empty) with the rules `p` runs for this request: in
     /// place, as the lists live on the stack.
-    pub(crate) fn select<'p>(&self, p: &'p Published, sel: &mut Selection<'p>) {
+    pub(crate) fn select<'p: 'a>(&self, p: &'p Published, sel: &mut Selection<'p>) {
         for e in &p.site_wide {
             match self.pick(e) {
                 Pick::Take(t) => sel.rules.push(t.pending()),
