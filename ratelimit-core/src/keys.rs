@@ -168,6 +168,8 @@ pub fn subject(rule: &Rule, req: &dyn RequestView, key: &HashKey, jwt_off: bool)
 pub(crate) struct KeyPrefix<'r> {
     parts: &'r [KeyPart],
     hasher: Sip128,
+    /// The digest of exactly these parts.
+    digest: KeyDigest,
 }
 
 /// [`subject`], continuing from `prefix` when `rule`'s key starts with its
@@ -180,6 +182,8 @@ pub(crate) fn subject_after<'r>(
     prefix: &mut Option<KeyPrefix<'r>>,
 ) -> KeyOutcome {
     let (mut h, done) = match prefix {
+        // The same key: the same subject.
+        Some(p) if *rule.key == *p.parts => return KeyOutcome::Subject(p.digest),
         Some(p) if rule.key.starts_with(p.parts) => (p.hasher.clone(), p.parts.len()),
         _ => (key.hasher(), 0),
     };
@@ -193,11 +197,13 @@ pub(crate) fn subject_after<'r>(
         };
         write_part(&mut h, part, v);
     }
+    let digest = h.clone().finish128();
     *prefix = Some(KeyPrefix {
         parts: &rule.key,
-        hasher: h.clone(),
+        hasher: h,
+        digest,
     });
-    KeyOutcome::Subject(h.finish128())
+    KeyOutcome::Subject(digest)
 }
 
 /// Writes one present part: the name of a named part, then the value.
