@@ -158,7 +158,7 @@ fn tag(part: &KeyPart) -> u8 {
 /// The subject of `rule` for `req`. With `jwt_off` (the emergency switch)
 /// every claim counts as missing.
 pub fn subject(rule: &Rule, req: &dyn RequestView, key: &HashKey, jwt_off: bool) -> KeyOutcome {
-    subject_after(rule, req, key, jwt_off, &mut None)
+    subject_after(rule, req, key, jwt_off, &mut None, false)
 }
 
 /// The hasher after the whole key of a rule decided earlier in the same
@@ -173,13 +173,15 @@ pub(crate) struct KeyPrefix<'r> {
 }
 
 /// [`subject`], continuing from `prefix` when `rule`'s key starts with its
-/// parts; `prefix` then holds this rule's key when every part was present.
+/// parts; with `keep` (another rule's key starts with this one's),
+/// `prefix` then holds this rule's key when every part was present.
 pub(crate) fn subject_after<'r>(
     rule: &'r Rule,
     req: &dyn RequestView,
     key: &HashKey,
     jwt_off: bool,
     prefix: &mut Option<KeyPrefix<'r>>,
+    keep: bool,
 ) -> KeyOutcome {
     let (mut h, done) = match prefix {
         // The same key: the same subject.
@@ -196,6 +198,9 @@ pub(crate) fn subject_after<'r>(
             };
         };
         write_part(&mut h, part, v);
+    }
+    if !keep {
+        return KeyOutcome::Subject(h.finish128());
     }
     let digest = h.clone().finish128();
     *prefix = Some(KeyPrefix {

@@ -230,7 +230,7 @@ fn a_key_continued_from_an_earlier_rules_prefix_is_the_same_subject() {
         for order in orders {
             let mut prefix = None;
             for r in order {
-                let shared = subject_after(r, q, &k, false, &mut prefix);
+                let shared = subject_after(r, q, &k, false, &mut prefix, true);
                 assert_eq!(shared, subject(r, q, &k, false), "{:?} {q:?}", r.key);
             }
         }

@@ -124,8 +124,8 @@ impl<'a> Selector<'a> {
         }
         let (req, key) = (self.req, self.hash_key);
         let subject = match self.prefix.try_borrow_mut() {
-            Ok(mut prefix) => subject_after(&e.rule, req, key, jwt_off, &mut prefix),
-            Err(_) => subject_after(&e.rule, req, key, jwt_off, &mut None),
+            Ok(mut prefix) => subject_after(&e.rule, req, key, jwt_off, &mut prefix, e.key_shared),
+            Err(_) => subject_after(&e.rule, req, key, jwt_off, &mut None, false),
         };
         let subject = match subject {
             KeyOutcome::Subject(s) => s,
