@@ -170,6 +170,8 @@ pub(crate) struct KeyPrefix<'r> {
     hasher: Sip128,
     /// The digest of exactly these parts.
     digest: KeyDigest,
+    /// The JWT switch they were read under (it may flip mid-request).
+    jwt_off: bool,
 }
 
 /// [`subject`], continuing from `prefix` when `rule`'s key starts with its
@@ -184,6 +186,7 @@ pub(crate) fn subject_after<'r>(
     keep: bool,
 ) -> KeyOutcome {
     let (mut h, done) = match prefix {
+        Some(p) if p.jwt_off != jwt_off => (key.hasher(), 0),
         // The same key: the same subject.
         Some(p) if *rule.key == *p.parts => return KeyOutcome::Subject(p.digest),
         Some(p) if rule.key.starts_with(p.parts) => (p.hasher.clone(), p.parts.len()),
@@ -207,6 +210,7 @@ pub(crate) fn subject_after<'r>(
         parts: &rule.key,
         hasher: h,
         digest,
+        jwt_off,
     });
     KeyOutcome::Subject(digest)
 }

@@ -208,7 +208,11 @@ fn a_key_continued_from_an_earlier_rules_prefix_is_the_same_subject() {
         rule(&["header:x-user"], FallbackIp),
         rule(&["ip", "header:x-user"], Reject),
         rule(&["header:x-user", "ip"], FallbackIp),
+        rule(&["jwt_claim:sub"], FallbackIp),
+        rule(&["jwt_claim:sub", "ip"], Skip),
+        rule(&["jwt_claim:sub"], Skip),
     ];
+    let claims = BTreeMap::from([("sub".to_owned(), "user-42".to_owned())]);
     let reqs = [
         req("192.0.2.7"),
         req("2001:db8::1").with_header("x-user", "ann"),
@@ -216,6 +220,7 @@ fn a_key_continued_from_an_earlier_rules_prefix_is_the_same_subject() {
             .with_header("x-user", "bob")
             .with_header("cookie", "sid=42"),
         req("192.0.2.8").with_header("x-other", "o"),
+        req("192.0.2.9").with_jwt_claims(claims),
     ];
     let k = HashKey::new([7; 16]);
     for q in &reqs {
@@ -227,11 +232,15 @@ fn a_key_continued_from_an_earlier_rules_prefix_is_the_same_subject() {
                 orders.push(vec![a, b]);
             }
         }
-        for order in orders {
-            let mut prefix = None;
-            for r in order {
-                let shared = subject_after(r, q, &k, false, &mut prefix, true);
-                assert_eq!(shared, subject(r, q, &k, false), "{:?} {q:?}", r.key);
+        for order in &orders {
+            // The JWT switch steady, and flipping between every two rules.
+            for flips in [false, true] {
+                let mut prefix = None;
+                for (i, r) in order.iter().enumerate() {
+                    let jwt_off = flips && i % 2 == 1;
+                    let shared = subject_after(r, q, &k, jwt_off, &mut prefix, true);
+                    assert_eq!(shared, subject(r, q, &k, jwt_off), "{:?} {q:?}", r.key);
+                }
             }
         }
     }
