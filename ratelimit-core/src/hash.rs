@@ -195,9 +195,22 @@ impl Sip128 {
         Hasher::write(&mut self.0, data);
     }
 
-    /// Adds one byte.
+    /// Adds one byte: the crate's short write (shifted into its pending
+    /// word), the same digest as `write(&[b])`.
     pub(crate) fn write_u8(&mut self, b: u8) {
-        self.write(&[b]);
+        Hasher::write_u8(&mut self.0, b);
+    }
+
+    /// Adds `v`'s 4 bytes, little-endian: the same digest as
+    /// `write(&v.to_le_bytes())`, as one short write. (The crate's
+    /// `write_u32` hashes the native bytes, hence `to_le`.)
+    pub(crate) fn write_u32(&mut self, v: u32) {
+        Hasher::write_u32(&mut self.0, v.to_le());
+    }
+
+    /// Adds `v`'s 8 bytes, little-endian: `write(&v.to_le_bytes())`.
+    pub(crate) fn write_u64(&mut self, v: u64) {
+        Hasher::write_u64(&mut self.0, v.to_le());
     }
 
     /// The 128-bit digest.
@@ -248,6 +261,28 @@ mod tests {
             h.write(&data[..split]);
             h.write(&data[split..]);
             assert_eq!(h.finish128(), k.digest(&data), "split {split}");
+        }
+    }
+
+    #[test]
+    fn short_writes_equal_their_bytes_at_every_offset() {
+        let k = HashKey::new([3; 16]);
+        for pending in 0..16usize {
+            let head: Vec<u8> = (0..pending as u8).collect();
+            let (a, b, c) = (0xa7u8, 0x0403_0201u32, 0x0807_0605_0403_0201u64);
+            let mut short = k.hasher();
+            short.write(&head);
+            short.write_u8(a);
+            short.write_u32(b);
+            short.write_u64(c);
+            short.write(b"tail");
+            let mut bytes = k.hasher();
+            bytes.write(&head);
+            bytes.write(&[a]);
+            bytes.write(&b.to_le_bytes());
+            bytes.write(&c.to_le_bytes());
+            bytes.write(b"tail");
+            assert_eq!(short.finish128(), bytes.finish128(), "{pending}");
         }
     }
 

@@ -68,11 +68,17 @@ pub(crate) fn ip_bytes(ip: IpAddr) -> ([u8; 8], usize) {
     }
 }
 
+/// Writes a part: its tag, its length (4 bytes, little-endian), its value.
 fn push(h: &mut Sip128, tag: u8, value: &[u8]) {
-    let mut head = [tag, 0, 0, 0, 0];
-    head[1..].copy_from_slice(&(value.len() as u32).to_le_bytes());
-    h.write(&head);
+    push_head(h, tag, value.len());
     h.write(value);
+}
+
+/// A part's tag and length, as two short writes (a byte and a number: no
+/// byte-by-byte buffering in the hasher).
+fn push_head(h: &mut Sip128, tag: u8, len: usize) {
+    h.write_u8(tag);
+    h.write_u32(len as u32);
 }
 
 /// Reads one part; `None` when the request does not carry it.
@@ -152,8 +158,41 @@ fn tag(part: &KeyPart) -> u8 {
 /// The subject of `rule` for `req`. With `jwt_off` (the emergency switch)
 /// every claim counts as missing.
 pub fn subject(rule: &Rule, req: &dyn RequestView, key: &HashKey, jwt_off: bool) -> KeyOutcome {
-    let mut h = key.hasher();
-    for part in &rule.key {
+    subject_after(rule, req, key, jwt_off, &mut None, false)
+}
+
+/// The hasher after the whole key of a rule decided earlier in the same
+/// request (same request, hash key and JWT switch): a later rule whose key
+/// starts with the same parts continues from it instead of hashing those
+/// bytes again (two rules keyed on `ip` share the whole digest).
+pub(crate) struct KeyPrefix<'r> {
+    parts: &'r [KeyPart],
+    hasher: Sip128,
+    /// The digest of exactly these parts.
+    digest: KeyDigest,
+    /// The JWT switch they were read under (it may flip mid-request).
+    jwt_off: bool,
+}
+
+/// [`subject`], continuing from `prefix` when `rule`'s key starts with its
+/// parts; with `keep` (another rule's key starts with this one's),
+/// `prefix` then holds this rule's key when every part was present.
+pub(crate) fn subject_after<'r>(
+    rule: &'r Rule,
+    req: &dyn RequestView,
+    key: &HashKey,
+    jwt_off: bool,
+    prefix: &mut Option<KeyPrefix<'r>>,
+    keep: bool,
+) -> KeyOutcome {
+    let (mut h, done) = match prefix {
+        Some(p) if p.jwt_off != jwt_off => (key.hasher(), 0),
+        // The same key: the same subject.
+        Some(p) if *rule.key == *p.parts => return KeyOutcome::Subject(p.digest),
+        Some(p) if rule.key.starts_with(p.parts) => (p.hasher.clone(), p.parts.len()),
+        _ => (key.hasher(), 0),
+    };
+    for part in &rule.key[done..] {
         let Some(v) = part_value(part, req, jwt_off) else {
             return match rule.on_missing_key {
                 OnMissingKey::Skip => KeyOutcome::Skip,
@@ -161,17 +200,44 @@ pub fn subject(rule: &Rule, req: &dyn RequestView, key: &HashKey, jwt_off: bool)
                 _ => KeyOutcome::Subject(fallback(req, key)),
             };
         };
-        if let KeyPart::Header(n)
-        | KeyPart::Cookie(n)
-        | KeyPart::Query(n)
-        | KeyPart::JwtClaim(n)
-        | KeyPart::App(n) = part
-        {
-            push(&mut h, 0, n.as_bytes());
-        }
-        push(&mut h, tag(part), v.as_bytes());
+        write_part(&mut h, part, v);
     }
-    KeyOutcome::Subject(h.finish128())
+    if !keep {
+        return KeyOutcome::Subject(h.finish128());
+    }
+    let digest = h.clone().finish128();
+    *prefix = Some(KeyPrefix {
+        parts: &rule.key,
+        hasher: h,
+        digest,
+        jwt_off,
+    });
+    KeyOutcome::Subject(digest)
+}
+
+/// Writes one present part: the name of a named part, then the value.
+fn write_part(h: &mut Sip128, part: &KeyPart, v: PartValue<'_>) {
+    if let KeyPart::Header(n)
+    | KeyPart::Cookie(n)
+    | KeyPart::Query(n)
+    | KeyPart::JwtClaim(n)
+    | KeyPart::App(n) = part
+    {
+        push(h, 0, n.as_bytes());
+    }
+    match v {
+        // An address (4 or 8 bytes): one short write.
+        PartValue::Inline(b, n @ (4 | 8)) => {
+            push_head(h, tag(part), n);
+            let mut lo = [0u8; 4];
+            lo.copy_from_slice(&b[..4]);
+            match n {
+                4 => h.write_u32(u32::from_le_bytes(lo)),
+                _ => h.write_u64(u64::from_le_bytes(b)),
+            }
+        }
+        _ => push(h, tag(part), v.as_bytes()),
+    }
 }
 
 /// The fallback subject: the client IP, in a namespace of its own.

@@ -195,3 +195,53 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_key_continued_from_an_earlier_rules_prefix_is_the_same_subject() {
+    use OnMissingKey::{FallbackIp, Reject, Skip};
+    let rules = [
+        rule(&["ip"], FallbackIp),
+        rule(&["ip", "header:x-user"], FallbackIp),
+        rule(&["ip"], Skip),
+        rule(&["ip", "header:x-user", "cookie:sid"], Reject),
+        rule(&["ip", "header:x-other"], Skip),
+        rule(&["header:x-user"], FallbackIp),
+        rule(&["ip", "header:x-user"], Reject),
+        rule(&["header:x-user", "ip"], FallbackIp),
+        rule(&["jwt_claim:sub"], FallbackIp),
+        rule(&["jwt_claim:sub", "ip"], Skip),
+        rule(&["jwt_claim:sub"], Skip),
+    ];
+    let claims = BTreeMap::from([("sub".to_owned(), "user-42".to_owned())]);
+    let reqs = [
+        req("192.0.2.7"),
+        req("2001:db8::1").with_header("x-user", "ann"),
+        req("192.0.2.7")
+            .with_header("x-user", "bob")
+            .with_header("cookie", "sid=42"),
+        req("192.0.2.8").with_header("x-other", "o"),
+        req("192.0.2.9").with_jwt_claims(claims),
+    ];
+    let k = HashKey::new([7; 16]);
+    for q in &reqs {
+        // Every order of every pair, and the whole list both ways.
+        let mut orders: Vec<Vec<&Rule>> =
+            vec![rules.iter().collect(), rules.iter().rev().collect()];
+        for a in &rules {
+            for b in &rules {
+                orders.push(vec![a, b]);
+            }
+        }
+        for order in &orders {
+            // The JWT switch steady, and flipping between every two rules.
+            for flips in [false, true] {
+                let mut prefix = None;
+                for (i, r) in order.iter().enumerate() {
+                    let jwt_off = flips && i % 2 == 1;
+                    let shared = subject_after(r, q, &k, jwt_off, &mut prefix, true);
+                    assert_eq!(shared, subject(r, q, &k, jwt_off), "{:?} {q:?}", r.key);
+                }
+            }
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! Configuring a [`Limiter`].
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use super::{Inner, Limiter, Published};
 use crate::backend::Backend;
@@ -156,7 +156,7 @@ impl LimiterBuilder {
                 clock: self.clock,
                 own_key: self.hash_key.unwrap_or_else(HashKey::random),
                 key_is_set: self.hash_key.is_some(),
-                published: RwLock::new(Arc::new(published)),
+                current: super::current::Current::new(published),
                 penalties: PenaltyCache::new(self.penalty_capacity),
                 overlimit: super::overlimit::OverLimitCache::new(self.overlimit_capacity),
                 local: LocalStore::new(self.local_capacity),

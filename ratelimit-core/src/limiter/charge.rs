@@ -13,7 +13,6 @@
 
 use super::future::ChargeFuture;
 use super::publish::{Entry, Published};
-use super::select::Picked;
 use super::Limiter;
 use crate::backend::{Batch, Check, CheckMode, CheckResult};
 use crate::rules::FailMode;
@@ -23,16 +22,20 @@ use crate::KeyDigest;
 use std::sync::Arc;
 
 /// The ticket's item of a picked `charge: response` rule.
-pub(super) fn charge_item(picked: &Picked<'_>, state_key: KeyDigest) -> ChargeItem {
-    let e = picked.entry;
+pub(super) fn charge_item(
+    e: &Entry,
+    subject: KeyDigest,
+    blocks: bool,
+    state_key: KeyDigest,
+) -> ChargeItem {
     ChargeItem {
         rule: e.rule.clone(),
         namespace: e.namespace.clone(),
         namespace_digest: e.ns_digest,
-        subject: picked.subject,
+        subject,
         state_key,
-        blocks: picked.blocks,
-        penalty_ms: e.rule.penalty_ms.filter(|_| picked.blocks),
+        blocks,
+        penalty_ms: e.rule.penalty_ms.filter(|_| blocks),
     }
 }
 
@@ -89,7 +92,7 @@ impl Limiter {
         if cost == 0 || items.is_empty() {
             return ChargeFuture::done();
         }
-        let published = self.published();
+        let published = self.inner.current.pin();
         let mut checks = Vec::with_capacity(items.len());
         let mut blocks = Vec::with_capacity(items.len());
         for item in items {

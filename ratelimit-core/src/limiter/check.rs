@@ -24,7 +24,7 @@ impl Limiter {
     /// [`Snapshot::reports`](super::Snapshot::reports)) or while `tracing`
     /// is enabled at debug level for this crate.
     pub fn check(&self, req: &dyn RequestView) -> VerdictFuture {
-        self.decide(&self.published(), req, false)
+        (self.inner.current).with(|published| self.decide(published, req, false))
     }
 
     /// [`Limiter::check`] against `published`; `reports` fills
@@ -47,7 +47,7 @@ impl Limiter {
         let verdict = std::mem::replace(&mut plan.verdict, Verdict::forward());
         let now = plan.batch.now_ms;
         let mut settle = Settle::new(self, verdict, now, local_rules, reports);
-        let mut pending = plan.pending.iter();
+        let mut pending = plan.sel.rules.iter();
         let mut checks = plan.batch.checks.iter();
         let mut each = |answer: CheckResult| {
             for p in pending.by_ref() {
@@ -72,7 +72,7 @@ impl Limiter {
             return VerdictFuture::ready(verdict);
         }
         plan.verdict = settle.unsettled();
-        let pending: Vec<_> = plan.pending.iter().map(Pending::to_shared).collect();
+        let pending: Vec<_> = plan.sel.rules.iter().map(Pending::to_shared).collect();
         let (verdict, batch) = (plan.verdict, plan.batch);
         let limiter = self.clone();
         VerdictFuture::waiting(Box::pin(async move {

@@ -7,7 +7,7 @@ use std::cell::Cell;
 use std::sync::Arc;
 
 use super::charge::charge_item;
-use super::inline::{Inline, MAX_CHECKED};
+use super::inline::MAX_CHECKED;
 use super::publish::{Entry, Published};
 use super::select::{Selection, Selector};
 use super::Limiter;
@@ -25,6 +25,8 @@ pub(super) struct Pending<E> {
     pub(super) entry: E,
     pub(super) subject: KeyDigest,
     pub(super) blocks: bool,
+    /// The distinct value's bit (`distinct` rules).
+    pub(super) bit: Option<u16>,
     /// Where the subject's state (and its penalty) is keyed.
     pub(super) key: KeyDigest,
     /// Answered before the backend (penalty cache).
@@ -37,6 +39,7 @@ impl Pending<&Arc<Entry>> {
             entry: self.entry.clone(),
             subject: self.subject,
             blocks: self.blocks,
+            bit: self.bit,
             key: self.key,
             cached: self.cached,
         }
@@ -53,7 +56,7 @@ thread_local! {
 
 /// This thread's recycled checks (see `CHECKS`), if any.
 fn recycled_checks() -> Vec<Check> {
-    CHECKS.take()
+    CHECKS.try_with(Cell::take).unwrap_or_default()
 }
 
 /// Keeps the `checks` of a batch answered at once for the next request on
@@ -61,7 +64,9 @@ fn recycled_checks() -> Vec<Check> {
 /// then: a few superseded rules per thread at most, after a publish.
 pub(super) fn recycle_checks(checks: Vec<Check>) {
     if checks.capacity() <= 2 * MAX_CHECKED {
-        CHECKS.set(checks);
+        // `Cell::set` in place (`LocalKey::set` costs an initialisation
+        // check more); after the thread's storage is gone, just dropped.
+        let _ = CHECKS.try_with(|c| c.set(checks));
     }
 }
 
@@ -69,6 +74,7 @@ pub(super) fn recycle_checks(checks: Vec<Check>) {
 /// `entry`'s rule: the existing one when it is of the same rule (its
 /// `Arc`s kept, no reference count touched), else a new one.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 fn put_check(
     checks: &mut Vec<Check>,
     i: usize,
@@ -114,18 +120,17 @@ fn put_check(
 
 /// A request decided up to the backend call. Filled in place by
 /// [`Limiter::begin`] (its lists live on the stack: moving them costs).
+/// The selected rules (`sel.rules`) are the ones waiting for an answer.
 pub(super) struct Plan<'p> {
     pub(super) verdict: Verdict,
-    pub(super) pending: Inline<Pending<&'p Arc<Entry>>, MAX_CHECKED>,
     pub(super) batch: Batch,
-    sel: Selection<'p>,
+    pub(super) sel: Selection<'p>,
 }
 
 impl Plan<'_> {
     pub(super) fn new() -> Self {
         Self {
             verdict: Verdict::forward(),
-            pending: Inline::default(),
             batch: Batch::default(),
             sel: Selection::default(),
         }
@@ -161,6 +166,7 @@ impl Limiter {
             hash_key: &hash_key,
             switches: &inner.switches,
             now,
+            prefix: Default::default(),
         };
         let sel = &mut plan.sel;
         selector.select(published, sel);
@@ -204,14 +210,15 @@ impl Limiter {
 
         let mut checks = recycled_checks();
         let mut used = 0;
-        let pending = &mut plan.pending;
-        for picked in sel.rules.drain() {
+        // In place: each selected rule is completed where selection put it.
+        for picked in sel.rules.iter_mut() {
             let entry = picked.entry;
-            let key = state_key_with(&entry.ns_digest, &picked.subject);
+            let key = picked.key;
             // A rule charged after the response only asks, at cost 1,
             // whether its budget is spent; the response pays the cost.
             let (cost, mode) = if entry.rule.charges_response() {
-                verdict.ticket.push_charge(charge_item(&picked, key));
+                let item = charge_item(entry, picked.subject, picked.blocks, key);
+                verdict.ticket.push_charge(item);
                 (1, CheckMode::Probe)
             } else {
                 (
@@ -245,13 +252,7 @@ impl Limiter {
                 );
                 used += 1;
             }
-            pending.push(Pending {
-                entry: picked.entry,
-                subject: picked.subject,
-                blocks: picked.blocks,
-                key,
-                cached,
-            });
+            picked.cached = cached;
         }
         checks.truncate(used);
         plan.batch = Batch::new(now, checks);

@@ -24,7 +24,9 @@ pub(crate) struct Inline<T, const N: usize> {
 impl<T, const N: usize> Default for Inline<T, N> {
     fn default() -> Self {
         Self {
-            items: [const { None }; N],
+            // Each slot written in place (`[const { None }; N]` copies a
+            // whole template array: a `memcpy` per list per request).
+            items: std::array::from_fn(|_| None),
             len: 0,
             spill: Vec::new(),
         }
@@ -53,6 +55,14 @@ impl<T, const N: usize> Inline<T, N> {
         self.items[..self.len].iter().flatten().chain(&self.spill)
     }
 
+    /// The items in order, to change in place.
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.items[..self.len]
+            .iter_mut()
+            .flatten()
+            .chain(&mut self.spill)
+    }
+
     /// Takes the items out in order, leaving the list empty (in place: the
     /// inline array is not moved).
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
@@ -78,6 +88,8 @@ mod tests {
             let want: Vec<String> = (0..n).map(|i| i.to_string()).collect();
             assert_eq!(l.len(), n);
             assert_eq!(l.iter().cloned().collect::<Vec<_>>(), want);
+            l.iter_mut().for_each(|s| s.push('!'));
+            let want: Vec<String> = want.iter().map(|s| format!("{s}!")).collect();
             assert_eq!(l.drain().collect::<Vec<_>>(), want);
             assert_eq!(l.len(), 0);
             assert_eq!(l.iter().count(), 0);

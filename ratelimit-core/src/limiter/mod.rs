@@ -39,6 +39,7 @@ mod charge;
 #[cfg(test)]
 mod charge_tests;
 mod check;
+mod current;
 mod decide;
 mod future;
 mod inline;
@@ -50,7 +51,7 @@ mod select;
 mod settle;
 mod snapshot;
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 pub use admin::AdminError;
 pub use builder::LimiterBuilder;
@@ -107,7 +108,8 @@ struct Inner {
     /// Whether `own_key` was set on the builder (it then wins over the
     /// backend's).
     key_is_set: bool,
-    published: RwLock<Arc<Published>>,
+    /// The published rule set.
+    current: current::Current,
     penalties: PenaltyCache,
     overlimit: overlimit::OverLimitCache,
     local: LocalStore,
@@ -143,11 +145,7 @@ impl Limiter {
     }
 
     fn published(&self) -> Arc<Published> {
-        self.inner
-            .published
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.inner.current.load()
     }
 
     /// The published rule set.

@@ -87,6 +87,7 @@ impl OverLimitCache {
 
     /// The cached refusal of a request of `cost` under `rule` for `key` at
     /// `now`, as the backend would answer it (remaining 0).
+    #[inline]
     pub(crate) fn refused(
         &self,
         key: &KeyDigest,
@@ -94,10 +95,17 @@ impl OverLimitCache {
         cost: u64,
         now: u64,
     ) -> Option<Decision> {
-        let map = self.map.as_ref()?;
+        // Inlined: while nothing was ever refused, this one load.
         if self.stored.load(Ordering::SeqCst) == 0 {
             return None;
         }
+        self.lookup(key, rule, cost, now)
+    }
+
+    /// [`OverLimitCache::refused`] in the shards (out of line).
+    #[inline(never)]
+    fn lookup(&self, key: &KeyDigest, rule: &Arc<Rule>, cost: u64, now: u64) -> Option<Decision> {
+        let map = self.map.as_ref()?;
         let mut shard = map.shard(key);
         let r = shard.peek(key)?;
         if r.until <= now || r.rule.as_ptr() != Arc::as_ptr(rule) {
@@ -117,12 +125,22 @@ impl OverLimitCache {
 
     /// Remembers the backend's answer to `check` when it is a refusal this
     /// cache may repeat (see the module docs).
+    #[inline]
     fn remember(&self, check: &Check, answer: Option<&CheckResult>, now: u64) {
+        // Inlined: an admission (the common answer) returns here.
+        if let Some(Ok(d)) = answer {
+            if !d.allowed {
+                self.remember_refusal(check, d, now);
+            }
+        }
+    }
+
+    /// [`OverLimitCache::remember`] of a refusal (out of line).
+    #[inline(never)]
+    fn remember_refusal(&self, check: &Check, d: &Decision, now: u64) {
         let Some(map) = &self.map else { return };
-        let Some(Ok(d)) = answer else { return };
         let rule = &check.rule;
-        if d.allowed
-            || d.retry_after_ms == 0
+        if d.retry_after_ms == 0
             || d.blocked_until_ms.is_some()
             || check.penalty_ms.is_some_and(|p| p > 0)
             || rule.algorithm == Algorithm::Distinct
@@ -174,6 +192,7 @@ impl OverLimitCache {
 impl Limiter {
     /// The hook after a backend answer: a refusal of a blocking rule is
     /// remembered until its earliest admission.
+    #[inline]
     pub(super) fn remember_refusal(
         &self,
         check: &Check,

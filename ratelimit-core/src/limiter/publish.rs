@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::current::Writer;
 use super::Limiter;
 use crate::backend::namespace;
 use crate::rules::{FailMode, Rule, RuleError, RuleSet};
@@ -24,6 +25,9 @@ pub(crate) struct Entry {
     pub(crate) ns_digest: crate::KeyDigest,
     pub(crate) stats: Arc<RuleStats>,
     pub(crate) added_at_run_time: bool,
+    /// Whether another rule's key starts with this one's: selection then
+    /// keeps this key's hash for it (`keys::KeyPrefix`).
+    pub(crate) key_shared: bool,
 }
 
 /// A rule set as the request path reads it.
@@ -52,7 +56,12 @@ impl Published {
         };
         let config = set.rules().iter().map(|r| (r, false));
         let added = temporary.iter().map(|r| (r, true));
-        for (rule, added_at_run_time) in config.chain(added) {
+        let all: Vec<&Arc<Rule>> = set.rules().iter().chain(&temporary).collect();
+        for (i, (rule, added_at_run_time)) in config.chain(added).enumerate() {
+            let key_shared = all
+                .iter()
+                .enumerate()
+                .any(|(j, other)| j != i && other.key.starts_with(&rule.key));
             let stats = previous
                 .and_then(|old| old.stats_of(&rule.id))
                 .unwrap_or_else(|| Arc::new(RuleStats::new(&rule.id)));
@@ -64,6 +73,7 @@ impl Published {
                 namespace: ns.into(),
                 stats,
                 added_at_run_time,
+                key_shared,
             });
             if rule.is_count_rule() {
                 p.counts.push(entry);
@@ -107,11 +117,7 @@ impl Limiter {
     /// (same id, or the combination is invalid): those are dropped, with a
     /// warning event.
     pub fn publish(&self, rules: RuleSet) {
-        let mut slot = self
-            .inner
-            .published
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.inner.current.write();
         let mut kept: Vec<Arc<Rule>> = Vec::new();
         for t in &slot.temporary {
             let mut trial: Vec<&Rule> = kept.iter().map(|r| &**r).collect();
@@ -127,7 +133,7 @@ impl Limiter {
         self.swap(&mut slot, next);
     }
 
-    fn swap(&self, slot: &mut Arc<Published>, next: Published) {
+    fn swap(&self, slot: &mut Writer<'_>, next: Published) {
         let keep: HashMap<Arc<str>, ()> = next
             .site_wide
             .iter()
@@ -136,7 +142,7 @@ impl Limiter {
             .map(|e| (e.namespace.clone(), ()))
             .collect();
         self.inner.counts.retain(|ns| keep.contains_key(ns));
-        *slot = Arc::new(next);
+        slot.replace(next);
     }
 
     /// Adds a rule at run time, as an autopilot would: it must carry an
@@ -158,11 +164,7 @@ impl Limiter {
             }
             Some(_) => {}
         }
-        let mut slot = self
-            .inner
-            .published
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.inner.current.write();
         let mut temporary: Vec<Arc<Rule>> = slot
             .temporary
             .iter()
@@ -191,11 +193,7 @@ impl Limiter {
 
     /// Removes a rule added at run time; false when there is none by `id`.
     pub fn remove_temporary(&self, id: &str) -> bool {
-        let mut slot = self
-            .inner
-            .published
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.inner.current.write();
         if !slot.temporary.iter().any(|r| r.id == id) {
             return false;
         }
@@ -213,3 +211,38 @@ impl Limiter {
 
 /// The furthest ahead a rule added at run time may expire: 24 hours.
 pub(crate) const MAX_TEMPORARY_MS: u64 = 86_400_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_shared_when_another_rule_s_key_starts_with_it() {
+        let rule = |id: &str, key: &str| {
+            format!(
+                r#"{{"id": "{id}", "expression": "http.request.uri.path eq \"/\"", "algorithm": "fixed_window",
+                    "limit": 1, "period": "1m", "key": {key}}}"#
+            )
+        };
+        let json = format!(
+            "[{}, {}, {}, {}]",
+            rule("ip", r#"["ip"]"#),
+            rule("ip-user", r#"["ip", "header:x-user"]"#),
+            rule("user-ip", r#"["header:x-user", "ip"]"#),
+            rule("user-ip-method", r#"["header:x-user", "ip", "method"]"#),
+        );
+        let p = Published::new(RuleSet::from_json(&json).unwrap(), Vec::new(), None);
+        let shared: Vec<(&str, bool)> = (p.site_wide.iter().chain(&p.others))
+            .map(|e| (&*e.id, e.key_shared))
+            .collect();
+        let want = [
+            ("ip", true),
+            ("ip-user", false),
+            ("user-ip", true),
+            ("user-ip-method", false),
+        ];
+        for w in want {
+            assert!(shared.contains(&w), "{w:?} in {shared:?}");
+        }
+    }
+}

@@ -18,7 +18,7 @@ impl Limiter {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
         // The count rules sharing the count store, as published now.
-        let rules_sharing = self.published().counts.len();
+        let rules_sharing = self.inner.current.pin().counts.len();
         for item in &ticket.items {
             let rule = &item.rule;
             if !rule.counts_status(status) {

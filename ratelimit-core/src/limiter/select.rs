@@ -13,12 +13,15 @@
 //! rule that blocks; a log rule (or any rule while the kill switch is on)
 //! lets the request through and records that it would have rejected it.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
+use super::decide::Pending;
 use super::inline::{Inline, MAX_CHECKED, MAX_COUNTED};
 use super::publish::{Entry, Published};
 use crate::algorithm::distinct;
-use crate::keys::{distinct_value, subject, KeyOutcome};
+use crate::backend::state_key_with;
+use crate::keys::{distinct_value, subject_after, KeyOutcome, KeyPrefix};
 use crate::stats::Event;
 use crate::switches::Switches;
 use crate::{HashKey, KeyDigest, RequestView};
@@ -38,9 +41,11 @@ pub(crate) struct Picked<'p> {
 }
 
 /// What selection found.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Selection<'p> {
-    pub(crate) rules: Inline<Picked<'p>, MAX_CHECKED>,
+    /// The rules checked at the backend, each with its state key: the
+    /// decision completes them in place (see `Limiter::begin`).
+    pub(crate) rules: Inline<Pending<&'p Arc<Entry>>, MAX_CHECKED>,
     pub(crate) counts: Inline<Picked<'p>, MAX_COUNTED>,
     /// Blocking rules with a penalty that the cap left out: only their
     /// penalty cache is consulted.
@@ -50,6 +55,20 @@ pub(crate) struct Selection<'p> {
     pub(crate) would_reject: Vec<&'p Arc<Entry>>,
     pub(crate) reject: bool,
     pub(crate) capped: bool,
+}
+
+impl<'p> Picked<'p> {
+    /// This rule on its way to the backend: its state key, no answer yet.
+    fn pending(self) -> Pending<&'p Arc<Entry>> {
+        Pending {
+            entry: self.entry,
+            subject: self.subject,
+            blocks: self.blocks,
+            bit: self.bit,
+            key: state_key_with(&self.entry.ns_digest, &self.subject),
+            cached: None,
+        }
+    }
 }
 
 enum Pick<'p> {
@@ -63,9 +82,11 @@ pub(crate) struct Selector<'a> {
     pub(crate) hash_key: &'a HashKey,
     pub(crate) switches: &'a Switches,
     pub(crate) now: u64,
+    /// The last key hashed, for the next rule whose key starts with it.
+    pub(crate) prefix: RefCell<Option<KeyPrefix<'a>>>,
 }
 
-impl Selector<'_> {
+impl<'a> Selector<'a> {
     fn blocks(&self, e: &Entry) -> bool {
         self.switches
             .blocks(e.rule.is_blocking(), e.added_at_run_time)
@@ -78,12 +99,12 @@ impl Selector<'_> {
     }
 
     /// Keys one matching rule; expired rules are counted and skipped.
-    fn pick<'p>(&self, e: &'p Arc<Entry>) -> Pick<'p> {
+    fn pick<'p: 'a>(&self, e: &'p Arc<Entry>) -> Pick<'p> {
         self.pick_with(e, true)
     }
 
     /// Keys one matching rule, recording skips in its stats when `record`.
-    fn pick_with<'p>(&self, e: &'p Arc<Entry>, record: bool) -> Pick<'p> {
+    fn pick_with<'p: 'a>(&self, e: &'p Arc<Entry>, record: bool) -> Pick<'p> {
         if e.rule.expired_at(self.now) {
             if record {
                 e.stats.record(Event::Expired);
@@ -101,7 +122,12 @@ impl Selector<'_> {
             }
             return Pick::Skip;
         }
-        let subject = match subject(&e.rule, self.req, self.hash_key, jwt_off) {
+        let (req, key) = (self.req, self.hash_key);
+        let subject = match self.prefix.try_borrow_mut() {
+            Ok(mut prefix) => subject_after(&e.rule, req, key, jwt_off, &mut prefix, e.key_shared),
+            Err(_) => subject_after(&e.rule, req, key, jwt_off, &mut None, false),
+        };
+        let subject = match subject {
             KeyOutcome::Subject(s) => s,
             KeyOutcome::Skip => return Pick::Skip,
             KeyOutcome::Reject => return Pick::Reject,
@@ -135,10 +161,10 @@ impl Selector<'_> {
 
     /// Fills `sel` (empty) with the rules `p` runs for this request: in
     /// place, as the lists live on the stack.
-    pub(crate) fn select<'p>(&self, p: &'p Published, sel: &mut Selection<'p>) {
+    pub(crate) fn select<'p: 'a>(&self, p: &'p Published, sel: &mut Selection<'p>) {
         for e in &p.site_wide {
             match self.pick(e) {
-                Pick::Take(t) => sel.rules.push(t),
+                Pick::Take(t) => sel.rules.push(t.pending()),
                 Pick::Skip => {}
                 Pick::Reject => self.reject(e, sel),
             }
@@ -175,7 +201,7 @@ impl Selector<'_> {
                         }
                     }
                     Pick::Take(t) => {
-                        sel.rules.push(t);
+                        sel.rules.push(t.pending());
                         taken += 1;
                     }
                     Pick::Skip => {}

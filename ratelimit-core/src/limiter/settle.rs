@@ -63,13 +63,15 @@ impl<'l> Settle<'l> {
         check: Option<&Check>,
         answer: Option<CheckResult>,
     ) {
-        let (decision, failed, cached) = match check {
-            Some(check) => {
-                let (limiter, now) = (self.limiter, self.now);
-                limiter.remember_refusal(check, answer.as_ref(), p.blocks, now);
-                limiter.resolve(check, answer, now, self.local_rules)
+        let (limiter, now) = (self.limiter, self.now);
+        let (decision, failed, cached) = match (check, answer) {
+            // The backend answered (the common case, without a call).
+            (Some(check), Some(Ok(d))) => {
+                limiter.remember_refusal(check, Some(&Ok(d)), p.blocks, now);
+                (Some(d), false, false)
             }
-            None => (None, true, false),
+            (Some(check), answer) => limiter.resolve(check, answer, now, self.local_rules),
+            (None, _) => (None, true, false),
         };
         self.apply(p, decision, failed, cached);
     }
@@ -89,6 +91,7 @@ impl<'l> Settle<'l> {
         self.verdict
     }
 
+    #[inline]
     fn apply<E: AsRef<Entry>>(
         &mut self,
         p: &Pending<E>,

@@ -1,10 +1,10 @@
 //! [`Snapshot`]: the published rule set read once for one request.
 
 use std::fmt;
-use std::sync::Arc;
 
+use super::current::Pinned;
 use super::future::VerdictFuture;
-use super::{Limiter, Published};
+use super::Limiter;
 use crate::RequestView;
 
 /// The rule set published when it was taken, for one request: the headers
@@ -32,7 +32,7 @@ use crate::RequestView;
 /// ```
 pub struct Snapshot<'l> {
     limiter: &'l Limiter,
-    published: Arc<Published>,
+    published: Pinned,
     reports: bool,
 }
 
@@ -41,7 +41,7 @@ impl Limiter {
     pub fn snapshot(&self) -> Snapshot<'_> {
         Snapshot {
             limiter: self,
-            published: self.published(),
+            published: self.inner.current.pin(),
             reports: false,
         }
     }

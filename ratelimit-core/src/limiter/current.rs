@@ -1,0 +1,251 @@
+//! The published rule set as each request reads it: without a lock and
+//! without touching a shared reference count, in the common case.
+//!
+//! The set lives behind an `RwLock`, next to a generation that every
+//! publish bumps while it holds the write lock. Each thread keeps the set
+//! it last read ([`Pinned`]), with the limiter and the generation it was
+//! read at; a request loads the generation (one atomic load, no write to a
+//! shared cache line) and uses its thread's copy when both still match,
+//! else reads the set under the lock as before. A publish is therefore
+//! seen by every request that starts after it returns: the new generation
+//! no longer matches any thread's copy.
+//!
+//! A thread's copy keeps its set alive until that thread's next request
+//! to a limiter: a superseded set per thread at most (as the recycled
+//! checks of `decide.rs` keep their rules).
+
+use std::cell::Cell;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock, RwLockWriteGuard};
+
+use super::publish::Published;
+
+/// Identifies a limiter for the per-thread copies (never reused, unlike
+/// an address).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A published set as one thread read it.
+struct ThreadCopy {
+    limiter: u64,
+    generation: u64,
+    published: Arc<Published>,
+}
+
+thread_local! {
+    /// The set this thread read last (taken out while a request uses it).
+    static COPY: Cell<Option<ThreadCopy>> = const { Cell::new(None) };
+}
+
+/// The published rule set of one limiter, and its generation.
+#[derive(Debug)]
+pub(crate) struct Current {
+    slot: RwLock<Arc<Published>>,
+    /// Publishes so far; bumped under the write lock.
+    generation: AtomicU64,
+    id: u64,
+}
+
+impl Current {
+    pub(crate) fn new(published: Published) -> Self {
+        Self {
+            slot: RwLock::new(Arc::new(published)),
+            generation: AtomicU64::new(0),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// The set, under the lock (for the paths that are not per request).
+    pub(crate) fn load(&self) -> Arc<Published> {
+        self.slot.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Runs `f` on the set for one request: this thread's copy when it is
+    /// still the published one, else the set read under the lock (and kept
+    /// for the next). One access to the thread's storage; a nested call
+    /// (from within `f`) finds no copy and reads under the lock.
+    #[inline]
+    pub(crate) fn with<R>(&self, f: impl Fn(&Published) -> R) -> R {
+        let generation = self.generation.load(Ordering::Acquire);
+        let run = |slot: &Cell<Option<ThreadCopy>>| {
+            let copy = self.valid(slot.take(), generation);
+            let r = f(&copy.published);
+            slot.set(Some(copy));
+            r
+        };
+        // After the thread's storage is gone: under the lock.
+        COPY.try_with(run).unwrap_or_else(|_| f(&self.load()))
+    }
+
+    /// The set for one request, as [`Current::with`], held until dropped.
+    pub(crate) fn pin(&self) -> Pinned {
+        let generation = self.generation.load(Ordering::Acquire);
+        let copy = COPY.try_with(Cell::take).ok().flatten();
+        Pinned {
+            copy: Some(self.valid(copy, generation)),
+        }
+    }
+
+    /// `copy` when it is this limiter's set at `generation`, else the set
+    /// read under the lock.
+    #[inline]
+    fn valid(&self, copy: Option<ThreadCopy>, generation: u64) -> ThreadCopy {
+        match copy {
+            Some(c) if c.limiter == self.id && c.generation == generation => c,
+            _ => self.read_copy(),
+        }
+    }
+
+    #[cold]
+    fn read_copy(&self) -> ThreadCopy {
+        let slot = self.slot.read().unwrap_or_else(|p| p.into_inner());
+        ThreadCopy {
+            limiter: self.id,
+            // Under the lock: the generation of this very set.
+            generation: self.generation.load(Ordering::Acquire),
+            published: slot.clone(),
+        }
+    }
+
+    /// The set for a publish: [`Writer::replace`] swaps it.
+    pub(crate) fn write(&self) -> Writer<'_> {
+        Writer {
+            slot: self.slot.write().unwrap_or_else(|p| p.into_inner()),
+            generation: &self.generation,
+        }
+    }
+}
+
+/// The published set, locked for writing.
+pub(crate) struct Writer<'a> {
+    slot: RwLockWriteGuard<'a, Arc<Published>>,
+    generation: &'a AtomicU64,
+}
+
+impl Writer<'_> {
+    /// Publishes `next`: every request from now on reads it.
+    pub(crate) fn replace(&mut self, next: Published) {
+        *self.slot = Arc::new(next);
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+}
+
+impl Deref for Writer<'_> {
+    type Target = Published;
+
+    fn deref(&self) -> &Published {
+        &self.slot
+    }
+}
+
+/// The set one request reads; given back to its thread when dropped.
+pub(crate) struct Pinned {
+    /// Always `Some` until dropped.
+    copy: Option<ThreadCopy>,
+}
+
+impl Deref for Pinned {
+    type Target = Published;
+
+    fn deref(&self) -> &Published {
+        match &self.copy {
+            Some(c) => &c.published,
+            None => unreachable!("a pinned set is taken only when dropped"),
+        }
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // After the thread's storage is gone, the copy is just dropped.
+        let _ = COPY.try_with(|slot| slot.set(self.copy.take()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::RuleSet;
+
+    fn set(id: &str) -> Published {
+        let json = format!(
+            r#"[{{"id": "{id}", "expression": "true", "algorithm": "fixed_window",
+                "limit": 1, "period": "1m", "key": ["ip"]}}]"#
+        );
+        Published::new(RuleSet::from_json(&json).unwrap(), Vec::new(), None)
+    }
+
+    fn id_of(p: &Published) -> String {
+        p.set.rules()[0].id.clone()
+    }
+
+    #[test]
+    fn a_publish_is_read_by_the_next_pin_on_a_thread_that_kept_a_copy() {
+        let current = Current::new(set("a"));
+        for _ in 0..3 {
+            assert_eq!(id_of(&current.pin()), "a");
+        }
+        current.write().replace(set("b"));
+        assert_eq!(id_of(&current.pin()), "b");
+        assert_eq!(id_of(&current.load()), "b");
+    }
+
+    #[test]
+    fn a_publish_is_read_by_the_next_call_with_on_a_thread_that_kept_a_copy() {
+        let current = Current::new(set("a"));
+        for _ in 0..3 {
+            assert_eq!(current.with(id_of), "a");
+        }
+        current.write().replace(set("b"));
+        assert_eq!(current.with(id_of), "b");
+        // Nested: the inner call finds no copy and reads under the lock.
+        let both = current.with(|outer| (id_of(outer), current.with(id_of)));
+        assert_eq!(both, ("b".to_owned(), "b".to_owned()));
+    }
+
+    #[test]
+    fn a_copy_is_reused_while_nothing_is_published() {
+        let current = Current::new(set("a"));
+        let first = Arc::as_ptr(&current.load());
+        drop(current.pin());
+        let pinned = current.pin();
+        assert!(std::ptr::eq(&*pinned, first));
+        // The lock's own reference, the thread's copy in use: no other.
+        assert_eq!(Arc::strong_count(&current.load()), 3);
+        drop(pinned);
+        assert!(current.with(|p| std::ptr::eq(p, first)));
+    }
+
+    #[test]
+    fn another_thread_reads_a_publish_made_after_its_copy() {
+        let current = Arc::new(Current::new(set("a")));
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let (done, seen) = std::sync::mpsc::channel::<String>();
+        let other = {
+            let current = current.clone();
+            std::thread::spawn(move || {
+                done.send(id_of(&current.pin())).unwrap();
+                wait.recv().unwrap();
+                done.send(id_of(&current.pin())).unwrap();
+            })
+        };
+        assert_eq!(seen.recv().unwrap(), "a");
+        current.write().replace(set("b"));
+        go.send(()).unwrap();
+        assert_eq!(seen.recv().unwrap(), "b");
+        other.join().unwrap();
+    }
+
+    #[test]
+    fn limiters_on_one_thread_each_read_their_own_set() {
+        let (a, b) = (Current::new(set("a")), Current::new(set("b")));
+        for _ in 0..3 {
+            assert_eq!(id_of(&a.pin()), "a");
+            assert_eq!(id_of(&b.pin()), "b");
+        }
+        // Nested: the inner pin finds no copy and reads under the lock.
+        let outer = a.pin();
+        assert_eq!(id_of(&a.pin()), "a");
+        assert_eq!(id_of(&outer), "a");
+    }
+}
