@@ -11,6 +11,11 @@
 //! IP with one rule and no other headers: "allowing" has a limit out of
 //! reach, "refusing" admits one request per hour, so all but the first
 //! answer 429. `wrk` runs with one thread (`-t1`).
+//!
+//! With `SERVE=<variant number>` (0 plain, 1 tower_governor allowing, 2
+//! ours allowing, 3 tower_governor refusing, 4 ours refusing) only that
+//! server starts, prints its address and serves until killed: for a
+//! profile, e.g. `perf record -g -p <pid>` while `wrk -t1 -c64` drives it.
 #![allow(clippy::print_stdout)]
 
 use std::net::SocketAddr;
@@ -129,6 +134,20 @@ fn main() {
         ("tower_governor refusing", serve(governor(false))),
         ("ours refusing", serve(app().layer(ours(1, "1h")))),
     ];
+    if let Ok(only) = std::env::var("SERVE") {
+        let (name, addr) = only
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| targets.get(i))
+            .expect("SERVE: a variant number, 0 to 4");
+        println!(
+            "serving {name} on http://{addr}/ (pid {})",
+            std::process::id()
+        );
+        loop {
+            std::thread::park();
+        }
+    }
     std::thread::sleep(Duration::from_millis(200));
     let mut ratio = vec![Vec::new(); targets.len()];
     let mut p99 = vec![Vec::new(); targets.len()];
