@@ -58,7 +58,7 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
         let remaining = narrow(div_rem(tolerance - new_level, t).0);
         return Decision::allow(remaining, narrow(ceil_div(new_level, limit)));
     }
-    let remaining = narrow(div_rem(tolerance.saturating_sub(level), t).0);
+    let remaining = narrow(tolerance.saturating_sub(level) / t);
     let retry = if q.cost > q.burst {
         q.period_ms
     } else {
@@ -85,7 +85,7 @@ pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
     let level = state.ticks(limit).max(now_t) - now_t;
     let reset = narrow(ceil_div(level, limit));
     if level <= tolerance {
-        return Decision::allow(narrow((tolerance - level) / t), reset);
+        return Decision::allow(narrow(div_rem(tolerance - level, t).0), reset);
     }
     // As a refused check of cost 1 would say.
     let retry = if q.burst == 0 {

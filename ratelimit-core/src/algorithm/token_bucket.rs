@@ -5,7 +5,7 @@
 //! of `limit / period` tokens per millisecond is `limit` units per ms and no
 //! fraction is ever rounded. Retry-After is the time to the next token.
 
-use super::{ceil_div, narrow, Decision, Quota, MAX_CHARGED_UNITS};
+use super::{ceil_div, div_rem, narrow, Decision, Quota, MAX_CHARGED_UNITS};
 
 /// The stored state of one subject: tokens spent (not yet refilled) and when.
 ///
@@ -28,13 +28,13 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
     let spent = (state.spent as u128).saturating_sub(elapsed.saturating_mul(limit));
     let need = spent + q.cost as u128 * p;
     let (decision, spent) = if need <= capacity {
-        let remaining = narrow((capacity - need) / p);
+        let remaining = narrow(div_rem(capacity - need, p).0);
         (
             Decision::allow(remaining, narrow(ceil_div(need, limit))),
             need,
         )
     } else {
-        let remaining = narrow((capacity - spent.min(capacity)) / p);
+        let remaining = narrow(div_rem(capacity - spent.min(capacity), p).0);
         let retry = if q.cost > q.burst {
             q.period_ms
         } else {
@@ -73,7 +73,7 @@ pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
     let spent = state.spent as u128;
     let reset = narrow(ceil_div(spent, limit));
     if spent <= capacity {
-        return Decision::allow(narrow((capacity - spent) / p), reset);
+        return Decision::allow(narrow(div_rem(capacity - spent, p).0), reset);
     }
     // As a refused check of cost 1 would say.
     let retry = if q.burst == 0 {
