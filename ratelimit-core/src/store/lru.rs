@@ -168,6 +168,12 @@ impl<V, L> Lru<V, L> {
         }
     }
 
+    /// Entries it may hold.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// Entries held.
     pub(crate) fn len(&self) -> usize {
         self.len
