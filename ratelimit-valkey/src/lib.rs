@@ -79,6 +79,7 @@
 mod backend;
 mod breaker;
 mod builder;
+mod call;
 pub mod cluster;
 mod error;
 pub mod fleet;
@@ -100,4 +101,4 @@ pub use builder::{ValkeyBuilder, DEFAULT_DEADLINE, DEFAULT_PREFIX};
 pub use error::Error;
 pub use fleet::{FleetConfig, LiveFleet};
 pub use reply::decode_reply;
-pub use scripts::{key_of, script_source};
+pub use scripts::{batch_script_source, key_of, script_source};
