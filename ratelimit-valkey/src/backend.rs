@@ -11,13 +11,13 @@ use ratelimit_core::backend::{
 use redis::Value;
 
 use crate::builder::NodeFactory;
+use crate::call;
 use crate::cluster::{self, is_stale, Addr, SlotMap};
 use crate::hashkey::FleetKey;
 use crate::metrics::error;
 use crate::node::Node;
 use crate::reply;
 use crate::route::{route, Group};
-use crate::call;
 use crate::scripts::{self, Invocation, TimeSource};
 
 /// While a node fails to answer, the slot map is read at most this often.

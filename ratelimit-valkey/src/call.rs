@@ -140,7 +140,10 @@ mod tests {
         assert_eq!(call.script(), 1);
         let w = words(&call.evalsha());
         let sha = script(1).get_hash();
-        assert_eq!(w, ["EVALSHA", sha, "1", "rl:{a}x", "", "0", "0", "0", "10", "60000", "1"]);
+        assert_eq!(
+            w,
+            ["EVALSHA", sha, "1", "rl:{a}x", "", "0", "0", "0", "10", "60000", "1"]
+        );
     }
 
     #[test]

@@ -23,9 +23,9 @@ use redis::aio::MultiplexedConnection;
 use redis::{ErrorKind, RedisError, Value};
 
 use crate::breaker::{Breaker, Permit};
+use crate::call::Call;
 use crate::metrics::{error, NodeMetrics};
 use crate::pool::{describe, Connector, Lease, Pool};
-use crate::call::Call;
 use crate::scripts::SOURCES;
 
 /// One node: cheap to clone, clones share the connections and the breaker.
@@ -205,7 +205,11 @@ impl Node {
                     Ok(Ok(values)) if values.len() != calls.len() => (
                         Err(BackendError::new(
                             BackendErrorKind::Protocol,
-                            self.says(format!("{} replies for {} calls", values.len(), calls.len())),
+                            self.says(format!(
+                                "{} replies for {} calls",
+                                values.len(),
+                                calls.len()
+                            )),
                         )),
                         true,
                     ),

@@ -64,6 +64,10 @@ async fn after_script_flush_a_batch_reloads_and_counts_once() {
     let single = Batch::new(T0, vec![batch.checks[1].clone()]);
     let third = backend.check(&single).await;
     assert_eq!(third[0].as_ref().map(|d| d.remaining), Ok(7), "{third:?}");
-    assert_eq!(calls(&mut conn, "script|load").await, 2, "the token bucket's");
+    assert_eq!(
+        calls(&mut conn, "script|load").await,
+        2,
+        "the token bucket's"
+    );
     assert_eq!(calls(&mut conn, "evalsha").await, 4);
 }

@@ -10,14 +10,20 @@ use std::time::Duration;
 fn every_script_has_the_prelude_and_its_argument_check() {
     for (i, src) in SOURCES.iter().enumerate() {
         assert!(src.starts_with("-- Shared prelude"), "{i}");
-        assert_eq!(src.matches("\nalgorithms[").count(), if i == BATCH { 5 } else { 1 });
+        assert_eq!(
+            src.matches("\nalgorithms[").count(),
+            if i == BATCH { 5 } else { 1 }
+        );
         if i == BATCH {
             assert!(src.contains("'wrong number of arguments for the keys'"));
             assert!(src.contains("pcall(check,"));
         } else {
             assert!(src.contains("assert(#ARGV == 4 + PARAMS[index]"), "{i}");
             assert!(src.contains("assert(#KEYS == 1"), "{i}");
-            assert!(src.contains(&format!("\nalgorithms[{}] = function(p)", i + 1)), "{i}");
+            assert!(
+                src.contains(&format!("\nalgorithms[{}] = function(p)", i + 1)),
+                "{i}"
+            );
         }
     }
 }
@@ -86,7 +92,8 @@ fn distinct_rules_only_count() {
 
 #[test]
 fn script_hashes_differ() {
-    let hashes: std::collections::HashSet<_> =
-        (0..=BATCH).map(|i| script(i).get_hash().to_string()).collect();
+    let hashes: std::collections::HashSet<_> = (0..=BATCH)
+        .map(|i| script(i).get_hash().to_string())
+        .collect();
     assert_eq!(hashes.len(), 6);
 }
