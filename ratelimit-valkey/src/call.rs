@@ -68,23 +68,40 @@ impl Call {
         cmd
     }
 
-    /// Each check's reply, from the call's: the batch script's array item
-    /// by item; an error of the whole call (the script did not run, or
-    /// failed as a whole) for every check.
+    /// Each check's reply, from the call's: the batch script's lines one
+    /// by one (a line `-CODE message` is that check's error); an error of
+    /// the whole call (the script did not run, or failed as a whole) for
+    /// every check.
     pub(crate) fn replies(&self, v: Value) -> Vec<Value> {
         let n = self.invs.len();
         if n == 1 {
             return vec![v];
         }
-        match v {
-            Value::Array(items) if items.len() == n => items,
-            Value::Array(items) => {
-                let e = format!("-ERR {} replies for {n} checks\r\n", items.len());
-                vec![redis::parse_redis_value(e.as_bytes()).unwrap_or(Value::Nil); n]
-            }
-            other => vec![other; n],
+        let Value::BulkString(text) = v else {
+            return vec![v; n];
+        };
+        let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+        if lines.len() != n {
+            let e = format!("ERR {} replies for {n} checks", lines.len());
+            return vec![server_error(e.as_bytes()); n];
         }
+        lines
+            .into_iter()
+            .map(|line| match line.strip_prefix(b"-") {
+                Some(e) => server_error(e),
+                None => Value::BulkString(line.to_vec()),
+            })
+            .collect()
     }
+}
+
+/// A server error reply `-<text>` (its code the first word of `text`).
+fn server_error(text: &[u8]) -> Value {
+    let mut resp = Vec::with_capacity(text.len() + 3);
+    resp.push(b'-');
+    resp.extend(text.iter().map(|&b| if b == b'\r' { b' ' } else { b }));
+    resp.extend_from_slice(b"\r\n");
+    redis::parse_redis_value(&resp).unwrap_or(Value::Nil)
 }
 
 /// The calls of `invs` (positions and invocations): one per hash slot.
@@ -175,16 +192,30 @@ mod tests {
     #[test]
     fn a_batch_reply_splits_per_check() {
         let call = one_call(vec![(0, inv(1, "rl:{a}x")), (1, inv(1, "rl:{a}y"))]).expect("call");
-        let ok = Value::BulkString(b"1 0 3 4 0".to_vec());
-        let err = redis::parse_redis_value(b"-WRONGTYPE no\r\n").expect("resp");
-        let items = call.replies(Value::Array(vec![ok.clone(), err.clone()]));
-        assert_eq!(items, [ok.clone(), err.clone()]);
+        let text = |s: &str| Value::BulkString(s.as_bytes().to_vec());
+        let items = call.replies(text("1 0 3 4 0\n-WRONGTYPE Operation against a key"));
+        assert_eq!(items[0], text("1 0 3 4 0"));
+        let Value::ServerError(e) = &items[1] else {
+            panic!("{items:?}");
+        };
+        assert_eq!(
+            (e.code(), e.details()),
+            ("WRONGTYPE", Some("Operation against a key"))
+        );
         // The whole call refused (it did not run): each check's reply.
         let moved = redis::parse_redis_value(b"-MOVED 1 127.0.0.1:7001\r\n").expect("resp");
         assert_eq!(call.replies(moved.clone()), [moved.clone(), moved]);
         // A wrong count: an error for each, never a misplaced decision.
-        let short = call.replies(Value::Array(vec![ok]));
-        assert_eq!(short.len(), 2);
-        assert!(short.iter().all(|v| matches!(v, Value::ServerError(_))));
+        for bad in [
+            text("1 0 3 4 0"),
+            text("1 0 3 4 0\n\n1 0 3 4 0"),
+            text("-\r\n\n-"),
+        ] {
+            let out = call.replies(bad);
+            assert_eq!(out.len(), 2);
+            assert!(out
+                .iter()
+                .all(|v| !matches!(v, Value::BulkString(b) if b.starts_with(b"1"))));
+        }
     }
 }

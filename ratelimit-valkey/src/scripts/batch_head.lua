@@ -4,9 +4,10 @@
 -- fixed window, 2 sliding window, 3 token bucket, 4 leaky bucket, 5
 -- distinct), then its penalty, mode and parameters.
 --
--- Reply: an array of N items, each check's decision (see the prelude) or
--- its error: one check's error (a key of the wrong type, an argument out
--- of range) leaves the others' decisions as they are.
+-- Reply: one string of N lines, each check's decision (see the prelude)
+-- or its error as "-CODE message": one check's error (a key of the wrong
+-- type, an argument out of range) leaves the others' decisions as they
+-- are.
 --
 -- Only the algorithms the batch uses are built: their files are wrapped in
 -- `if uses[i] then ... end` (see scripts.rs).
