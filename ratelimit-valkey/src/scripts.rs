@@ -27,28 +27,39 @@ pub(crate) const LUA_FACTOR: u64 = 1 << 31;
 /// decide staleness themselves. About 139 years.
 pub(crate) const INJECTED_EXPIRY_OFFSET_MS: u64 = 1 << 42;
 
-/// One check's script: the prelude, the algorithm, `single.lua`.
+/// One check's script: the prelude, the algorithm's helpers and its check
+/// at the top level, on KEYS[1], its arguments from ARGV[3] (`$params`
+/// parameters after the penalty and mode).
 macro_rules! single_source {
-    ($file:literal) => {
+    ($name:literal, $params:literal) => {
         concat!(
             include_str!("scripts/prelude.lua"),
             "\n",
-            include_str!(concat!("scripts/", $file)),
-            "\n",
-            include_str!("scripts/single.lua")
+            include_str!(concat!("scripts/", $name, ".lua")),
+            "\nassert(#KEYS == 1 and #ARGV == 4 + ",
+            $params,
+            ", 'expected 1 key and ",
+            $params,
+            " + 4 arguments')\nbegin(KEYS[1], 3)\nlocal p = 5\n",
+            include_str!(concat!("scripts/", $name, "_check.lua")),
         )
     };
 }
 
-/// An algorithm in the batch script: built only when the batch uses it.
+/// An algorithm in the batch script: its helpers and its function, built
+/// only when the batch uses it.
 macro_rules! batch_part {
-    ($i:literal, $file:literal) => {
+    ($i:literal, $name:literal) => {
         concat!(
-            "if uses[",
+            "if uses_",
             $i,
-            "] then\n",
-            include_str!(concat!("scripts/", $file)),
-            "end\n"
+            " then\n",
+            include_str!(concat!("scripts/", $name, ".lua")),
+            "\n",
+            $name,
+            " = function(p)\n",
+            include_str!(concat!("scripts/", $name, "_check.lua")),
+            "end\nend\n"
         )
     };
 }
@@ -59,20 +70,20 @@ pub(crate) const BATCH: usize = 5;
 /// The source of each algorithm's script, by [`index`], then the batch
 /// script's (prelude included).
 pub(crate) const SOURCES: [&str; 6] = [
-    single_source!("fixed_window.lua"),
-    single_source!("sliding_window.lua"),
-    single_source!("token_bucket.lua"),
-    single_source!("leaky_bucket.lua"),
-    single_source!("distinct.lua"),
+    single_source!("fixed_window", "3"),
+    single_source!("sliding_window", "3"),
+    single_source!("token_bucket", "4"),
+    single_source!("leaky_bucket", "6"),
+    single_source!("distinct", "4"),
     concat!(
         include_str!("scripts/prelude.lua"),
         "\n",
         include_str!("scripts/batch_head.lua"),
-        batch_part!("1", "fixed_window.lua"),
-        batch_part!("2", "sliding_window.lua"),
-        batch_part!("3", "token_bucket.lua"),
-        batch_part!("4", "leaky_bucket.lua"),
-        batch_part!("5", "distinct.lua"),
+        batch_part!("1", "fixed_window"),
+        batch_part!("2", "sliding_window"),
+        batch_part!("3", "token_bucket"),
+        batch_part!("4", "leaky_bucket"),
+        batch_part!("5", "distinct"),
         include_str!("scripts/batch.lua")
     ),
 ];

@@ -1,11 +1,12 @@
 -- Shared prelude, concatenated at build time in front of the algorithms
 -- (see scripts.rs). It reads the time (once per call), defines exact
--- integer helpers, and `check`, which reads one check's mode, penalty and
--- key expiry and runs its algorithm. Each algorithm file sets
--- `algorithms[i]`, a function of the position of its parameters in ARGV,
--- so that one check's script (the prelude, one algorithm, single.lua) and
--- the batch script (the prelude, batch_head.lua, the algorithms,
--- batch.lua) run the same code.
+-- integer helpers, and `begin`, which reads one check's mode, penalty and
+-- key expiry. Each algorithm has its helpers (`sliding_window.lua`) and
+-- its check (`sliding_window_check.lua`, which reads its parameters from
+-- ARGV[p]): one check's script runs the check at the top level (the
+-- prelude, the helpers, `begin`, the check), the batch script as the body
+-- of the algorithm's function (`sliding_window = function(p) ... end`),
+-- so both run the same code (see scripts.rs).
 --
 -- ARGV[1]  now in Unix ms, or "" to read Valkey TIME
 -- ARGV[2]  expiry offset in ms: 0 with Valkey TIME; with injected time a
@@ -55,13 +56,15 @@ else
 end
 assert(now and offset, 'bad time argument')
 
--- How many parameters each algorithm takes, by index: fixed window,
--- sliding window, token bucket, leaky bucket, distinct.
-local PARAMS = { 3, 3, 4, 6, 4 }
+-- How many parameters each algorithm takes, by index (1 fixed window, 2
+-- sliding window, 3 token bucket, 4 leaky bucket, 5 distinct), a digit
+-- each: `string.byte(PARAMS, i) - 48`. (A table would be built anew on
+-- every call.)
+local PARAMS = '33464'
 
--- The algorithms by index, each a function of `p` (see above) that
--- returns the decision.
-local algorithms = {}
+-- The algorithms in the batch script, each a function of `p` (see above)
+-- that returns the decision.
+local fixed_window, sliding_window, token_bucket, leaky_bucket, distinct
 
 -- The check being decided (set by `check`): its key, penalty in ms, mode,
 -- and the key's expiry as Valkey holds it (`pexp`: -2 absent, -1 none,
@@ -182,9 +185,9 @@ local function refuse(retry, remaining, reset, old)
   return reply(0, retry, remaining, reset, 0)
 end
 
--- Decides one check: its key `k`, its penalty and mode at ARGV[o] and
--- ARGV[o + 1], its algorithm `run` (given the position of its parameters).
-local function check(k, o, run)
+-- Starts one check: its key `k`, its penalty and mode at ARGV[o] and
+-- ARGV[o + 1]; its parameters follow them.
+local function begin(k, o)
   key = k
   penalty = tonumber(ARGV[o])
   local mode = ARGV[o + 1]
@@ -198,5 +201,4 @@ local function check(k, o, run)
   if pexp >= 0 and pexp - offset > now then
     exp = pexp - offset
   end
-  return run(o + 2)
 end

@@ -8,22 +8,31 @@ use std::time::Duration;
 
 #[test]
 fn every_script_has_the_prelude_and_its_argument_check() {
+    let names = [
+        "fixed_window",
+        "sliding_window",
+        "token_bucket",
+        "leaky_bucket",
+        "distinct",
+    ];
     for (i, src) in SOURCES.iter().enumerate() {
         assert!(src.starts_with("-- Shared prelude"), "{i}");
-        assert_eq!(
-            src.matches("\nalgorithms[").count(),
-            if i == BATCH { 5 } else { 1 }
-        );
+        let checks = |name: &str| src.contains(&format!("-- The {} check", name.replace('_', " ")));
         if i == BATCH {
+            assert!(names.iter().all(|n| checks(n)));
+            assert!(names
+                .iter()
+                .all(|n| src.contains(&format!("\n{n} = function(p)\n"))));
             assert!(src.contains("'wrong number of arguments for the keys'"));
-            assert!(src.contains("pcall(check,"));
+            assert!(src.contains("pcall(run_check,"));
         } else {
-            assert!(src.contains("assert(#ARGV == 4 + PARAMS[index]"), "{i}");
-            assert!(src.contains("assert(#KEYS == 1"), "{i}");
             assert!(
-                src.contains(&format!("\nalgorithms[{}] = function(p)", i + 1)),
+                names.iter().enumerate().all(|(j, n)| checks(n) == (i == j)),
                 "{i}"
             );
+            assert!(src.contains("assert(#KEYS == 1 and #ARGV == 4 + "), "{i}");
+            assert!(src.contains("\nbegin(KEYS[1], 3)\nlocal p = 5\n"), "{i}");
+            assert!(!src.contains("= function(p)\n"), "{i}");
         }
     }
 }
