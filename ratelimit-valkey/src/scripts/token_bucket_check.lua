@@ -74,7 +74,8 @@ local room = 0
 if left < capacity then
   room = divmod(capacity - left, unit)
 end
-if penalty == 0 and not probe then
-  store(left)
-end
+-- Nothing is written: what the key holds (`spent` drained since `updated`)
+-- reads back as the same level at any later time as `left` stored now
+-- would, under the same expiry (updated + ceil(spent / limit) = now +
+-- ceil(left / limit)).
 return refuse(retry, room, ceil_div(left, limit), raw)
