@@ -51,9 +51,9 @@ macro_rules! single_source {
 macro_rules! batch_part {
     ($i:literal, $name:literal) => {
         concat!(
-            "if uses_",
+            "if uses[",
             $i,
-            " then\n",
+            "] then\n",
             include_str!(concat!("scripts/", $name, ".lua")),
             "\n",
             $name,

@@ -10,9 +10,9 @@ use ratelimit_core::rules::{Rule, RuleBuilder};
 use ratelimit_testkit::checks::{check_of, template, T0};
 use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{
-    calls, cmdstat, connect, info, injected, server, spawned, ValkeyServer,
+    calls, connect, injected, injected_cluster, scripts_run, server, spawned, ValkeyServer,
 };
-use ratelimit_valkey::{cluster, key_of, ValkeyBackend};
+use ratelimit_valkey::{cluster, key_of};
 
 fn rules() -> [Rule; 3] {
     let m = Duration::from_secs(60);
@@ -105,16 +105,6 @@ async fn a_malformed_batch_call_runs_nothing() {
     assert_eq!(exists, 0);
 }
 
-/// Scripts the nodes ran.
-async fn scripts_run(urls: &[String]) -> u64 {
-    let mut n = 0;
-    for url in urls {
-        let i = info(url, "commandstats").await;
-        n += cmdstat(&i, "evalsha", "calls") - cmdstat(&i, "evalsha", "failed_calls");
-    }
-    n
-}
-
 /// Three rules on subject A and one on subject B (another slot of the same
 /// node): two script calls in one round trip. After A's slot moves, the
 /// old node's `MOVED` takes A's three checks together to the new node:
@@ -123,15 +113,7 @@ async fn scripts_run(urls: &[String]) -> u64 {
 async fn a_slots_checks_are_one_call_and_move_together() {
     let cluster = ValkeyServer::start_cluster(3).unwrap_or_else(|e| panic!("{e}"));
     let prefix = unique("b");
-    let backend = ValkeyBackend::builder(cluster.url(0))
-        .cluster(true)
-        .cluster_seeds(cluster.urls())
-        .key_prefix(&prefix)
-        .injected_time(true)
-        .deadline(Duration::from_millis(300))
-        .build()
-        .await
-        .expect("cluster backend");
+    let backend = injected_cluster(&cluster, &prefix).await;
     let t = template().await;
     let rules = rules();
     let slot = |c: &Check| cluster::slot(key_of(&prefix, c).as_bytes());

@@ -10,24 +10,14 @@
 -- are.
 --
 -- Only the algorithms the batch uses are built: their files are wrapped in
--- `if uses_<index> then ... end` (see scripts.rs).
-local uses_1, uses_2, uses_3, uses_4, uses_5
+-- `if uses[<index>] then ... end` (see scripts.rs).
+local uses = {}
 do
   local o = 3
   for _ = 1, #KEYS do
     local a = tonumber(ARGV[o])
     assert(a == 1 or a == 2 or a == 3 or a == 4 or a == 5, 'bad algorithm argument')
-    if a == 1 then
-      uses_1 = true
-    elseif a == 2 then
-      uses_2 = true
-    elseif a == 3 then
-      uses_3 = true
-    elseif a == 4 then
-      uses_4 = true
-    else
-      uses_5 = true
-    end
+    uses[a] = true
     o = o + 3 + string.byte(PARAMS, a) - 48
   end
   assert(o == #ARGV + 1, 'wrong number of arguments for the keys')
