@@ -1,13 +1,15 @@
-//! One pipelined round trip of N `EVALSHA` (one per check) against one
-//! `EVALSHA` of a multi-key script running the same N checks, on a local
-//! valkey-server. Run: `cargo bench -p ratelimit-valkey --bench roundtrip`.
+//! One pipelined round trip of N `EVALSHA` (one per check, the
+//! fixed-window script) against one `EVALSHA` of the batch script running
+//! the same N checks (what the backend sends for a request's checks on one
+//! node), on a local valkey-server. Run:
+//! `cargo bench -p ratelimit-valkey --bench roundtrip`.
 #![allow(clippy::print_stdout)]
 
 use std::time::{Duration, Instant};
 
 use ratelimit_core::algorithm::Algorithm;
 use ratelimit_testkit::valkey::ValkeyServer;
-use ratelimit_valkey::script_source;
+use ratelimit_valkey::{batch_script_source, script_source};
 use redis::aio::MultiplexedConnection;
 use redis::Script;
 
@@ -15,36 +17,20 @@ const CHECKS: usize = 7;
 const ROUNDS: usize = 3000;
 const CONCURRENCY: usize = 16;
 
-/// The fixed-window script wrapped as a function, run once per key.
-fn multi_key_source() -> String {
-    format!(
-        "local function check(KEYS, ARGV)\n{}\nend\n\
-         local out, per = {{}}, #ARGV / #KEYS\n\
-         for i = 1, #KEYS do\n\
-           local a = {{}}\n\
-           for j = 1, per do a[j] = ARGV[(i - 1) * per + j] end\n\
-           out[i] = check({{KEYS[i]}}, a)\n\
-         end\n\
-         return out\n",
-        script_source(Algorithm::FixedWindow)
-    )
-}
-
 fn keys(round: usize) -> Vec<String> {
     (0..CHECKS)
         .map(|i| format!("bench{{{:032x}}}:r{i}:fw:60", round % 512))
         .collect()
 }
 
+/// now (Valkey TIME), expiry offset.
+fn time(cmd: &mut redis::Cmd) {
+    cmd.arg("").arg(0);
+}
+
+/// A check's arguments: penalty, mode (count), limit, period, cost.
 fn args(cmd: &mut redis::Cmd) {
-    // now (Valkey TIME), offset, penalty, mode (count), limit, period, cost
-    cmd.arg("")
-        .arg(0)
-        .arg(0)
-        .arg(0)
-        .arg(1_000_000_000u64)
-        .arg(60_000)
-        .arg(1);
+    cmd.arg(0).arg(0).arg(1_000_000_000u64).arg(60_000).arg(1);
 }
 
 async fn pipelined(conn: &mut MultiplexedConnection, single: &Script, round: usize) {
@@ -52,6 +38,7 @@ async fn pipelined(conn: &mut MultiplexedConnection, single: &Script, round: usi
     for k in keys(round) {
         let mut cmd = redis::cmd("EVALSHA");
         cmd.arg(single.get_hash()).arg(1).arg(k);
+        time(&mut cmd);
         args(&mut cmd);
         pipe.add_command(cmd);
     }
@@ -63,11 +50,14 @@ async fn multi_key(conn: &mut MultiplexedConnection, multi: &Script, round: usiz
     let ks = keys(round);
     let mut cmd = redis::cmd("EVALSHA");
     cmd.arg(multi.get_hash()).arg(CHECKS).arg(&ks);
+    time(&mut cmd);
     for _ in 0..CHECKS {
+        // The algorithm: 1, the fixed window.
+        cmd.arg(1);
         args(&mut cmd);
     }
-    let v: Vec<redis::Value> = cmd.query_async(conn).await.expect("multi-key");
-    assert_eq!(v.len(), CHECKS);
+    let v: String = cmd.query_async(conn).await.expect("batch");
+    assert_eq!(v.lines().count(), CHECKS);
 }
 
 async fn measure<F, Fut>(name: &str, conn: &MultiplexedConnection, f: F)
@@ -112,7 +102,7 @@ fn main() {
             .await
             .expect("connect");
         let single = Script::new(script_source(Algorithm::FixedWindow));
-        let multi = Script::new(&multi_key_source());
+        let multi = Script::new(batch_script_source());
         for s in [&single, &multi] {
             let _: String = s
                 .prepare_invoke()
@@ -129,7 +119,7 @@ fn main() {
             })
             .await;
             let m = multi.clone();
-            measure("one 7-key EVALSHA", &conn, move |mut c, r| {
+            measure("one 7-key batch EVALSHA", &conn, move |mut c, r| {
                 let m = m.clone();
                 async move { multi_key(&mut c, &m, r).await }
             })

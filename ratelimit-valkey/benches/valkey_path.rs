@@ -33,12 +33,14 @@
 //! - `cpu`: one rule per algorithm, alone, under the same load; after the
 //!   warm-up `CONFIG RESETSTAT`, then `INFO commandstats`: the server's
 //!   `usec_per_call` of `EVALSHA`, i.e. the script's CPU per decision.
-//! - `redis-benchmark-args`: loads the sliding-window script and prints
-//!   the SHA, the key (subject replaced by `0000__rand_int__`) and ARGV of
-//!   the `site` rule exactly as the backend sends them, for
-//!   `redis-benchmark`.
+//! - `redis-benchmark-args`: loads the sliding-window script and the batch
+//!   script and prints, for `redis-benchmark`, their SHAs, the keys
+//!   (subject replaced by `0000__rand_int__`) and ARGV exactly as the
+//!   backend sends them: the `site` rule's check alone (`RB`, one decision
+//!   per call), and a `sw+sw` request's two checks in one batch call
+//!   (`RB2`, two decisions per call).
 //!
-//! Lines starting with `RESULT` / `CPU` / `RB` are for the driver script.
+//! Lines starting with `RESULT` / `CPU` / `RB` / `RB2` are for the driver script.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -51,7 +53,7 @@ use ratelimit_core::backend::Check;
 use ratelimit_core::rules::{Rule, RuleSet};
 use ratelimit_core::{HashKey, Limiter, Outcome, RequestAttrs};
 use ratelimit_testkit::valkey::ValkeyServer;
-use ratelimit_valkey::{key_of, script_source, ValkeyBackend};
+use ratelimit_valkey::{batch_script_source, key_of, script_source, ValkeyBackend};
 use redis::aio::MultiplexedConnection;
 
 const PREFIX: &str = "rl:";
@@ -425,31 +427,52 @@ async fn cpu_phase(url: &str, o: &Opts, conn: &mut MultiplexedConnection) {
     }
 }
 
-/// The `site` rule's check of subject 0, as the limiter builds it.
-fn site_check() -> Check {
+/// The check of rule `id` of the `sw+sw` pair for subject 0, as the
+/// limiter builds it.
+fn sw_check(id: &str) -> Check {
     let set = two_rules("sw+sw");
-    let rule: Arc<Rule> = set.get("site").cloned().expect("site rule");
+    let rule: Arc<Rule> = set.get(id).cloned().expect("rule");
     let ns: Arc<str> = namespace(&rule).into();
     let subject = HashKey::DEFAULT.digest(b"0");
     Check::new(rule.clone(), ns, subject, rule.quota(1), None, None)
 }
 
-async fn redis_benchmark_args(conn: &mut MultiplexedConnection) {
-    let script = redis::Script::new(script_source(Algorithm::SlidingWindow));
-    let sha: String = script
-        .prepare_invoke()
-        .load_async(conn)
-        .await
-        .expect("SCRIPT LOAD");
-    let key = key_of(PREFIX, &site_check());
+/// The key of `check` with its subject replaced by `0000__rand_int__`
+/// (redis-benchmark's random 12 digits), the length kept.
+fn key_template(check: &Check) -> String {
+    let key = key_of(PREFIX, check);
     // `rl:{` + 16 characters of subject + `}` + namespace: keep the length.
     let open = key.find('{').expect("hash tag");
     let close = key.find('}').expect("hash tag");
     let template = format!("{}{{0000__rand_int__}}{}", &key[..open], &key[close + 1..]);
     assert_eq!(template.len() - "__rand_int__".len() + 12, key.len());
-    // ARGV as `scripts::invocation` builds it with Valkey time: now "",
-    // expiry offset 0, penalty 0, mode 0 (count), limit, period, cost.
-    println!("RB sha={sha} key={template} limit={SITE_LIMIT} period_ms={SITE_PERIOD_MS} cost=1");
+    template
+}
+
+async fn load(conn: &mut MultiplexedConnection, source: &str) -> String {
+    redis::Script::new(source)
+        .prepare_invoke()
+        .load_async(conn)
+        .await
+        .expect("SCRIPT LOAD")
+}
+
+/// Prints the two ceilings' commands for redis-benchmark: `RB`, the
+/// sliding-window script of one check (the `site` rule); `RB2`, the batch
+/// script with both checks of a `sw+sw` request (`site` and `api`, two
+/// subjects), as the backend sends them with Valkey time (ARGV: now "",
+/// expiry offset 0, then per check its algorithm (2, the sliding window),
+/// penalty 0, mode 0 (count), limit, period, cost).
+async fn redis_benchmark_args(conn: &mut MultiplexedConnection) {
+    let sha = load(conn, script_source(Algorithm::SlidingWindow)).await;
+    let site = key_template(&sw_check("site"));
+    println!("RB sha={sha} key={site} limit={SITE_LIMIT} period_ms={SITE_PERIOD_MS} cost=1");
+    let batch = load(conn, batch_script_source()).await;
+    let api = key_template(&sw_check("api"));
+    assert_ne!(site, api);
+    println!(
+        "RB2 sha={batch} key1={site} key2={api} limit={SITE_LIMIT} period_ms={SITE_PERIOD_MS} cost=1"
+    );
 }
 
 fn main() {

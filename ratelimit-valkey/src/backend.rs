@@ -11,6 +11,7 @@ use ratelimit_core::backend::{
 use redis::Value;
 
 use crate::builder::NodeFactory;
+use crate::call;
 use crate::cluster::{self, is_stale, Addr, SlotMap};
 use crate::hashkey::FleetKey;
 use crate::metrics::error;
@@ -22,8 +23,9 @@ use crate::scripts::{self, Invocation, TimeSource};
 /// While a node fails to answer, the slot map is read at most this often.
 const SUSPECT_EVERY: Duration = Duration::from_secs(1);
 
-/// The Valkey backend: every check of a batch in one pipelined round trip
-/// (one per node in cluster mode), never retried.
+/// The Valkey backend: every check of a batch in one script call, one
+/// round trip (in cluster mode one call per hash slot, one round trip per
+/// node), never retried.
 ///
 /// Cheap to clone: clones share connections and breakers. See the
 /// [crate docs](crate) for an example.
@@ -220,14 +222,17 @@ impl ValkeyBackend {
             }
         }
         let groups: Vec<Group> = match &inner.topology {
-            Topology::Single(node) => {
-                let (idx, invs): (Vec<usize>, Vec<Invocation>) = invs.into_iter().unzip();
-                if idx.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![(idx, node.call(&invs, inner.deadline, false).await)]
+            // A standalone server enforces no slots: the whole batch in one
+            // script call.
+            Topology::Single(node) => match call::one_call(invs) {
+                None => Vec::new(),
+                Some(c) => {
+                    let out = node.call(std::slice::from_ref(&c), inner.deadline, false);
+                    let first = |v: Vec<Value>| v.into_iter().next().unwrap_or(Value::Nil);
+                    let replies = out.await.map(|v| c.replies(first(v)));
+                    vec![(c.idx, replies)]
                 }
-            }
+            },
             Topology::Cluster(state) => route(state, invs, inner.deadline).await,
         };
         let mut redirected = false;

@@ -6,14 +6,22 @@
 //! key per subject in Valkey, shared by every instance, so a limit of 100
 //! means 100 across the fleet.
 //!
-//! - **Scripts.** One Lua script per algorithm (`src/scripts/*.lua`, with a
-//!   shared prelude for time, expiry and the penalty), loaded once and
-//!   called with `EVALSHA`. They compute exactly what the core's pure
-//!   functions compute, in exact integers, and reply with the decision
-//!   itself: admitted or not, Retry-After (the earliest admission),
-//!   remaining, reset and a penalty's end, five integers in one string.
-//!   Nothing is recomputed on this side; a differential test holds every
-//!   number to the core's.
+//! - **Scripts.** Lua (`src/scripts/*.lua`: a shared prelude for time,
+//!   expiry and the penalty, and per algorithm its helpers and its check),
+//!   loaded once and called with `EVALSHA`: one script per algorithm for a
+//!   request of one check, and the batch script for a request of several,
+//!   which runs each check's algorithm in turn (the same code), each in a
+//!   protected call so that one check's error stays its own. They compute
+//!   exactly what the core's pure functions compute, in exact integers,
+//!   and reply with the decision itself: admitted or not, Retry-After (the
+//!   earliest admission), remaining, reset and a penalty's end, five
+//!   integers in one string (a line per check for a batch). Nothing is
+//!   recomputed on this side; differential tests hold every number to the
+//!   core's, one check and batches of mixed rules.
+//! - **Calls.** A request's checks travel as one script call: the whole
+//!   batch on a standalone server, one call per hash slot in a cluster (a
+//!   subject is one slot whatever the rule), one round trip per node; a
+//!   `NOSCRIPT` reload or a cluster redirect takes a call whole.
 //! - **Deployment.** URLs and TLS, keys and hash tags, sizing, Valkey
 //!   Cluster, start-up while Valkey is down, reconnection, the deadline and
 //!   the circuit breaker, the fleet's hash key and what a failover can
@@ -79,6 +87,7 @@
 mod backend;
 mod breaker;
 mod builder;
+mod call;
 pub mod cluster;
 mod error;
 pub mod fleet;
@@ -100,4 +109,4 @@ pub use builder::{ValkeyBuilder, DEFAULT_DEADLINE, DEFAULT_PREFIX};
 pub use error::Error;
 pub use fleet::{FleetConfig, LiveFleet};
 pub use reply::decode_reply;
-pub use scripts::{key_of, script_source};
+pub use scripts::{batch_script_source, key_of, script_source};

@@ -5,12 +5,14 @@
 //!
 //! Scripts are called with `EVALSHA` (loaded once per server). redis-rs
 //! reloads a script on `NOSCRIPT` for a single call but not inside a
-//! pipeline, so this module does it: the checks whose reply is `NOSCRIPT`
-//! are sent again, after `SCRIPT LOAD`, in one more round trip (within the
-//! same deadline). This does not break "never retry a rate-limit call": a
-//! `NOSCRIPT` reply means the script did not run, so nothing was counted,
-//! and the second send is the first time that check runs. A call that timed
-//! out or failed is never sent again: it may have counted.
+//! pipeline, so this module does it: the script calls (see [`crate::call`])
+//! whose reply is `NOSCRIPT` are sent again, after `SCRIPT LOAD` of their
+//! scripts (an algorithm's or the batch script), in one more round trip
+//! (within the same deadline). This does not break "never retry a
+//! rate-limit call": a `NOSCRIPT` reply means the script did not run, so
+//! nothing was counted, and the second send is the first time those checks
+//! run. A call that timed out or failed is never sent again: it may have
+//! counted.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -21,9 +23,10 @@ use redis::aio::MultiplexedConnection;
 use redis::{ErrorKind, RedisError, Value};
 
 use crate::breaker::{Breaker, Permit};
+use crate::call::Call;
 use crate::metrics::{error, NodeMetrics};
 use crate::pool::{describe, Connector, Lease, Pool};
-use crate::scripts::{Invocation, SOURCES};
+use crate::scripts::SOURCES;
 
 /// One node: cheap to clone, clones share the connections and the breaker.
 ///
@@ -151,17 +154,18 @@ impl Node {
         }
     }
 
-    /// Sends `invs` in one pipelined round trip, under `deadline` and the
+    /// Sends `calls` in one pipelined round trip, under `deadline` and the
     /// breaker; with `asking`, each after `ASKING` (a cluster's `ASK`
-    /// redirect). Returns one raw reply per invocation, or why none came.
+    /// redirect). Returns one raw reply per call, or why none came.
     pub(crate) async fn call(
         &self,
-        invs: &[Invocation],
+        calls: &[Call],
         deadline: Duration,
         asking: bool,
     ) -> Result<Vec<Value>, BackendError> {
+        let checks: usize = calls.iter().map(|c| c.invs.len()).sum();
         let Some(permit) = self.breaker.try_call() else {
-            error(BackendErrorKind::BreakerOpen, invs.len());
+            error(BackendErrorKind::BreakerOpen, checks);
             self.metrics.refused();
             return Err(BackendError::new(
                 BackendErrorKind::BreakerOpen,
@@ -176,7 +180,7 @@ impl Node {
             Ok(mut lease) => {
                 let started = std::time::Instant::now();
                 let result =
-                    tokio::time::timeout(deadline, send(&mut lease.conn, invs, asking)).await;
+                    tokio::time::timeout(deadline, send(&mut lease.conn, calls, asking)).await;
                 self.metrics.sent(started.elapsed());
                 match result {
                     Err(_) => {
@@ -198,10 +202,14 @@ impl Node {
                         }
                         (Err(BackendError::new(kind, self.says(describe(&e)))), up)
                     }
-                    Ok(Ok(values)) if values.len() != invs.len() => (
+                    Ok(Ok(values)) if values.len() != calls.len() => (
                         Err(BackendError::new(
                             BackendErrorKind::Protocol,
-                            self.says(format!("{} replies for {} calls", values.len(), invs.len())),
+                            self.says(format!(
+                                "{} replies for {} calls",
+                                values.len(),
+                                calls.len()
+                            )),
                         )),
                         true,
                     ),
@@ -210,7 +218,7 @@ impl Node {
             }
         };
         if let Err(e) = &out {
-            error(e.kind(), invs.len());
+            error(e.kind(), checks);
             tracing::debug!(node = %self.addr, error = %e, "valkey call failed");
         }
         self.metrics.result(out.is_ok());
@@ -232,27 +240,27 @@ fn is_noscript(v: &Value) -> bool {
     matches!(v, Value::ServerError(e) if e.code() == "NOSCRIPT")
 }
 
-/// Adds `inv` to `pipe`, after an `ASKING` whose reply is dropped.
-fn add(pipe: &mut redis::Pipeline, inv: &Invocation, asking: bool) {
+/// Adds `call` to `pipe`, after an `ASKING` whose reply is dropped.
+fn add(pipe: &mut redis::Pipeline, call: &Call, asking: bool) {
     if asking {
         pipe.cmd("ASKING").ignore();
     }
-    pipe.add_command(inv.evalsha());
+    pipe.add_command(call.evalsha());
 }
 
 /// The round trip, with the NOSCRIPT reload described in the module docs.
 async fn send(
     conn: &mut MultiplexedConnection,
-    invs: &[Invocation],
+    calls: &[Call],
     asking: bool,
 ) -> redis::RedisResult<Vec<Value>> {
     let mut pipe = redis::pipe();
     pipe.ignore_errors();
-    for inv in invs {
-        add(&mut pipe, inv, asking);
+    for call in calls {
+        add(&mut pipe, call, asking);
     }
     let mut values: Vec<Value> = pipe.query_async(conn).await?;
-    let missing: Vec<usize> = (0..values.len().min(invs.len()))
+    let missing: Vec<usize> = (0..values.len().min(calls.len()))
         .filter(|&i| is_noscript(&values[i]))
         .collect();
     if missing.is_empty() {
@@ -260,14 +268,16 @@ async fn send(
     }
     tracing::info!(count = missing.len(), "NOSCRIPT: loading the scripts");
     metrics::counter!("ratelimit_valkey_noscript_total").increment(1);
-    let scripts: BTreeSet<usize> = missing.iter().map(|&i| invs[i].script).collect();
+    let scripts: BTreeSet<usize> = missing.iter().map(|&i| calls[i].script()).collect();
     let mut pipe = redis::pipe();
     pipe.ignore_errors();
     for &s in &scripts {
-        pipe.cmd("SCRIPT").arg("LOAD").arg(SOURCES[s.min(4)].1);
+        pipe.cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(SOURCES[s.min(SOURCES.len() - 1)]);
     }
     for &i in &missing {
-        add(&mut pipe, &invs[i], asking);
+        add(&mut pipe, &calls[i], asking);
     }
     let again: Vec<Value> = pipe.query_async(conn).await?;
     for (&i, v) in missing.iter().zip(again.into_iter().skip(scripts.len())) {

@@ -1,7 +1,9 @@
-//! A batch in cluster mode: its checks grouped by the node serving their
+//! A batch in cluster mode: its checks grouped by hash slot into script
+//! calls (see [`crate::call`]) and the calls by the node serving their
 //! slot, one round trip per node, all in parallel, and one more hop for the
-//! checks a node redirected with `MOVED` or `ASK` (see [`crate::cluster`]:
-//! those did not run, so they were not counted).
+//! calls a node redirected with `MOVED` or `ASK` (see [`crate::cluster`]:
+//! those did not run, so they were not counted). A redirect takes the
+//! whole call: its keys share one slot.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -11,18 +13,21 @@ use redis::Value;
 use tokio::task::JoinSet;
 
 use crate::backend::ClusterState;
+use crate::call::{by_slot, Call};
 use crate::cluster::{self, redirect, Addr};
 use crate::metrics::{error, redirected};
 use crate::scripts::Invocation;
 
-/// The checks (by position) sent to one node, and its replies.
+/// The checks (by position) sent to one node, and their replies.
 pub(crate) type Group = (Vec<usize>, Result<Vec<Value>, BackendError>);
 
-/// Checks bound for one node: positions and invocations.
-type Bound = (Vec<usize>, Vec<Invocation>);
+/// Every check position of `calls`.
+fn positions(calls: &[Call]) -> Vec<usize> {
+    calls.iter().flat_map(|c| c.idx.iter().copied()).collect()
+}
 
 /// Sends `invs` to the nodes serving their slots within `deadline`, and
-/// the redirected ones once more to the node named, within what is left.
+/// the redirected calls once more to the node named, within what is left.
 pub(crate) async fn route(
     state: &ClusterState,
     invs: Vec<(usize, Invocation)>,
@@ -30,78 +35,77 @@ pub(crate) async fn route(
 ) -> Vec<Group> {
     let start = Instant::now();
     let map = state.map();
-    let mut by_node: HashMap<Addr, Bound> = HashMap::new();
+    let mut by_node: HashMap<Addr, Vec<Call>> = HashMap::new();
     let mut out = Vec::new();
-    for (i, inv) in invs {
-        match map.node_of(cluster::slot(inv.key.as_bytes())) {
-            Some(addr) => {
-                let g = by_node.entry(addr.clone()).or_default();
-                g.0.push(i);
-                g.1.push(inv);
-            }
+    for call in by_slot(invs) {
+        let slot = call.invs.first().map(|i| cluster::slot(i.key.as_bytes()));
+        match slot.and_then(|s| map.node_of(s)) {
+            Some(addr) => by_node.entry(addr.clone()).or_default().push(call),
             None => {
                 let e = BackendError::new(
                     BackendErrorKind::Connection,
                     "valkey cluster: slot not served (or the slot map not read yet)",
                 );
-                error(e.kind(), 1);
+                error(e.kind(), call.idx.len());
                 state.stale.notify_one();
-                out.push((vec![i], Err(e)));
+                out.push((call.idx, Err(e)));
             }
         }
     }
-    let mut hops: HashMap<(Addr, bool), Bound> = HashMap::new();
-    for (addr, (idx, invs), outcome) in send_all(state, by_node, deadline, false, &mut out).await {
+    let mut hops: HashMap<(Addr, bool), Vec<Call>> = HashMap::new();
+    for (addr, calls, outcome) in send_all(state, by_node, deadline, false, &mut out).await {
         match outcome {
-            Err(e) => out.push((idx, Err(e))),
+            Err(e) => out.push((positions(&calls), Err(e))),
             Ok(values) => {
-                let mut kept: Bound = Default::default();
-                let mut kept_values = Vec::new();
-                for ((i, inv), v) in idx.into_iter().zip(invs).zip(values) {
+                for (call, v) in calls.into_iter().zip(values) {
                     match redirect(&v, &addr) {
                         Some(r) => {
                             redirected(r.ask);
                             if !r.ask {
                                 state.stale.notify_one();
                             }
-                            let hop = hops.entry((r.addr, r.ask)).or_default();
-                            hop.0.push(i);
-                            hop.1.push(inv);
+                            hops.entry((r.addr, r.ask)).or_default().push(call);
                         }
                         None => {
-                            kept.0.push(i);
-                            kept_values.push(v);
+                            let replies = call.replies(v);
+                            out.push((call.idx, Ok(replies)));
                         }
                     }
-                }
-                if !kept.0.is_empty() {
-                    out.push((kept.0, Ok(kept_values)));
                 }
             }
         }
     }
     let left = deadline.saturating_sub(start.elapsed());
-    let mut by_ask: [HashMap<Addr, Bound>; 2] = Default::default();
-    for ((addr, ask), bound) in hops {
-        by_ask[usize::from(ask)].insert(addr, bound);
+    let mut by_ask: [HashMap<Addr, Vec<Call>>; 2] = Default::default();
+    for ((addr, ask), calls) in hops {
+        by_ask[usize::from(ask)].insert(addr, calls);
     }
     for (ask, bound) in by_ask.into_iter().enumerate() {
         if bound.is_empty() {
             continue;
         }
         if left.is_zero() {
-            for (idx, _) in bound.into_values() {
+            for calls in bound.into_values() {
                 let e = BackendError::new(
                     BackendErrorKind::Timeout,
                     "valkey cluster: redirected, no time left to follow",
                 );
+                let idx = positions(&calls);
                 error(e.kind(), idx.len());
                 out.push((idx, Err(e)));
             }
             continue;
         }
-        for (_, (idx, _), outcome) in send_all(state, bound, left, ask == 1, &mut out).await {
-            out.push((idx, outcome));
+        for (_, calls, outcome) in send_all(state, bound, left, ask == 1, &mut out).await {
+            match outcome {
+                Err(e) => out.push((positions(&calls), Err(e))),
+                Ok(values) => {
+                    for (call, v) in calls.into_iter().zip(values) {
+                        let replies = call.replies(v);
+                        out.push((call.idx, Ok(replies)));
+                    }
+                }
+            }
         }
     }
     out
@@ -111,21 +115,22 @@ pub(crate) async fn route(
 /// cannot be had go straight to `out`.
 async fn send_all(
     state: &ClusterState,
-    by_node: HashMap<Addr, Bound>,
+    by_node: HashMap<Addr, Vec<Call>>,
     deadline: Duration,
     asking: bool,
     out: &mut Vec<Group>,
-) -> Vec<(Addr, Bound, Result<Vec<Value>, BackendError>)> {
+) -> Vec<(Addr, Vec<Call>, Result<Vec<Value>, BackendError>)> {
     let mut tasks = JoinSet::new();
-    for (addr, (idx, invs)) in by_node {
+    for (addr, calls) in by_node {
         match state.node(&addr) {
             Ok(node) => {
                 tasks.spawn(async move {
-                    let r = node.call(&invs, deadline, asking).await;
-                    (addr, (idx, invs), r)
+                    let r = node.call(&calls, deadline, asking).await;
+                    (addr, calls, r)
                 });
             }
             Err(e) => {
+                let idx = positions(&calls);
                 error(e.kind(), idx.len());
                 out.push((idx, Err(e)));
             }

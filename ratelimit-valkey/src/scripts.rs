@@ -27,34 +27,90 @@ pub(crate) const LUA_FACTOR: u64 = 1 << 31;
 /// decide staleness themselves. About 139 years.
 pub(crate) const INJECTED_EXPIRY_OFFSET_MS: u64 = 1 << 42;
 
-macro_rules! script_source {
-    ($file:literal) => {
+/// One check's script: the prelude, the algorithm's helpers and its check
+/// at the top level, on KEYS[1], its arguments from ARGV[3] (`$params`
+/// parameters after the penalty and mode).
+macro_rules! single_source {
+    ($name:literal, $params:literal) => {
         concat!(
             include_str!("scripts/prelude.lua"),
             "\n",
-            include_str!(concat!("scripts/", $file))
+            include_str!(concat!("scripts/", $name, ".lua")),
+            "\nassert(#KEYS == 1 and #ARGV == 4 + ",
+            $params,
+            ", 'expected 1 key and ",
+            $params,
+            " + 4 arguments')\nbegin(KEYS[1], 3)\nlocal p = 5\n",
+            include_str!(concat!("scripts/", $name, "_check.lua")),
         )
     };
 }
 
-/// The source of each algorithm's script (prelude included).
-pub(crate) const SOURCES: [(Algorithm, &str); 5] = [
-    (Algorithm::FixedWindow, script_source!("fixed_window.lua")),
-    (
-        Algorithm::SlidingWindow,
-        script_source!("sliding_window.lua"),
+/// An algorithm in the batch script: its helpers and its function, built
+/// only when the batch uses it.
+macro_rules! batch_part {
+    ($i:literal, $name:literal) => {
+        concat!(
+            "if uses[",
+            $i,
+            "] then\n",
+            include_str!(concat!("scripts/", $name, ".lua")),
+            "\n",
+            $name,
+            " = function(p)\n",
+            include_str!(concat!("scripts/", $name, "_check.lua")),
+            "end\nend\n"
+        )
+    };
+}
+
+/// The batch script's index in [`SOURCES`].
+pub(crate) const BATCH: usize = 5;
+
+/// The source of each algorithm's script, by [`index`], then the batch
+/// script's (prelude included).
+pub(crate) const SOURCES: [&str; 6] = [
+    single_source!("fixed_window", "3"),
+    single_source!("sliding_window", "3"),
+    single_source!("token_bucket", "4"),
+    single_source!("leaky_bucket", "6"),
+    single_source!("distinct", "4"),
+    concat!(
+        include_str!("scripts/prelude.lua"),
+        "\n",
+        include_str!("scripts/batch_head.lua"),
+        batch_part!("1", "fixed_window"),
+        batch_part!("2", "sliding_window"),
+        batch_part!("3", "token_bucket"),
+        batch_part!("4", "leaky_bucket"),
+        batch_part!("5", "distinct"),
+        include_str!("scripts/batch.lua")
     ),
-    (Algorithm::TokenBucket, script_source!("token_bucket.lua")),
-    (Algorithm::LeakyBucket, script_source!("leaky_bucket.lua")),
-    (Algorithm::Distinct, script_source!("distinct.lua")),
 ];
 
-static SCRIPTS: LazyLock<[Script; 5]> = LazyLock::new(|| SOURCES.map(|(_, src)| Script::new(src)));
+static SCRIPTS: LazyLock<[Script; 6]> = LazyLock::new(|| SOURCES.map(Script::new));
 
 /// The Lua source of `algorithm`'s script (prelude included), as sent to
-/// Valkey: for inspection, tooling and benchmarks.
+/// Valkey for a call of one check: for inspection, tooling and benchmarks.
+///
+/// `EVALSHA sha 1 key now offset penalty mode params...`: `now` is Unix ms
+/// or `""` for Valkey `TIME`, `offset` 0 with Valkey time (see the header
+/// of each script for the parameters).
 pub fn script_source(algorithm: Algorithm) -> &'static str {
-    SOURCES[index(algorithm)].1
+    SOURCES[index(algorithm)]
+}
+
+/// The Lua source of the batch script, as sent to Valkey for a call of
+/// several checks of one request on one node (one hash slot in a cluster):
+/// for inspection, tooling and benchmarks.
+///
+/// `EVALSHA sha N key1..keyN now offset (algorithm penalty mode params...)
+/// x N`, `algorithm` the index of the check's algorithm (1 fixed window, 2
+/// sliding window, 3 token bucket, 4 leaky bucket, 5 distinct) and the rest
+/// as for [`script_source`]. The reply is an array of N decisions; a
+/// check's error is its item's error, the others are decided.
+pub fn batch_script_source() -> &'static str {
+    SOURCES[BATCH]
 }
 
 /// Index of an algorithm's script.
@@ -68,9 +124,9 @@ pub(crate) fn index(algorithm: Algorithm) -> usize {
     }
 }
 
-/// The script of script index `i`.
+/// The script of script index `i` (an algorithm's, or [`BATCH`]).
 pub(crate) fn script(i: usize) -> &'static Script {
-    &SCRIPTS[i.min(4)]
+    &SCRIPTS[i.min(BATCH)]
 }
 
 /// How the scripts read the time.
@@ -82,14 +138,17 @@ pub(crate) enum TimeSource {
     Injected,
 }
 
-/// One check, ready to be sent.
+/// One check, ready to be sent (see [`crate::call`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Invocation {
-    /// Index of the script.
+    /// Index of the algorithm's script.
     pub(crate) script: usize,
     /// The subject's key.
     pub(crate) key: String,
-    /// ARGV.
+    /// ARGV[1-2]: now (or `""` for Valkey `TIME`) and the expiry offset,
+    /// the same for every check of a batch.
+    pub(crate) time: [Arg; 2],
+    /// The check's own arguments: penalty, mode, the algorithm's parameters.
     pub(crate) args: Vec<Arg>,
 }
 
@@ -104,26 +163,14 @@ pub(crate) enum Arg {
     Empty,
 }
 
-impl Invocation {
-    /// `EVALSHA sha 1 key args...`.
-    pub(crate) fn evalsha(&self) -> Cmd {
-        let mut cmd = redis::cmd("EVALSHA");
-        cmd.arg(script(self.script).get_hash())
-            .arg(1)
-            .arg(&self.key);
-        self.push_args(&mut cmd);
-        cmd
-    }
-
-    /// Appends ARGV to `cmd`.
-    pub(crate) fn push_args(&self, cmd: &mut Cmd) {
-        for a in &self.args {
-            match *a {
-                Arg::U(v) => cmd.arg(v),
-                Arg::I(v) => cmd.arg(v),
-                Arg::Empty => cmd.arg(""),
-            };
-        }
+/// Appends `args` to `cmd`.
+pub(crate) fn push_args(cmd: &mut Cmd, args: &[Arg]) {
+    for a in args {
+        match *a {
+            Arg::U(v) => cmd.arg(v),
+            Arg::I(v) => cmd.arg(v),
+            Arg::Empty => cmd.arg(""),
+        };
     }
 }
 
@@ -252,17 +299,11 @@ pub(crate) fn invocation(
 ) -> Result<Invocation, BackendError> {
     let q: &Quota = &check.quota;
     let algorithm = check.rule.algorithm;
+    let time = match time {
+        TimeSource::Valkey => [Arg::Empty, Arg::U(0)],
+        TimeSource::Injected => [Arg::U(now_ms), Arg::U(INJECTED_EXPIRY_OFFSET_MS)],
+    };
     let mut args = Vec::with_capacity(8);
-    match time {
-        TimeSource::Valkey => {
-            args.push(Arg::Empty);
-            args.push(Arg::U(0));
-        }
-        TimeSource::Injected => {
-            args.push(Arg::U(now_ms));
-            args.push(Arg::U(INJECTED_EXPIRY_OFFSET_MS));
-        }
-    }
     let (penalty, mode) = match check.mode {
         CheckMode::Count => (check.penalty_ms.unwrap_or(0), 0),
         _ if algorithm == Algorithm::Distinct => return Err(unsupported(check)),
@@ -353,6 +394,7 @@ pub(crate) fn invocation(
     Ok(Invocation {
         script: index(algorithm),
         key: key_of(prefix, check),
+        time,
         args,
     })
 }

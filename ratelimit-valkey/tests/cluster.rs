@@ -9,8 +9,10 @@ use ratelimit_core::backend::{Backend, Batch, Check};
 use ratelimit_core::rules::RuleBuilder;
 use ratelimit_testkit::checks::{check_of, template, T0};
 use ratelimit_testkit::unique;
-use ratelimit_testkit::valkey::{cmdstat, connect, info, info_field, spawned, ValkeyServer};
-use ratelimit_valkey::{cluster, ValkeyBackend};
+use ratelimit_testkit::valkey::{
+    connect, info, info_field, injected_cluster, scripts_run, spawned, ValkeyServer,
+};
+use ratelimit_valkey::cluster;
 
 /// Subjects until every node has `per_node` of them.
 fn spread(template: &Check, prefix: &str, nodes: impl Fn(u16) -> usize) -> Vec<(Check, usize)> {
@@ -38,15 +40,7 @@ fn spread(template: &Check, prefix: &str, nodes: impl Fn(u16) -> usize) -> Vec<(
 async fn decisions_across_nodes_and_a_killed_node_fails_only_its_keys() {
     let mut cluster = ValkeyServer::start_cluster(3).unwrap_or_else(|e| panic!("{e}"));
     let prefix = unique("c");
-    let backend = ValkeyBackend::builder(cluster.url(0))
-        .cluster(true)
-        .cluster_seeds(cluster.urls())
-        .key_prefix(&prefix)
-        .injected_time(true)
-        .deadline(Duration::from_millis(300))
-        .build()
-        .await
-        .expect("cluster backend");
+    let backend = injected_cluster(&cluster, &prefix).await;
     let t = template().await;
     let checks = spread(&t, &prefix, |s| cluster.node_of_slot(s));
     let batch = Batch::new(T0, checks.iter().map(|(c, _)| c.clone()).collect());
@@ -80,16 +74,6 @@ async fn errors(url: &str, code: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Scripts the nodes ran.
-async fn scripts_run(urls: &[String]) -> u64 {
-    let mut n = 0;
-    for url in urls {
-        let i = info(url, "commandstats").await;
-        n += cmdstat(&i, "evalsha", "calls") - cmdstat(&i, "evalsha", "failed_calls");
-    }
-    n
-}
-
 /// A slot moved while the backend's map still names its old node: the old
 /// node answers MOVED and the check goes to the new one. A slot moving:
 /// the old node answers ASK for a key already moved, and the check goes
@@ -100,15 +84,7 @@ async fn scripts_run(urls: &[String]) -> u64 {
 async fn moved_and_ask_are_followed_once_and_counted_once() {
     let cluster = Arc::new(ValkeyServer::start_cluster(3).unwrap_or_else(|e| panic!("{e}")));
     let prefix = unique("r");
-    let backend = ValkeyBackend::builder(cluster.url(0))
-        .cluster(true)
-        .cluster_seeds(cluster.urls())
-        .key_prefix(&prefix)
-        .injected_time(true)
-        .deadline(Duration::from_millis(300))
-        .build()
-        .await
-        .expect("cluster backend");
+    let backend = injected_cluster(&cluster, &prefix).await;
     let t = template().await;
     let on0: Vec<Check> = spread(&t, &prefix, |s| cluster.node_of_slot(s))
         .into_iter()

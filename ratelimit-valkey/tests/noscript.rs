@@ -1,5 +1,6 @@
 //! `SCRIPT FLUSH` then a batch still works: the scripts are loaded again
-//! and each check counts once.
+//! (the batch script for a batch of several checks, an algorithm's script
+//! for one check) and each check counts once.
 
 use std::time::Duration;
 
@@ -54,11 +55,19 @@ async fn after_script_flush_a_batch_reloads_and_counts_once() {
     for r in &second {
         assert_eq!(r.as_ref().map(|d| d.remaining), Ok(8), "{second:?}");
     }
+    // One script call for the batch: it answered NOSCRIPT (did not run),
+    // the batch script was loaded, the call ran.
+    assert_eq!(calls(&mut conn, "script|load").await, 1, "the batch script");
+    assert_eq!(calls(&mut conn, "evalsha").await, 2);
+
+    // A batch of one check calls its algorithm's script, flushed too.
+    let single = Batch::new(T0, vec![batch.checks[1].clone()]);
+    let third = backend.check(&single).await;
+    assert_eq!(third[0].as_ref().map(|d| d.remaining), Ok(7), "{third:?}");
     assert_eq!(
         calls(&mut conn, "script|load").await,
         2,
-        "both scripts loaded"
+        "the token bucket's"
     );
-    // Two EVALSHA answered NOSCRIPT (not run), then two ran.
     assert_eq!(calls(&mut conn, "evalsha").await, 4);
 }

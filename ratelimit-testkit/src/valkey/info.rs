@@ -69,6 +69,17 @@ pub async fn ran(conn: &mut MultiplexedConnection, cmd: &str) -> u64 {
     calls(conn, cmd).await - stat(conn, cmd, "failed_calls").await
 }
 
+/// Scripts the servers at `urls` ran (`EVALSHA` calls less failed ones):
+/// in a cluster, how many script calls reached a node and ran.
+pub async fn scripts_run(urls: &[String]) -> u64 {
+    let mut n = 0;
+    for url in urls {
+        let i = info(url, "commandstats").await;
+        n += cmdstat(&i, "evalsha", "calls") - cmdstat(&i, "evalsha", "failed_calls");
+    }
+    n
+}
+
 /// `EVALSHA` calls the server at `url` received: (calls, failed, rejected).
 pub async fn evalsha_stats(url: &str) -> (u64, u64, u64) {
     let i = info(url, "commandstats").await;

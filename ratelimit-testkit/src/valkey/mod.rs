@@ -35,7 +35,8 @@ use ratelimit_valkey::ValkeyBackend;
 
 pub use cluster::ValkeyCluster;
 pub use info::{
-    calls, cmdstat, connect, evalsha_stats, info, info_field, info_of, process_id, ran, stat,
+    calls, cmdstat, connect, evalsha_stats, info, info_field, info_of, process_id, ran,
+    scripts_run, stat,
 };
 pub use isolated::IsolatedProxy;
 pub use process::free_port;
@@ -70,4 +71,22 @@ pub async fn injected_with_prefix(url: &str, prefix: &str) -> ValkeyBackend {
         .build()
         .await
         .expect("backend builds")
+}
+
+/// A backend on `cluster` (seeded with every node) with injected time, the
+/// given key prefix and a 300 ms deadline.
+///
+/// # Panics
+///
+/// When the backend cannot be built.
+pub async fn injected_cluster(cluster: &ValkeyCluster, prefix: &str) -> ValkeyBackend {
+    ValkeyBackend::builder(cluster.url(0))
+        .cluster(true)
+        .cluster_seeds(cluster.urls())
+        .key_prefix(prefix)
+        .injected_time(true)
+        .deadline(Duration::from_millis(300))
+        .build()
+        .await
+        .expect("cluster backend")
 }

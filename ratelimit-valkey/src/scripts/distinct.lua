@@ -2,56 +2,15 @@
 -- bits set in a 1024-bit map (linear counting). The period starts with the
 -- subject's first value.
 --
--- KEYS[1]   the subject's key
--- ARGV[1-4] now, expiry offset, penalty, mode (see the prelude)
--- ARGV[5]   period in ms
--- ARGV[6]   the most bits that may be set while the estimate is within the
---           limit (computed by the core)
--- ARGV[7]   the value's bit, 0 to 1023, or -1 for a request without the
---           value (not counted; only a penalty refuses it)
--- ARGV[8]   limit
--- Reply     the decision (see the prelude)
+-- ARGV[p]     period in ms
+-- ARGV[p + 1] the most bits that may be set while the estimate is within
+--             the limit (computed by the core)
+-- ARGV[p + 2] the value's bit, 0 to 1023, or -1 for a request without the
+--             value (not counted; only a penalty refuses it)
+-- ARGV[p + 3] limit
+-- Reply       the decision (see the prelude)
 --
 -- Storage: the 128-byte map as a string (SETBIT); the key expires at the
 -- period's end, which gives the period's start back. A penalty marker is a
 -- 2-byte string, so the length tells them apart without reading the map.
-assert(#ARGV == 8, 'distinct expects 8 arguments')
-local period, max_bits, bit = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local limit = tonumber(ARGV[8])
 
-if exp and redis.call('STRLEN', key) <= 2 and redis.call('GET', key) == MARKER then
-  return blocked()
-end
-if bit < 0 then
-  return reply(4, 0, limit, 0, 0)
-end
-local start
-if exp then
-  start = exp - period
-else
-  start = now
-  if start < 1 then
-    start = 1
-  end
-  if pexp ~= -2 then
-    redis.call('DEL', key)
-  end
-  -- Allocate the whole map at once: its length stays 128 bytes.
-  redis.call('SETBIT', key, 1023, 0)
-  redis.call('PEXPIREAT', key, int(start + period + offset))
-end
-redis.call('SETBIT', key, bit, 1)
-local set = redis.call('BITCOUNT', key)
-local to_end = start + period - now
-if set <= max_bits then
-  -- The estimate -m ln(clear / m) rounded, as the core's table has it:
-  -- no entry lies within 10^-6 of a half (a test checks), so any libm's
-  -- last-bit difference gives the same count.
-  local est = math.floor(-1024 * math.log((1024 - set) / 1024) + 0.5)
-  local remaining = limit - est
-  if remaining < 0 then
-    remaining = 0
-  end
-  return reply(1, 0, remaining, to_end, 0)
-end
-return refuse(to_end, 0, to_end, nil)

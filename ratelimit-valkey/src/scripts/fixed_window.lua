@@ -1,20 +1,16 @@
 -- Fixed window: counts requests per calendar window of `period`.
 --
--- KEYS[1]   the subject's key
--- ARGV[1-4] now, expiry offset, penalty, mode (see the prelude)
--- ARGV[5]   limit
--- ARGV[6]   period in ms
--- ARGV[7]   cost of this request
--- Reply     the decision (see the prelude)
+-- ARGV[p]     limit
+-- ARGV[p + 1] period in ms
+-- ARGV[p + 2] cost of this request
+-- Reply       the decision (see the prelude)
 --
 -- Storage: the count as an integer (stored in the key object itself); the
 -- key expires at the window's end, which also says which window it counts
 -- (give or take the drift of a key moved between nodes, see `ends_at`).
-assert(#ARGV == 7, 'fixed_window expects 7 arguments')
-local limit, period, cost = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 
-local start = now - now % period
-local to_end = start + period - now
+-- This check's numbers (set by the algorithm, read by the helpers).
+local limit, period, cost, start, to_end
 
 -- Refused with `count` in the window: Retry-After is the window's end, or
 -- a whole period for a cost that can never fit.
@@ -29,74 +25,3 @@ local function deny(count, old)
   end
   return refuse(retry, remaining, to_end, old)
 end
-
--- Charged to `total`: admitted while within the limit, else refused as a
--- request of cost 1 would be. `old` is what the key holds now. (Made only
--- for a charge: a closure costs every call.)
-local charged
-if charge then
-  charged = function(total, old)
-    if total <= limit then
-      return reply(1, 0, limit - total, to_end, 0)
-    end
-    local retry = to_end
-    if limit < 1 then
-      retry = period
-    end
-    return refuse(retry, 0, to_end, old)
-  end
-end
--- Fast path: the key counts this window (or is a penalty marker ending with
--- it). Count first and read the count before from INCRBY's result: one call
--- instead of a GET and a write. Counts are never negative, so a count
--- before of -1 is the marker; a refusal takes the cost back (a charge
--- keeps it). A probe writes nothing.
-if not probe and ends_at(exp, start + period, period) and cost < EXACT / 2 then
-  local r = redis.pcall('INCRBY', key, int(cost))
-  if type(r) == 'number' then
-    local count = r - cost
-    if count == -1 then
-      redis.call('INCRBY', key, int(-cost))
-      return blocked()
-    end
-    if r < EXACT and count >= 0 then
-      if charge then
-        return charged(r, r)
-      end
-      if count + cost <= limit then
-        return reply(1, 0, limit - count - cost, to_end, 0)
-      end
-      redis.call('INCRBY', key, int(-cost))
-      return deny(count, count)
-    end
-    redis.call('INCRBY', key, int(-cost))
-  end
-end
-
-local raw = exp and redis.call('GET', key)
-if raw == MARKER then
-  return blocked()
-end
-local count = 0
-if raw and ends_at(exp, start + period, period) then
-  count = tonumber(raw) or 0
-end
-if charge then
-  -- Counts past 2^53 would not be exact; any count above the limit
-  -- decides alike, so the total saturates there.
-  local total = count + cost
-  if total >= EXACT then
-    total = math.max(count, EXACT - 1)
-  end
-  if total <= limit or penalty == 0 then
-    set_until(int(total), start + period, raw)
-  end
-  return charged(total, raw)
-end
-if count + cost <= limit then
-  if not probe then
-    set_until(int(count + cost), start + period, raw)
-  end
-  return reply(1, 0, limit - count - cost, to_end, 0)
-end
-return deny(count, raw)

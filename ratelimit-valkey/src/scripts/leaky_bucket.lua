@@ -3,28 +3,21 @@
 -- arrival time (TAT) as a pair (ms, frac), frac in 1/limit ms, as the core
 -- keeps it; one request is `period` ticks of 1/limit ms.
 --
--- KEYS[1]   the subject's key
--- ARGV[1-4] now, expiry offset, penalty, mode (see the prelude)
--- ARGV[5]   limit
--- ARGV[6]   cost * period / limit, whole ms (a charge's cost * period at
---           most 2^51)
--- ARGV[7]   cost * period mod limit (frac)
--- ARGV[8]   burst * period / limit, whole ms (the tolerance)
--- ARGV[9]   burst * period mod limit (frac)
--- ARGV[10]  period in ms (one request is max(period, 1) ticks)
--- Reply     the decision (see the prelude)
+-- ARGV[p]     limit
+-- ARGV[p + 1] cost * period / limit, whole ms (a charge's cost * period at
+--             most 2^51)
+-- ARGV[p + 2] cost * period mod limit (frac)
+-- ARGV[p + 3] burst * period / limit, whole ms (the tolerance)
+-- ARGV[p + 4] burst * period mod limit (frac)
+-- ARGV[p + 5] period in ms (one request is max(period, 1) ticks)
+-- Reply       the decision (see the prelude)
 --
 -- Storage: frac as an integer; the key expires at ceil(TAT), which gives
 -- tat_ms back. The caller checks that every ms value stays below 2^52.
-assert(#ARGV == 10, 'leaky_bucket expects 10 arguments')
-local limit = tonumber(ARGV[5])
-local c_ms, c_frac = tonumber(ARGV[6]), tonumber(ARGV[7])
-local t_ms, t_frac = tonumber(ARGV[8]), tonumber(ARGV[9])
-local period = tonumber(ARGV[10])
-local ticks = period
-if ticks < 1 then
-  ticks = 1
-end
+
+-- This check's numbers (set by the algorithm, read by the helpers): the
+-- limit, one request's ticks and the tolerance (ms, frac).
+local limit, ticks, t_ms, t_frac
 
 -- (a_ms, a_frac) - (b_ms, b_frac), frac kept in [0, limit).
 local function sub(a_ms, a_frac, b_ms, b_frac)
@@ -54,75 +47,3 @@ local function room(ms, frac)
   return q + divmod(r + d_frac, ticks)
 end
 
-local raw = exp and redis.call('GET', key)
-if raw == MARKER then
-  return blocked()
-end
-local tat_ms, tat_frac = 0, 0
-if raw then
-  tat_frac = tonumber(raw) or 0
-  tat_ms = exp
-  if tat_frac > 0 then
-    tat_ms = exp - 1
-  end
-  -- Written under another limit: carry whole ms out of frac.
-  local q, r = divmod(tat_frac, limit)
-  tat_ms, tat_frac = tat_ms + q, r
-end
-
-local ms, frac = tat_ms, tat_frac
-if ms < now then
-  ms, frac = now, 0
-end
--- The level before this request, as the TAT's distance from now.
-local before_ms = ms - now
-local before_frac = frac
-ms, frac = ms + c_ms, frac + c_frac
-if frac >= limit then
-  ms, frac = ms + 1, frac - limit
-end
-local level = ms - now
-if charge then
-  -- The cost is added whether or not it fits; the level saturates at 2^51
-  -- ticks (as the core), which keeps every sum exact.
-  local cap_ms, cap_frac = divmod(2251799813685248, limit)
-  if level > cap_ms or (level == cap_ms and frac > cap_frac) then
-    level, frac = cap_ms, cap_frac
-    if before_ms > cap_ms or (before_ms == cap_ms and before_frac > cap_frac) then
-      level, frac = before_ms, before_frac
-    end
-    ms = now + level
-  end
-  local fits = level < t_ms or (level == t_ms and frac <= t_frac)
-  if fits or penalty == 0 then
-    set_until(int(frac), ceil_ms(ms, frac), raw)
-  end
-  if fits then
-    return reply(1, 0, room(level, frac), ceil_ms(level, frac), 0)
-  end
-  -- Refused as a request of cost 1 would be: until the level plus one
-  -- request fits.
-  local retry = period
-  if t_ms > 0 or t_frac > 0 then
-    local o_ms, o_frac = divmod(ticks, limit)
-    local l_ms, l_frac = level + o_ms, frac + o_frac
-    if l_frac >= limit then
-      l_ms, l_frac = l_ms + 1, l_frac - limit
-    end
-    retry = ceil_ms(sub(l_ms, l_frac, t_ms, t_frac))
-  end
-  return refuse(retry, 0, ceil_ms(level, frac), raw)
-end
-if level < t_ms or (level == t_ms and frac <= t_frac) then
-  if not probe then
-    set_until(int(frac), ceil_ms(ms, frac), raw)
-  end
-  return reply(1, 0, room(level, frac), ceil_ms(level, frac), 0)
-end
--- Refused: Retry-After is the time until the request fits, or a whole
--- period for a cost above the burst.
-local retry = period
-if c_ms < t_ms or (c_ms == t_ms and c_frac <= t_frac) then
-  retry = ceil_ms(sub(level, frac, t_ms, t_frac))
-end
-return refuse(retry, room(before_ms, before_frac), ceil_ms(before_ms, before_frac), raw)

@@ -1,23 +1,31 @@
--- Shared prelude, concatenated at build time in front of every algorithm
--- script (see scripts.rs). It reads the time, the key's expiry and the
--- penalty marker, and defines exact integer helpers.
+-- Shared prelude, concatenated at build time in front of the algorithms
+-- (see scripts.rs). It reads the time (once per call), defines exact
+-- integer helpers, and `begin`, which reads one check's mode, penalty and
+-- key expiry. Each algorithm has its helpers (`sliding_window.lua`) and
+-- its check (`sliding_window_check.lua`, which reads its parameters from
+-- ARGV[p]): one check's script runs the check at the top level (the
+-- prelude, the helpers, `begin`, the check), the batch script as the body
+-- of the algorithm's function (`sliding_window = function(p) ... end`),
+-- so both run the same code (see scripts.rs).
 --
--- KEYS[1]  the subject's key: <prefix>{<subject hex>}:<namespace>
 -- ARGV[1]  now in Unix ms, or "" to read Valkey TIME
 -- ARGV[2]  expiry offset in ms: 0 with Valkey TIME; with injected time a
 --          constant added to every expiry so that past injected times
 --          still give live keys (the script itself decides staleness)
--- ARGV[3]  penalty in ms (0: none)
--- ARGV[4]  mode (see `CheckMode`): "0" count the request when it fits;
+-- Then each check's arguments (one check's script: from ARGV[3]; the
+-- batch script: after the algorithm's index, see batch_head.lua):
+-- penalty  in ms (0: none)
+-- mode     (see `CheckMode`): "0" count the request when it fits;
 --          "1" probe: decide as a count would, write nothing, start no
 --          penalty; "2" charge: add the cost whether or not it fits (the
 --          total may pass the limit), and when it is then over the limit
 --          answer as refused (Retry-After: until a request of cost 1
 --          fits) and start the penalty. Distinct counts only.
--- ARGV[5..] the algorithm's parameters (see each algorithm's header)
+-- params   the algorithm's parameters (see each algorithm's header; `p`
+--          is the position of the first one)
 --
--- Every reply is one string of five decimal integers separated by spaces,
--- "status retry remaining reset until", the decision itself (see `reply`):
+-- Every decision is one string of five decimal integers separated by
+-- spaces, "status retry remaining reset until" (see `reply`):
 --   status 0 refused, 1 admitted, 2 blocked by a penalty (nothing
 --   counted), 3 refused and a penalty started, 4 not counted (distinct
 --   without a value);
@@ -32,9 +40,11 @@
 -- the caller refuses parameters that would not fit and checks that every
 -- reply value stays below 2^53. Numbers are written with
 -- string.format('%d') since tostring would use %.14g.
+--
+-- A Lua function is made anew on every call of a script (about 40 ns
+-- each): helpers live at file level, not inside the algorithms, and the
+-- batch script builds only the algorithms it uses.
 
-assert(#KEYS == 1, 'expected 1 key')
-local key = KEYS[1]
 local now, offset
 if ARGV[1] == '' then
   local t = redis.call('TIME')
@@ -44,14 +54,24 @@ else
   now = tonumber(ARGV[1])
   offset = tonumber(ARGV[2])
 end
-local penalty = tonumber(ARGV[3])
-assert(now and offset and penalty, 'bad time or penalty argument')
-local mode = ARGV[4]
-local probe, charge = mode == '1', mode == '2'
-assert(probe or charge or mode == '0', 'bad mode argument')
-if probe then
-  penalty = 0
-end
+assert(now and offset, 'bad time argument')
+
+-- How many parameters each algorithm takes, by index (1 fixed window, 2
+-- sliding window, 3 token bucket, 4 leaky bucket, 5 distinct), a digit
+-- each: `string.byte(PARAMS, i) - 48`. (A table would be built anew on
+-- every call.)
+local PARAMS = '33464'
+
+-- The algorithms in the batch script, each a function of `p` (see above)
+-- that returns the decision.
+local fixed_window, sliding_window, token_bucket, leaky_bucket, distinct
+
+-- The check being decided (set by `check`): its key, penalty in ms, mode,
+-- and the key's expiry as Valkey holds it (`pexp`: -2 absent, -1 none,
+-- else Unix ms, plus the offset with injected time) and in script time
+-- (`exp`: nil when absent, without expiry, or already past; a stale key
+-- counts as absent).
+local key, penalty, probe, charge, pexp, exp
 
 local function int(x)
   return string.format('%d', x)
@@ -93,17 +113,6 @@ end
 -- element by element, which costs more than formatting one string.
 local function reply(status, retry, remaining, reset, untl)
   return string.format('%d %d %d %d %d', status, retry, remaining, reset, untl)
-end
-
--- The key's expiry as Valkey holds it: -2 absent, -1 none, else Unix ms
--- (plus the offset with injected time).
-local pexp = redis.call('PEXPIRETIME', key)
-
--- The key's expiry in script time, or nil when absent, without expiry, or
--- already past (a stale key counts as absent).
-local exp = nil
-if pexp >= 0 and pexp - offset > now then
-  exp = pexp - offset
 end
 
 -- Whether expiry `e` is the window end `target` (windows of `period`).
@@ -174,4 +183,22 @@ local function refuse(retry, remaining, reset, old)
     return reply(3, penalty, 0, penalty, now + penalty)
   end
   return reply(0, retry, remaining, reset, 0)
+end
+
+-- Starts one check: its key `k`, its penalty and mode at ARGV[o] and
+-- ARGV[o + 1]; its parameters follow them.
+local function begin(k, o)
+  key = k
+  penalty = tonumber(ARGV[o])
+  local mode = ARGV[o + 1]
+  probe, charge = mode == '1', mode == '2'
+  assert(penalty and (probe or charge or mode == '0'), 'bad penalty or mode argument')
+  if probe then
+    penalty = 0
+  end
+  pexp = redis.call('PEXPIRETIME', key)
+  exp = nil
+  if pexp >= 0 and pexp - offset > now then
+    exp = pexp - offset
+  end
 end

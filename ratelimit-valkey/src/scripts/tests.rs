@@ -8,10 +8,32 @@ use std::time::Duration;
 
 #[test]
 fn every_script_has_the_prelude_and_its_argument_check() {
-    for (algorithm, src) in SOURCES {
-        assert!(src.starts_with("-- Shared prelude"), "{algorithm:?}");
-        assert!(src.contains("assert(#ARGV =="), "{algorithm:?}");
-        assert!(src.contains("assert(#KEYS == 1"), "{algorithm:?}");
+    let names = [
+        "fixed_window",
+        "sliding_window",
+        "token_bucket",
+        "leaky_bucket",
+        "distinct",
+    ];
+    for (i, src) in SOURCES.iter().enumerate() {
+        assert!(src.starts_with("-- Shared prelude"), "{i}");
+        let checks = |name: &str| src.contains(&format!("-- The {} check", name.replace('_', " ")));
+        if i == BATCH {
+            assert!(names.iter().all(|n| checks(n)));
+            assert!(names
+                .iter()
+                .all(|n| src.contains(&format!("\n{n} = function(p)\n"))));
+            assert!(src.contains("'wrong number of arguments for the keys'"));
+            assert!(src.contains("pcall(run_check,"));
+        } else {
+            assert!(
+                names.iter().enumerate().all(|(j, n)| checks(n) == (i == j)),
+                "{i}"
+            );
+            assert!(src.contains("assert(#KEYS == 1 and #ARGV == 4 + "), "{i}");
+            assert!(src.contains("\nbegin(KEYS[1], 3)\nlocal p = 5\n"), "{i}");
+            assert!(!src.contains("= function(p)\n"), "{i}");
+        }
     }
 }
 
@@ -37,24 +59,24 @@ fn args(rule: RuleBuilder, cost: u64, mode: CheckMode) -> Vec<u64> {
         .collect()
 }
 
-/// ARGV[3] penalty and ARGV[4] mode: a probe starts no penalty; a
+/// The check's first two arguments, penalty and mode: a probe starts no penalty; a
 /// charge's bucket units are bounded as the core bounds a debt.
 #[test]
-fn the_mode_goes_in_argv_4() {
+fn the_mode_follows_the_penalty() {
     let m = Duration::from_secs(60);
     let fw = || RuleBuilder::new("a").fixed_window(10, m);
     assert_eq!(
-        args(fw(), 1, CheckMode::Count)[2..],
+        args(fw(), 1, CheckMode::Count)[..],
         [9000, 0, 10, 60_000, 1]
     );
-    assert_eq!(args(fw(), 1, CheckMode::Probe)[2..], [0, 1, 10, 60_000, 1]);
+    assert_eq!(args(fw(), 1, CheckMode::Probe)[..], [0, 1, 10, 60_000, 1]);
     assert_eq!(
-        args(fw(), 7, CheckMode::Charge)[2..],
+        args(fw(), 7, CheckMode::Charge)[..],
         [9000, 2, 10, 60_000, 7]
     );
     let tb = || RuleBuilder::new("b").token_bucket(10, m, 5);
-    assert_eq!(args(tb(), 2, CheckMode::Charge)[6], 120_000);
-    assert_eq!(args(tb(), u64::MAX, CheckMode::Charge)[6], 1 << 51);
+    assert_eq!(args(tb(), 2, CheckMode::Charge)[4], 120_000);
+    assert_eq!(args(tb(), u64::MAX, CheckMode::Charge)[4], 1 << 51);
 }
 
 #[test]
@@ -79,7 +101,8 @@ fn distinct_rules_only_count() {
 
 #[test]
 fn script_hashes_differ() {
-    let hashes: std::collections::HashSet<_> =
-        (0..5).map(|i| script(i).get_hash().to_string()).collect();
-    assert_eq!(hashes.len(), 5);
+    let hashes: std::collections::HashSet<_> = (0..=BATCH)
+        .map(|i| script(i).get_hash().to_string())
+        .collect();
+    assert_eq!(hashes.len(), 6);
 }

@@ -2,25 +2,21 @@
 -- `period`; a request takes `cost` tokens. Tokens are counted in units of
 -- 1/period of a token, as the core does, so no fraction is rounded.
 --
--- KEYS[1]   the subject's key
--- ARGV[1-4] now, expiry offset, penalty, mode (see the prelude)
--- ARGV[5]   limit (refill units per ms)
--- ARGV[6]   capacity: burst * period
--- ARGV[7]   this request's need: cost * period (a charge's at most 2^51)
--- ARGV[8]   period in ms (Retry-After of a cost above the burst)
--- Reply     the decision (see the prelude)
+-- ARGV[p]     limit (refill units per ms)
+-- ARGV[p + 1] capacity: burst * period
+-- ARGV[p + 2] this request's need: cost * period (a charge's at most 2^51)
+-- ARGV[p + 3] period in ms (Retry-After of a cost above the burst)
+-- Reply       the decision (see the prelude)
 --
 -- Storage: the units spent, as an integer; the key expires when the bucket
 -- is full again, updated_ms + ceil(spent / limit), which gives updated_ms
 -- back. The caller checks that capacity + need < 2^53 (for a charge:
 -- capacity + period < 2^52).
-assert(#ARGV == 8, 'token_bucket expects 8 arguments')
-local limit, capacity, need_cost = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local period = tonumber(ARGV[8])
-local unit = period
-if unit < 1 then
-  unit = 1
-end
+local MAX_CHARGED = 2251799813685248
+
+-- This check's numbers (set by the algorithm, read by the helpers): `raw`
+-- is what the key holds, `at` when the bucket was last drained.
+local limit, raw, at
 
 local function ceil_div(x, d)
   local q, r = divmod(x, d)
@@ -30,33 +26,6 @@ local function ceil_div(x, d)
   return q
 end
 
-local raw = exp and redis.call('GET', key)
-if raw == MARKER then
-  return blocked()
-end
-local spent, updated = 0, 0
-if raw then
-  spent = tonumber(raw) or 0
-  updated = exp - ceil_div(spent, limit)
-end
-
-local elapsed = now - updated
-if elapsed < 0 then
-  elapsed = 0
-end
--- elapsed * limit may pass 2^53, but then it is above spent (< 2^53).
-local drained = elapsed * limit
-local left = 0
-if drained < spent then
-  left = spent - drained
-end
-local at = now
-if updated > now then
-  at = updated
-end
-
-local MAX_CHARGED = 2251799813685248
-
 local function store(units)
   if units > 0 then
     set_until(int(units), at + ceil_div(units, limit), raw)
@@ -65,48 +34,3 @@ local function store(units)
   end
 end
 
-if charge then
-  -- The cost is added whether or not it fits; the debt saturates at 2^51
-  -- units (as the core), which keeps every sum below 2^53, exact.
-  local spent = left + need_cost
-  if spent > MAX_CHARGED then
-    spent = math.max(left, MAX_CHARGED)
-  end
-  local reset = ceil_div(spent, limit)
-  if spent <= capacity then
-    store(spent)
-    return reply(1, 0, divmod(capacity - spent, unit), reset, 0)
-  end
-  if penalty == 0 then
-    store(spent)
-  end
-  -- Refused as a request of cost 1 would be.
-  local retry = period
-  if capacity > 0 then
-    retry = ceil_div(spent + unit - capacity, limit)
-  end
-  return refuse(retry, 0, reset, raw)
-end
-
-local need = left + need_cost
-if need <= capacity then
-  if not probe then
-    store(need)
-  end
-  local remaining = divmod(capacity - need, unit)
-  return reply(1, 0, remaining, ceil_div(need, limit), 0)
-end
--- Refused: Retry-After is the time until the need fits, or a whole period
--- for a cost above the burst; the bucket keeps what drained.
-local retry = period
-if need_cost <= capacity then
-  retry = ceil_div(need - capacity, limit)
-end
-local room = 0
-if left < capacity then
-  room = divmod(capacity - left, unit)
-end
-if penalty == 0 and not probe then
-  store(left)
-end
-return refuse(retry, room, ceil_div(left, limit), raw)

@@ -1,0 +1,221 @@
+//! One script call: the checks of one request that one `EVALSHA` decides.
+//!
+//! Keys are `<prefix>{<subject>}<namespace>`, so one subject lives in one
+//! hash slot whatever the rule. A standalone server takes every check of a
+//! batch in one call (it enforces no slots); a cluster node takes one call
+//! per slot (a script's keys must share one). A call of one check runs its
+//! algorithm's script and gets its decision; a call of several runs the
+//! batch script, which decides each check in turn, each in a protected
+//! call, and answers an array of decisions in which a check's error (a key
+//! of the wrong type) is that check's item alone.
+//!
+//! A call is the unit of everything that happens to a reply as a whole: a
+//! `NOSCRIPT` reload (see [`crate::node`]) and a cluster's `MOVED` / `ASK`
+//! hop (see [`crate::route`]) take the whole call, which did not run.
+
+use std::collections::HashMap;
+
+use redis::{Cmd, Value};
+
+use crate::cluster;
+use crate::scripts::{push_args, script, Invocation, BATCH};
+
+/// The checks of one script call: their positions in the batch and their
+/// invocations, never empty.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Call {
+    /// Each check's position in the batch.
+    pub(crate) idx: Vec<usize>,
+    /// Each check's invocation.
+    pub(crate) invs: Vec<Invocation>,
+}
+
+impl Call {
+    /// Adds a check.
+    pub(crate) fn push(&mut self, i: usize, inv: Invocation) {
+        self.idx.push(i);
+        self.invs.push(inv);
+    }
+
+    /// The index of the script this call runs: the algorithm's for one
+    /// check, else the batch script.
+    pub(crate) fn script(&self) -> usize {
+        match self.invs.as_slice() {
+            [one] => one.script,
+            _ => BATCH,
+        }
+    }
+
+    /// `EVALSHA sha N key1..keyN now offset args...`: for one check its
+    /// arguments, for several each check's algorithm (1-based) then its
+    /// arguments.
+    pub(crate) fn evalsha(&self) -> Cmd {
+        let s = self.script();
+        let mut cmd = redis::cmd("EVALSHA");
+        cmd.arg(script(s).get_hash()).arg(self.invs.len());
+        for inv in &self.invs {
+            cmd.arg(&inv.key);
+        }
+        if let Some(first) = self.invs.first() {
+            push_args(&mut cmd, &first.time);
+        }
+        for inv in &self.invs {
+            if s == BATCH {
+                cmd.arg(inv.script + 1);
+            }
+            push_args(&mut cmd, &inv.args);
+        }
+        cmd
+    }
+
+    /// Each check's reply, from the call's: the batch script's lines one
+    /// by one (a line `-CODE message` is that check's error); an error of
+    /// the whole call (the script did not run, or failed as a whole) for
+    /// every check.
+    pub(crate) fn replies(&self, v: Value) -> Vec<Value> {
+        let n = self.invs.len();
+        if n == 1 {
+            return vec![v];
+        }
+        let Value::BulkString(text) = v else {
+            return vec![v; n];
+        };
+        let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+        if lines.len() != n {
+            let e = format!("ERR {} replies for {n} checks", lines.len());
+            return vec![server_error(e.as_bytes()); n];
+        }
+        lines
+            .into_iter()
+            .map(|line| match line.strip_prefix(b"-") {
+                Some(e) => server_error(e),
+                None => Value::BulkString(line.to_vec()),
+            })
+            .collect()
+    }
+}
+
+/// A server error reply `-<text>` (its code the first word of `text`).
+fn server_error(text: &[u8]) -> Value {
+    let mut resp = Vec::with_capacity(text.len() + 3);
+    resp.push(b'-');
+    resp.extend(text.iter().map(|&b| if b == b'\r' { b' ' } else { b }));
+    resp.extend_from_slice(b"\r\n");
+    redis::parse_redis_value(&resp).unwrap_or(Value::Nil)
+}
+
+/// The calls of `invs` (positions and invocations): one per hash slot.
+pub(crate) fn by_slot(invs: Vec<(usize, Invocation)>) -> Vec<Call> {
+    let mut calls: Vec<Call> = Vec::new();
+    let mut slots: HashMap<u16, usize> = HashMap::new();
+    for (i, inv) in invs {
+        let slot = cluster::slot(inv.key.as_bytes());
+        let c = *slots.entry(slot).or_insert_with(|| {
+            calls.push(Call::default());
+            calls.len() - 1
+        });
+        calls[c].push(i, inv);
+    }
+    calls
+}
+
+/// All of `invs` in one call (a standalone server), or none when empty.
+pub(crate) fn one_call(invs: Vec<(usize, Invocation)>) -> Option<Call> {
+    let mut call = Call::default();
+    for (i, inv) in invs {
+        call.push(i, inv);
+    }
+    (!call.invs.is_empty()).then_some(call)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scripts::Arg;
+
+    fn inv(script: usize, key: &str) -> Invocation {
+        Invocation {
+            script,
+            key: key.into(),
+            time: [Arg::Empty, Arg::U(0)],
+            args: vec![Arg::U(0), Arg::U(0), Arg::U(10), Arg::U(60_000), Arg::U(1)],
+        }
+    }
+
+    fn words(cmd: &Cmd) -> Vec<String> {
+        cmd.args_iter()
+            .map(|a| match a {
+                redis::Arg::Simple(b) => String::from_utf8_lossy(b).into_owned(),
+                _ => "not simple".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_check_calls_its_algorithms_script() {
+        let call = one_call(vec![(0, inv(1, "rl:{a}x"))]).expect("a call");
+        assert_eq!(call.script(), 1);
+        let w = words(&call.evalsha());
+        let sha = script(1).get_hash();
+        assert_eq!(
+            w,
+            ["EVALSHA", sha, "1", "rl:{a}x", "", "0", "0", "0", "10", "60000", "1"]
+        );
+    }
+
+    #[test]
+    fn several_checks_call_the_batch_script() {
+        let call = one_call(vec![(0, inv(1, "rl:{a}x")), (3, inv(2, "rl:{b}y"))]).expect("call");
+        assert_eq!(call.script(), BATCH);
+        assert_eq!(call.idx, [0, 3]);
+        let w = words(&call.evalsha());
+        assert_eq!(w[1], script(BATCH).get_hash());
+        let tail = [
+            "2", "rl:{a}x", "rl:{b}y", "", "0", "2", "0", "0", "10", "60000", "1", "3", "0", "0",
+            "10", "60000", "1",
+        ];
+        assert_eq!(w[2..], tail);
+        assert!(one_call(Vec::new()).is_none());
+    }
+
+    #[test]
+    fn calls_group_checks_by_slot() {
+        let calls = by_slot(vec![
+            (0, inv(1, "rl:{a}x")),
+            (1, inv(2, "rl:{b}x")),
+            (2, inv(0, "rl:{a}y")),
+        ]);
+        let idx: Vec<_> = calls.iter().map(|c| c.idx.clone()).collect();
+        assert_eq!(idx, [vec![0, 2], vec![1]]);
+    }
+
+    #[test]
+    fn a_batch_reply_splits_per_check() {
+        let call = one_call(vec![(0, inv(1, "rl:{a}x")), (1, inv(1, "rl:{a}y"))]).expect("call");
+        let text = |s: &str| Value::BulkString(s.as_bytes().to_vec());
+        let items = call.replies(text("1 0 3 4 0\n-WRONGTYPE Operation against a key"));
+        assert_eq!(items[0], text("1 0 3 4 0"));
+        let Value::ServerError(e) = &items[1] else {
+            panic!("{items:?}");
+        };
+        assert_eq!(
+            (e.code(), e.details()),
+            ("WRONGTYPE", Some("Operation against a key"))
+        );
+        // The whole call refused (it did not run): each check's reply.
+        let moved = redis::parse_redis_value(b"-MOVED 1 127.0.0.1:7001\r\n").expect("resp");
+        assert_eq!(call.replies(moved.clone()), [moved.clone(), moved]);
+        // A wrong count: an error for each, never a misplaced decision.
+        for bad in [
+            text("1 0 3 4 0"),
+            text("1 0 3 4 0\n\n1 0 3 4 0"),
+            text("-\r\n\n-"),
+        ] {
+            let out = call.replies(bad);
+            assert_eq!(out.len(), 2);
+            assert!(out
+                .iter()
+                .all(|v| !matches!(v, Value::BulkString(b) if b.starts_with(b"1"))));
+        }
+    }
+}

@@ -1,0 +1,40 @@
+-- The batch script's main part (see batch_head.lua): each check in turn,
+-- each in its own protected call. The reply is one string, the checks'
+-- replies one per line: an array reply costs Valkey far more (several
+-- microseconds for a table of one item) than formatting one string.
+local function run_check(k, o, run)
+  begin(k, o)
+  return run(o + 2)
+end
+
+local out = {}
+local o = 3
+for i = 1, #KEYS do
+  local a = tonumber(ARGV[o])
+  local run = distinct
+  if a == 1 then
+    run = fixed_window
+  elseif a == 2 then
+    run = sliding_window
+  elseif a == 3 then
+    run = token_bucket
+  elseif a == 4 then
+    run = leaky_bucket
+  end
+  local ok, r = pcall(run_check, KEYS[i], o + 1, run)
+  if not ok then
+    -- A command's error (WRONGTYPE ...) or the script's own (an argument
+    -- out of range): "-CODE message" on its line, as RESP writes errors.
+    if type(r) == 'table' then
+      r = r.err
+    end
+    r = string.gsub(tostring(r), '[\r\n]', ' ')
+    if not string.find(r, '^%u+ ') then
+      r = 'ERR ' .. r
+    end
+    r = '-' .. r
+  end
+  out[i] = r
+  o = o + 3 + string.byte(PARAMS, a) - 48
+end
+return table.concat(out, '\n')

@@ -1,0 +1,24 @@
+-- The batch script: N checks of one request, KEYS[i] the key of check i
+-- (in a cluster, keys of one hash slot). After ARGV[1-2] (see the
+-- prelude), each check's arguments in turn: its algorithm's index (1
+-- fixed window, 2 sliding window, 3 token bucket, 4 leaky bucket, 5
+-- distinct), then its penalty, mode and parameters.
+--
+-- Reply: one string of N lines, each check's decision (see the prelude)
+-- or its error as "-CODE message": one check's error (a key of the wrong
+-- type, an argument out of range) leaves the others' decisions as they
+-- are.
+--
+-- Only the algorithms the batch uses are built: their files are wrapped in
+-- `if uses[<index>] then ... end` (see scripts.rs).
+local uses = {}
+do
+  local o = 3
+  for _ = 1, #KEYS do
+    local a = tonumber(ARGV[o])
+    assert(a == 1 or a == 2 or a == 3 or a == 4 or a == 5, 'bad algorithm argument')
+    uses[a] = true
+    o = o + 3 + string.byte(PARAMS, a) - 48
+  end
+  assert(o == #ARGV + 1, 'wrong number of arguments for the keys')
+end

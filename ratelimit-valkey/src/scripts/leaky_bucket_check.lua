@@ -1,0 +1,83 @@
+-- The leaky bucket check (see leaky_bucket.lua): the body of
+-- `leaky_bucket`, or one check's script itself (see scripts.rs).
+limit = tonumber(ARGV[p])
+local c_ms, c_frac = tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2])
+t_ms, t_frac = tonumber(ARGV[p + 3]), tonumber(ARGV[p + 4])
+local period = tonumber(ARGV[p + 5])
+ticks = period
+if ticks < 1 then
+  ticks = 1
+end
+
+local raw = exp and redis.call('GET', key)
+if raw == MARKER then
+  return blocked()
+end
+local tat_ms, tat_frac = 0, 0
+if raw then
+  tat_frac = tonumber(raw) or 0
+  tat_ms = exp
+  if tat_frac > 0 then
+    tat_ms = exp - 1
+  end
+  -- Written under another limit: carry whole ms out of frac.
+  local q, r = divmod(tat_frac, limit)
+  tat_ms, tat_frac = tat_ms + q, r
+end
+
+local ms, frac = tat_ms, tat_frac
+if ms < now then
+  ms, frac = now, 0
+end
+-- The level before this request, as the TAT's distance from now.
+local before_ms = ms - now
+local before_frac = frac
+ms, frac = ms + c_ms, frac + c_frac
+if frac >= limit then
+  ms, frac = ms + 1, frac - limit
+end
+local level = ms - now
+if charge then
+  -- The cost is added whether or not it fits; the level saturates at 2^51
+  -- ticks (as the core), which keeps every sum exact.
+  local cap_ms, cap_frac = divmod(2251799813685248, limit)
+  if level > cap_ms or (level == cap_ms and frac > cap_frac) then
+    level, frac = cap_ms, cap_frac
+    if before_ms > cap_ms or (before_ms == cap_ms and before_frac > cap_frac) then
+      level, frac = before_ms, before_frac
+    end
+    ms = now + level
+  end
+  local fits = level < t_ms or (level == t_ms and frac <= t_frac)
+  if fits or penalty == 0 then
+    set_until(int(frac), ceil_ms(ms, frac), raw)
+  end
+  if fits then
+    return reply(1, 0, room(level, frac), ceil_ms(level, frac), 0)
+  end
+  -- Refused as a request of cost 1 would be: until the level plus one
+  -- request fits.
+  local retry = period
+  if t_ms > 0 or t_frac > 0 then
+    local o_ms, o_frac = divmod(ticks, limit)
+    local l_ms, l_frac = level + o_ms, frac + o_frac
+    if l_frac >= limit then
+      l_ms, l_frac = l_ms + 1, l_frac - limit
+    end
+    retry = ceil_ms(sub(l_ms, l_frac, t_ms, t_frac))
+  end
+  return refuse(retry, 0, ceil_ms(level, frac), raw)
+end
+if level < t_ms or (level == t_ms and frac <= t_frac) then
+  if not probe then
+    set_until(int(frac), ceil_ms(ms, frac), raw)
+  end
+  return reply(1, 0, room(level, frac), ceil_ms(level, frac), 0)
+end
+-- Refused: Retry-After is the time until the request fits, or a whole
+-- period for a cost above the burst.
+local retry = period
+if c_ms < t_ms or (c_ms == t_ms and c_frac <= t_frac) then
+  retry = ceil_ms(sub(level, frac, t_ms, t_frac))
+end
+return refuse(retry, room(before_ms, before_frac), ceil_ms(before_ms, before_frac), raw)
