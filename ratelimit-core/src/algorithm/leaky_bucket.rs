@@ -43,13 +43,42 @@ impl State {
     }
 }
 
+/// The quota and `now` in ticks of `1 / limit` ms: what a check and a
+/// charge start from.
+struct Ticks {
+    /// Ticks per ms.
+    limit: u128,
+    /// One request, in ticks (the period in ms).
+    t: u128,
+    /// The bucket's size, in ticks.
+    tolerance: u128,
+    /// `now` in ticks.
+    now_t: u128,
+}
+
+impl Ticks {
+    #[inline(always)]
+    fn at(now: u64, q: &Quota) -> Self {
+        let limit = q.limit.max(1) as u128;
+        let t = q.period_ms.max(1) as u128;
+        Self {
+            limit,
+            t,
+            tolerance: q.burst as u128 * t,
+            now_t: now as u128 * limit,
+        }
+    }
+}
+
 /// Checks one request at `now` (Unix ms) and updates `state`.
 #[inline(always)]
 pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
-    let limit = q.limit.max(1) as u128;
-    let t = q.period_ms.max(1) as u128; // one request, in ticks
-    let tolerance = q.burst as u128 * t;
-    let now_t = now as u128 * limit;
+    let Ticks {
+        limit,
+        t,
+        tolerance,
+        now_t,
+    } = Ticks::at(now, q);
     // Ticks past `now`: the bucket's level before and after the request.
     let level = state.ticks(limit).max(now_t) - now_t;
     let new_level = level + q.cost as u128 * t;
@@ -58,7 +87,7 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
         let remaining = narrow(div_rem(tolerance - new_level, t).0);
         return Decision::allow(remaining, narrow(ceil_div(new_level, limit)));
     }
-    let remaining = narrow(tolerance.saturating_sub(level) / t);
+    let remaining = narrow(div_rem(tolerance.saturating_sub(level), t).0);
     let retry = if q.cost > q.burst {
         q.period_ms
     } else {
@@ -72,10 +101,12 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
 /// at [`MAX_CHARGED_UNITS`] ticks). Admitted while the bucket does not
 /// overflow; else Retry-After is when a request of cost 1 fits again.
 pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
-    let limit = q.limit.max(1) as u128;
-    let t = q.period_ms.max(1) as u128;
-    let tolerance = q.burst as u128 * t;
-    let now_t = now as u128 * limit;
+    let Ticks {
+        limit,
+        t,
+        tolerance,
+        now_t,
+    } = Ticks::at(now, q);
     let tat = state.ticks(limit).max(now_t);
     let mut level = tat - now_t + q.cost as u128 * t;
     if level > MAX_CHARGED_UNITS {

@@ -19,13 +19,42 @@ pub(crate) struct State {
     pub(crate) updated_ms: u64,
 }
 
+/// The quota in units of `1 / period` of a token, and what `state` has
+/// spent once drained up to `now`: what a check and a charge start from.
+struct Drained {
+    /// One token, in units (the period in ms).
+    p: u128,
+    /// Units refilled per ms.
+    limit: u128,
+    /// The bucket's size, in units.
+    capacity: u128,
+    /// Units spent and not yet refilled at `now`.
+    spent: u128,
+}
+
+impl Drained {
+    #[inline(always)]
+    fn at(state: &State, now: u64, q: &Quota) -> Self {
+        let p = q.period_ms.max(1) as u128;
+        let limit = q.limit.max(1) as u128;
+        let elapsed = now.saturating_sub(state.updated_ms) as u128;
+        Self {
+            p,
+            limit,
+            capacity: q.burst as u128 * p,
+            spent: (state.spent as u128).saturating_sub(elapsed.saturating_mul(limit)),
+        }
+    }
+}
+
 /// Checks one request at `now` (Unix ms) and updates `state`.
 pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
-    let p = q.period_ms.max(1) as u128;
-    let limit = q.limit.max(1) as u128;
-    let capacity = q.burst as u128 * p;
-    let elapsed = now.saturating_sub(state.updated_ms) as u128;
-    let spent = (state.spent as u128).saturating_sub(elapsed.saturating_mul(limit));
+    let Drained {
+        p,
+        limit,
+        capacity,
+        spent,
+    } = Drained::at(state, now, q);
     let need = spent + q.cost as u128 * p;
     let (decision, spent) = if need <= capacity {
         let remaining = narrow(div_rem(capacity - need, p).0);
@@ -57,11 +86,12 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
 /// while the bucket is not overdrawn; else Retry-After is when a request of
 /// cost 1 fits again. The debt saturates at [`MAX_CHARGED_UNITS`].
 pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
-    let p = q.period_ms.max(1) as u128;
-    let limit = q.limit.max(1) as u128;
-    let capacity = q.burst as u128 * p;
-    let elapsed = now.saturating_sub(state.updated_ms) as u128;
-    let spent = (state.spent as u128).saturating_sub(elapsed.saturating_mul(limit));
+    let Drained {
+        p,
+        limit,
+        capacity,
+        spent,
+    } = Drained::at(state, now, q);
     let mut charged = spent + q.cost as u128 * p;
     if charged > MAX_CHARGED_UNITS {
         charged = spent.max(MAX_CHARGED_UNITS);
