@@ -91,33 +91,30 @@ pub(super) fn split_quoted(s: &str, sep: u8) -> impl Iterator<Item = &str> {
 
 /// Whether a double quote is still open at the end of `s`.
 fn quote_left_open(s: &[u8]) -> bool {
-    let mut quoted = false;
-    let mut i = 0;
-    while i < s.len() {
-        match s[i] {
-            b'\\' if quoted => i += 1,
-            b'"' => quoted = !quoted,
-            _ => {}
-        }
-        i += 1;
-    }
-    quoted
+    scan(s, None) == Err(true)
 }
 
 /// The first `sep` outside quotes (`s` starts outside them).
 fn unquoted(s: &[u8], sep: u8) -> Option<usize> {
+    scan(s, Some(sep)).ok()
+}
+
+/// Reads `s` from outside quotes (a backslash escapes the next byte within
+/// them): the position of the first `sep` outside quotes, else whether a
+/// quote is open at the end.
+fn scan(s: &[u8], sep: Option<u8>) -> Result<usize, bool> {
     let mut quoted = false;
     let mut i = 0;
     while i < s.len() {
         match s[i] {
             b'\\' if quoted => i += 1,
             b'"' => quoted = !quoted,
-            b if b == sep && !quoted => return Some(i),
+            b if Some(b) == sep && !quoted => return Ok(i),
             _ => {}
         }
         i += 1;
     }
-    None
+    Err(quoted)
 }
 
 /// The `for=` value of one `Forwarded` element.
