@@ -33,7 +33,9 @@
 //!
 //! With `AXUM` set, the `http` bench's shape instead (see `axum_shape`):
 //! ours, or with `GOVERNOR` `tower_governor` configured as there, or with
-//! `PLAIN` the handler alone; `REFUSE` refuses as there.
+//! `PLAIN` the handler alone; `REFUSE` refuses as there. With `SAME` also
+//! set, every request comes from one address, as wrk's do in that bench
+//! (otherwise each request is a new key).
 //!
 //! ```text
 //! AXUM=1 GOVERNOR=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
@@ -179,7 +181,8 @@ mod axum_shape {
         let handler = tower::service_fn(|_req: Request<()>| async {
             Ok::<_, Infallible>(Response::new(axum::body::Body::from("hello")))
         });
-        let request = move |i| request(if refuse { 0 } else { i });
+        let same = refuse || std::env::var_os("SAME").is_some();
+        let request = move |i| request(if same { 0 } else { i });
         if plain {
             return drive(handler, n, request).await;
         }
