@@ -1,4 +1,11 @@
 //! [`ResponseFuture`]: check, then call the inner service or answer.
+//!
+//! The future is kept small: the state of a request still being checked
+//! (a backend with I/O) is boxed, a forwarded request holds only what its
+//! verdict asks of the response ([`After`]), and the layer's own answers are
+//! built when first polled. Every move of a future copies it: into a box
+//! for axum's routes, into hyper's connection state, through each
+//! `.await`.
 
 use std::fmt;
 use std::future::Future;
@@ -6,8 +13,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
-use bytes::Bytes;
-use http::{Request, Response, StatusCode};
+use http::{Request, Response};
 use pin_project_lite::pin_project;
 use ratelimit_core::limiter::VerdictFuture;
 use ratelimit_core::{Outcome, Verdict};
@@ -15,10 +21,8 @@ use tower_service::Service;
 use tracing::Span;
 
 use crate::layer::Shared;
-use crate::meter::Meter;
-use crate::response::outcome_label;
-use crate::service::own_answer;
-use crate::{headers, Charge, MakeResponse, ResponseBody, ResponseCost, WouldLimit};
+use crate::respond::{answered, charge_for, forwarded, observe, refused, After, Own};
+use crate::{MakeResponse, ResponseBody};
 
 pin_project! {
     /// The response future of [`RateLimit`](crate::RateLimit).
@@ -38,34 +42,38 @@ pin_project! {
 
 pin_project! {
     #[project = StateProj]
+    #[project_replace = StateTake]
     pub(crate) enum State<S, ReqB>
     where
         S: Service<Request<ReqB>>,
     {
         // The backend has not answered yet (a backend with I/O).
         Checking {
-            check: VerdictFuture,
-            request: Option<Request<ReqB>>,
-            inner: Option<S>,
+            checking: Box<Checking<S, ReqB>>,
         },
         Calling {
             #[pin]
             future: S::Future,
-            verdict: Verdict,
-            // Shared with the request's extensions when `charge: response`
-            // rules matched.
-            charge: Option<Charge>,
+            after: After,
         },
         // Refused at once: the limiter's answer is built on the first poll.
         Refused {
-            verdict: Option<Verdict>,
+            verdict: Verdict,
         },
         // The layer's own answer, without asking the limiter.
         Answered {
-            response: Option<Response<Bytes>>,
+            own: Own,
         },
         Done,
     }
+}
+
+/// A request waiting for a backend with I/O, with the inner service that
+/// will take it.
+pub(crate) struct Checking<S, ReqB> {
+    check: VerdictFuture,
+    request: Request<ReqB>,
+    inner: S,
 }
 
 impl<S, ReqB, M> ResponseFuture<S, ReqB, M>
@@ -86,62 +94,42 @@ where
         S: Clone,
     {
         let clone = inner.clone();
-        let state = State::Checking {
+        let checking = Box::new(Checking {
             check,
-            request: Some(request),
-            inner: Some(std::mem::replace(inner, clone)),
-        };
-        Self {
-            state,
-            shared,
-            span,
-        }
+            request,
+            inner: std::mem::replace(inner, clone),
+        });
+        Self::with(State::Checking { checking }, shared, span)
     }
 
     /// The future for a forwarded request: `future` is the inner service's
-    /// answer, `charge` what [`charge_for`] gave the request.
+    /// answer, `after` what the verdict asks of it.
     #[inline(always)]
     pub(crate) fn calling(
         future: S::Future,
-        verdict: Verdict,
-        charge: Option<Charge>,
+        after: After,
         shared: Arc<Shared<M>>,
         span: Option<Span>,
     ) -> Self {
-        Self {
-            state: State::Calling {
-                future,
-                verdict,
-                charge,
-            },
-            shared,
-            span,
-        }
+        Self::with(State::Calling { future, after }, shared, span)
     }
 
     /// The future for a refused request: the limiter's answer is built on
     /// the first poll.
     pub(crate) fn refused(verdict: Verdict, shared: Arc<Shared<M>>, span: Option<Span>) -> Self {
-        Self {
-            state: State::Refused {
-                verdict: Some(verdict),
-            },
-            shared,
-            span,
-        }
+        Self::with(State::Refused { verdict }, shared, span)
     }
 
-    /// A future that answers `response` without asking the limiter (no
-    /// client address: 500; a URI or header too long: 414 / 431).
-    pub(crate) fn answered(
-        response: Response<Bytes>,
-        shared: Arc<Shared<M>>,
-        span: Option<Span>,
-    ) -> Self {
+    /// A future that answers without asking the limiter (no client address:
+    /// 500; a URI or header too long: 414 / 431).
+    pub(crate) fn answered(own: Own, shared: Arc<Shared<M>>, span: Option<Span>) -> Self {
+        Self::with(State::Answered { own }, shared, span)
+    }
+
+    #[inline(always)]
+    fn with(state: State<S, ReqB>, shared: Arc<Shared<M>>, span: Option<Span>) -> Self {
         Self {
-            state: State::Answered {
-                response: Some(response),
-            },
+            state,
             shared,
             span,
         }
@@ -160,58 +148,43 @@ where
         let _entered = this.span.as_ref().map(Span::enter);
         loop {
             match this.state.as_mut().project() {
-                StateProj::Checking {
-                    check,
-                    request,
-                    inner,
-                } => {
-                    let verdict = ready!(Pin::new(check).poll(cx));
+                StateProj::Checking { checking } => {
+                    let verdict = ready!(Pin::new(&mut checking.check).poll(cx));
                     observe(this.shared, this.span.as_ref(), &verdict);
+                    let taken = this.state.as_mut().project_replace(State::Done);
                     if verdict.outcome != Outcome::Forward {
-                        this.state.set(State::Done);
-                        return Poll::Ready(Ok(answer(this.shared, &verdict)));
+                        return Poll::Ready(Ok(refused(this.shared, verdict)));
                     }
-                    let (Some(request), Some(mut inner)) = (request.take(), inner.take()) else {
-                        this.state.set(State::Done);
+                    let StateTake::Checking { checking } = taken else {
                         return Poll::Pending;
                     };
-                    this.state.set(call(&mut inner, request, verdict));
+                    let Checking { request, inner, .. } = *checking;
+                    this.state.set(call(inner, request, verdict));
                 }
-                StateProj::Calling {
-                    future,
-                    verdict,
-                    charge,
-                } => {
+                StateProj::Calling { future, .. } => {
                     // Matched rather than mapped: each move of the
                     // response copies it.
-                    let res = match ready!(future.poll(cx)) {
-                        Ok(res) => forwarded(this.shared, verdict, charge.take(), res),
-                        Err(e) => {
-                            this.state.set(State::Done);
-                            return Poll::Ready(Err(e));
-                        }
+                    let res = ready!(future.poll(cx));
+                    let taken = this.state.as_mut().project_replace(State::Done);
+                    let StateTake::Calling { after, .. } = taken else {
+                        return Poll::Pending;
                     };
-                    this.state.set(State::Done);
-                    return Poll::Ready(Ok(res));
+                    return Poll::Ready(match res {
+                        Ok(res) => Ok(forwarded(this.shared, after, res)),
+                        Err(e) => Err(e),
+                    });
                 }
-                StateProj::Refused { verdict } => {
-                    let verdict = verdict.take();
-                    this.state.set(State::Done);
-                    return match verdict {
-                        Some(v) => Poll::Ready(Ok(answer(this.shared, &v))),
-                        None => Poll::Pending,
+                StateProj::Refused { .. } => {
+                    let taken = this.state.as_mut().project_replace(State::Done);
+                    let StateTake::Refused { verdict } = taken else {
+                        return Poll::Pending;
                     };
+                    return Poll::Ready(Ok(refused(this.shared, verdict)));
                 }
-                StateProj::Answered { response } => {
-                    let response = response.take();
+                StateProj::Answered { own } => {
+                    let own = *own;
                     this.state.set(State::Done);
-                    return match response {
-                        Some(res) => {
-                            this.shared.counters.response(res.status());
-                            Poll::Ready(Ok(own_answer(res)))
-                        }
-                        None => Poll::Pending,
-                    };
+                    return Poll::Ready(Ok(answered(this.shared, own)));
                 }
                 StateProj::Done => return Poll::Pending,
             }
@@ -221,7 +194,7 @@ where
 
 /// Calls the inner service with a forwarded request (after a backend that
 /// waited on I/O).
-fn call<S, ReqB>(inner: &mut S, mut request: Request<ReqB>, verdict: Verdict) -> State<S, ReqB>
+fn call<S, ReqB>(mut inner: S, mut request: Request<ReqB>, verdict: Verdict) -> State<S, ReqB>
 where
     S: Service<Request<ReqB>>,
 {
@@ -229,112 +202,8 @@ where
     let future = inner.call(request);
     State::Calling {
         future,
-        verdict,
-        charge,
+        after: After::new(verdict, charge),
     }
-}
-
-/// The [`Charge`] a forwarded request gives the inner service when
-/// `charge: response` rules matched (and only then: no allocation on the
-/// common path). A request that already carries one (from a rate limit
-/// layer further out) keeps it: both layers charge the one total.
-pub(crate) fn charge_for<ReqB>(verdict: &Verdict, request: &mut Request<ReqB>) -> Option<Charge> {
-    verdict.ticket.charges().then(|| {
-        let outer = request.extensions().get::<Charge>().cloned();
-        outer.unwrap_or_else(|| {
-            let c = Charge::default();
-            request.extensions_mut().insert(c.clone());
-            c
-        })
-    })
-}
-
-/// The body of a 414 or 431: small JSON, like the limiter's own answers.
-pub(crate) fn too_large_answer(status: StatusCode) -> Response<Bytes> {
-    let mut res = Response::new(Bytes::from_static(br#"{"error":"too_large"}"#));
-    *res.status_mut() = status;
-    res.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    res
-}
-
-/// Records the verdict on the span, the metrics and one event per rule
-/// (the limiter fills the reports only while debug events are enabled).
-pub(crate) fn observe<M>(shared: &Shared<M>, span: Option<&Span>, verdict: &Verdict) {
-    if let Some(span) = span {
-        span.record("outcome", outcome_label(verdict.outcome));
-    }
-    shared.counters.decision(verdict.outcome);
-    for r in &verdict.reports {
-        let decision = match (r.allowed, r.would_limit) {
-            (true, _) => "allowed",
-            (false, true) => "would_limit",
-            (false, false) => "limited",
-        };
-        tracing::debug!(
-            rule = %r.rule,
-            subject = %r.subject.to_hex(),
-            decision,
-            remaining = r.remaining,
-            failed = r.failed,
-            from_penalty_cache = r.from_penalty_cache,
-            "rate limit rule",
-        );
-    }
-}
-
-/// The limiter's own answer (never counted by count rules).
-fn answer<B, M: MakeResponse>(shared: &Shared<M>, verdict: &Verdict) -> Response<ResponseBody<B>> {
-    let mut res = own_answer(shared.make_response.make_response(verdict));
-    finish(shared, verdict, &mut res);
-    res
-}
-
-/// The inner service's answer: counted, given the headers, and metered
-/// when `charge: response` rules matched.
-#[inline(always)]
-fn forwarded<B, M>(
-    shared: &Shared<M>,
-    verdict: &mut Verdict,
-    charge: Option<Charge>,
-    res: Response<B>,
-) -> Response<ResponseBody<B>> {
-    shared
-        .limiter
-        .record_response(&verdict.ticket, res.status().as_u16());
-    let mut res = if verdict.ticket.charges() {
-        let head_cost = res.extensions().get::<ResponseCost>().map_or(0, |c| c.0);
-        let ticket = std::mem::take(&mut verdict.ticket);
-        let before_end = shared.charge_before_end;
-        let meter = Meter::new(
-            shared.limiter.clone(),
-            ticket,
-            head_cost,
-            charge,
-            before_end,
-        );
-        res.map(|body| ResponseBody::charged(body, meter))
-    } else {
-        res.map(ResponseBody::inner)
-    };
-    finish(shared, verdict, &mut res);
-    res
-}
-
-fn finish<B, M>(shared: &Shared<M>, verdict: &Verdict, res: &mut Response<B>) {
-    let now = if shared.legacy_headers {
-        shared.limiter.now_ms()
-    } else {
-        0
-    };
-    headers::apply(verdict, res.headers_mut(), shared.legacy_headers, now);
-    if !verdict.would_limit.is_empty() {
-        res.extensions_mut()
-            .insert(WouldLimit(verdict.would_limit.clone()));
-    }
-    shared.counters.response(res.status());
 }
 
 impl<S, ReqB, M> fmt::Debug for ResponseFuture<S, ReqB, M>
@@ -343,5 +212,26 @@ where
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResponseFuture").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::convert::Infallible;
+
+    /// An inner service whose future holds nothing.
+    type Handler = tower::util::ServiceFn<
+        fn(Request<()>) -> std::future::Pending<Result<Response<axum::body::Body>, Infallible>>,
+    >;
+
+    #[test]
+    fn the_future_holds_no_request_and_no_response() {
+        // The request (224 bytes) and the layer's own answers are not kept
+        // inline: the largest state is a refusal's verdict.
+        let future = std::mem::size_of::<ResponseFuture<Handler, (), crate::JsonResponse>>();
+        let most = std::mem::size_of::<Verdict>() + std::mem::size_of::<Option<Span>>() + 16;
+        assert!(future <= most, "{future} bytes, more than {most}");
+        assert!(std::mem::size_of::<After>() < std::mem::size_of::<Verdict>());
     }
 }

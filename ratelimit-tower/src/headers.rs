@@ -39,31 +39,40 @@ pub fn apply(verdict: &Verdict, headers: &mut HeaderMap, legacy: bool, now_ms: u
             headers.insert(RETRY_AFTER, number(secs));
         }
     }
+    apply_items(&verdict.headers, verdict.outcome, headers, legacy, now_ms);
+}
+
+/// The `RateLimit-Policy` / `RateLimit` (and with `legacy` the
+/// `X-RateLimit-*`) headers of a verdict's header `items`: what [`apply`]
+/// adds besides `Retry-After`, for an answer with this `outcome`.
+pub(crate) fn apply_items(
+    items: &[HeaderItem],
+    outcome: Outcome,
+    headers: &mut HeaderMap,
+    legacy: bool,
+    now_ms: u64,
+) {
+    if items.is_empty() {
+        return;
+    }
     // The same text as `Verdict::ratelimit_policy` / `Verdict::ratelimit`,
     // written straight into one buffer of the exact size each; the policy,
     // which only changes with the matched rules, and the current value of a
     // refusal are reused (`kept`).
-    let items = &verdict.headers;
-    let (policy, current) = match items.is_empty() {
-        true => (None, None),
-        false => {
-            let policy = kept::policy(items, policy_params, || {
-                structured(items, *b"qw", policy_params)
-            });
-            let current = || structured(items, *b"rt", current_params);
-            let current = match verdict.outcome {
-                Outcome::Forward => current(),
-                _ => kept::refused(items, current_params, current),
-            };
-            (policy, current)
-        }
+    let policy = kept::policy(items, policy_params, || {
+        structured(items, *b"qw", policy_params)
+    });
+    let current = || structured(items, *b"rt", current_params);
+    let current = match outcome {
+        Outcome::Forward => current(),
+        _ => kept::refused(items, current_params, current),
     };
     if let (Some(policy), Some(current)) = (policy, current) {
         headers.insert(RATELIMIT_POLICY, policy);
         headers.insert(RATELIMIT, current);
     }
     if legacy {
-        if let Some(item) = most_restrictive(&verdict.headers) {
+        if let Some(item) = most_restrictive(items) {
             let reset = (now_ms / 1000).saturating_add(item.reset_s);
             headers.insert(X_RATELIMIT_LIMIT, number(item.quota));
             headers.insert(X_RATELIMIT_REMAINING, number(item.remaining));

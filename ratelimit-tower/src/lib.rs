@@ -133,6 +133,7 @@ mod meter;
 mod missing_peer;
 mod per_ip;
 pub mod proxy;
+mod respond;
 pub mod response;
 mod service;
 

@@ -136,12 +136,14 @@ impl TrustedProxies {
     }
 
     /// Whether forwarding headers are read at all.
+    #[inline]
     pub fn is_none(&self) -> bool {
         self.trust == Trust::None
     }
 
     /// Whether the connection's `peer` is a trusted proxy (always with
     /// `hops`, never with `none`, inside a range with `cidrs`).
+    #[inline]
     pub fn trusts_peer(&self, peer: IpAddr) -> bool {
         match &self.trust {
             Trust::None => false,

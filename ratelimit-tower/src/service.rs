@@ -4,16 +4,15 @@ use std::fmt;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
 use http::{Request, Response};
 use ratelimit_core::{Limiter, Outcome, RequestView};
 use tower_service::Service;
 use tracing::Span;
 
 use crate::extract::find_peer;
-use crate::future::{charge_for, observe, too_large_answer, ResponseFuture};
+use crate::future::ResponseFuture;
 use crate::layer::Shared;
-use crate::missing_peer::missing_peer_answer;
+use crate::respond::{charge_for, observe, After, Own};
 use crate::{JsonResponse, MakeResponse, RateLimitLayer, ResponseBody, TooLarge};
 
 /// Rate-limits the requests of the inner service `S`.
@@ -159,7 +158,7 @@ where
         let charge = charge_for(&verdict, &mut req);
         let future = self.inner.call(req);
         drop(entered);
-        ResponseFuture::calling(future, verdict, charge, shared.clone(), span)
+        ResponseFuture::calling(future, After::new(verdict, charge), shared.clone(), span)
     }
 }
 
@@ -168,7 +167,7 @@ fn missing_peer<S, ReqB, M>(shared: &Arc<Shared<M>>) -> ResponseFuture<S, ReqB, 
 where
     S: Service<Request<ReqB>>,
 {
-    ResponseFuture::answered(missing_peer_answer(), shared.clone(), None)
+    ResponseFuture::answered(Own::MissingPeer, shared.clone(), None)
 }
 
 /// The 414 or 431 answer for a request too large for the rules to read.
@@ -177,7 +176,7 @@ where
     S: Service<Request<ReqB>>,
 {
     let span = span_listened().then(|| tracing::debug_span!("ratelimit", outcome = "too_large"));
-    ResponseFuture::answered(too_large_answer(e.status()), shared.clone(), span)
+    ResponseFuture::answered(Own::TooLarge(e), shared.clone(), span)
 }
 
 /// Whether a request's `ratelimit` span can reach anyone: a `tracing`
@@ -190,9 +189,4 @@ where
 /// none then.
 fn span_listened() -> bool {
     tracing::dispatcher::has_been_set() || log::max_level() >= log::LevelFilter::Debug
-}
-
-/// Turns the limiter's own answer into a response.
-pub(crate) fn own_answer<B>(res: Response<Bytes>) -> Response<ResponseBody<B>> {
-    res.map(ResponseBody::full)
 }

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use http::header::HOST;
 use http::uri::Authority;
-use http::HeaderMap;
+use http::{HeaderMap, HeaderValue};
 
 /// The request's host, lower-cased, without port and without one trailing
 /// dot, from the request target's `authority` or else `headers`. The
@@ -18,8 +18,7 @@ pub(super) fn host<'r>(authority: Option<&'r Authority>, headers: &'r HeaderMap)
     }
     // `from_utf8` first: the lossy decoder's chunk walk costs more for the
     // usual valid host.
-    let raw = headers
-        .get(HOST)
+    let raw = host_header(headers)
         .map(|v| match std::str::from_utf8(v.as_bytes()) {
             Ok(s) => Cow::Borrowed(s),
             Err(_) => String::from_utf8_lossy(v.as_bytes()),
@@ -37,7 +36,19 @@ pub(super) fn host<'r>(authority: Option<&'r Authority>, headers: &'r HeaderMap)
 pub(super) fn longest(authority: Option<&Authority>, headers: &HeaderMap) -> usize {
     match authority {
         Some(authority) => authority.as_str().len(),
-        None => headers.get(HOST).map_or(0, |v| v.len().saturating_mul(3)),
+        None => host_header(headers).map_or(0, |v| v.len().saturating_mul(3)),
+    }
+}
+
+/// The (first) `Host` header. HTTP/1.1 clients send it first and the map
+/// keeps the order of arrival, so a look at the first entry mostly spares
+/// the lookup (about 100 instructions of a request's few thousand).
+fn host_header(headers: &HeaderMap) -> Option<&HeaderValue> {
+    match headers.iter().next() {
+        // All the values of a name are in its entry, the first one first.
+        Some((name, value)) if *name == HOST => Some(value),
+        Some(_) => headers.get(HOST),
+        None => None,
     }
 }
 
@@ -121,6 +132,24 @@ mod tests {
                 headers.insert(HOST, value);
             }
             prop_assert!(longest(None, &headers) >= host(None, &headers).len());
+        }
+
+        #[test]
+        fn the_first_entry_look_finds_the_first_host(
+            lines in proptest::collection::vec((0..4usize, 0..3u8), 0..8),
+            removed in proptest::option::of(0..4usize),
+        ) {
+            // Hosts first, later, repeated; a name removed (the map then
+            // moves its last entry into the hole).
+            let names = [HOST, http::header::ACCEPT, http::header::COOKIE, http::header::USER_AGENT];
+            let mut headers = HeaderMap::new();
+            for (name, value) in lines {
+                headers.append(names[name].clone(), HeaderValue::from(u16::from(value)));
+            }
+            if let Some(name) = removed {
+                headers.remove(&names[name]);
+            }
+            prop_assert_eq!(host_header(&headers), headers.get(HOST));
         }
 
         #[test]
