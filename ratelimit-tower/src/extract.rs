@@ -81,6 +81,14 @@ impl ViewerHeaders {
         Self::default()
     }
 
+    /// Whether none is read.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.country.is_none()
+            && self.asnum.is_none()
+            && self.ja4.is_none()
+            && self.locale.is_none()
+    }
+
     /// The country header, such as `cf-ipcountry`.
     pub fn country(mut self, name: HeaderName) -> Self {
         self.country = Some(name);
@@ -295,7 +303,18 @@ impl RequestExtractor {
     /// header when the peer is a trusted proxy. A line that is not UTF-8 is
     /// decoded lossily, not dropped: a client's bad bytes must not hide the
     /// entry a proxy appended.
+    #[inline]
     fn client_ip(&self, headers: &HeaderMap, peer: IpAddr) -> IpAddr {
+        // Without trusted proxies (the usual setup) nothing else to read.
+        if self.proxies.is_none() {
+            return peer.to_canonical();
+        }
+        self.forwarded_client_ip(headers, peer)
+    }
+
+    /// [`RequestExtractor::client_ip`] with trusted proxies.
+    #[inline(never)]
+    fn forwarded_client_ip(&self, headers: &HeaderMap, peer: IpAddr) -> IpAddr {
         if !self.proxies.trusts_peer(peer) {
             return peer.to_canonical();
         }

@@ -138,7 +138,7 @@ impl TrustedProxies {
     /// Whether forwarding headers are read at all.
     #[inline]
     pub fn is_none(&self) -> bool {
-        self.trust == Trust::None
+        matches!(self.trust, Trust::None)
     }
 
     /// Whether the connection's `peer` is a trusted proxy (always with

@@ -49,13 +49,14 @@ impl After {
         }
     }
 
-    /// Nothing to add, count or charge (`charge` is only set when the
+    /// Nothing to add, count or charge (`charge` is set exactly when the
     /// ticket charges).
+    #[inline(always)]
     fn is_nothing(&self) -> bool {
         self.headers.is_empty()
             && self.would_limit.is_empty()
             && self.ticket.is_empty()
-            && !self.ticket.charges()
+            && self.charge.is_none()
     }
 }
 
@@ -73,6 +74,7 @@ pub(crate) enum Own {
 /// `charge: response` rules matched (and only then: no allocation on the
 /// common path). A request that already carries one (from a rate limit
 /// layer further out) keeps it: both layers charge the one total.
+#[inline]
 pub(crate) fn charge_for<ReqB>(verdict: &Verdict, request: &mut Request<ReqB>) -> Option<Charge> {
     verdict.ticket.charges().then(|| {
         let outer = request.extensions().get::<Charge>().cloned();
@@ -86,6 +88,7 @@ pub(crate) fn charge_for<ReqB>(verdict: &Verdict, request: &mut Request<ReqB>) -
 
 /// Records the verdict on the span, the metrics and one event per rule
 /// (the limiter fills the reports only while debug events are enabled).
+#[inline]
 pub(crate) fn observe<M>(shared: &Shared<M>, span: Option<&Span>, verdict: &Verdict) {
     if let Some(span) = span {
         span.record("outcome", outcome_label(verdict.outcome));

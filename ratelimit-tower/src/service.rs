@@ -103,9 +103,11 @@ where
             return missing_peer(shared);
         }
         // One read of the published rules for both the headers to copy and
-        // the check; per-rule reports only while their events are enabled.
-        let snapshot =
-            (shared.limiter.snapshot()).reports(tracing::enabled!(tracing::Level::DEBUG));
+        // the check; per-rule reports only while their events are enabled
+        // (never while nobody listens at all).
+        let listened = span_listened();
+        let reports = listened && tracing::enabled!(tracing::Level::DEBUG);
+        let snapshot = (shared.limiter.snapshot()).reports(reports);
         let needed = snapshot.headers_used();
         let mut derived = None;
         if !shared.keys.is_empty() {
@@ -126,7 +128,7 @@ where
             if let Some(derived) = derived {
                 view.set_derived(derived);
             }
-            span = span_listened().then(|| {
+            span = listened.then(|| {
                 tracing::debug_span!(
                     "ratelimit",
                     method = %view.method(),

@@ -24,7 +24,7 @@ use http::{Extensions, HeaderMap, Request};
 use ratelimit_core::{RequestView, ViewerFact};
 
 use super::names::Names;
-use super::{copy, find_peer, host, RequestExtractor, TooLarge, ViewerHeaders, MAX_VIEWER_VALUE};
+use super::{copy, find_peer, host, RequestExtractor, TooLarge, MAX_VIEWER_VALUE};
 use crate::{AppValues, Cost, VerifiedClaims};
 
 /// A request as the rules read it, borrowed from an `http::Request`: see
@@ -79,7 +79,7 @@ impl RequestExtractor {
 
     /// [`RequestExtractor::view`] with the peer address already looked up.
     fn view_at<'r, B>(&self, req: &'r Request<B>, peer: Option<IpAddr>) -> HttpView<'r> {
-        self.view_with(req, peer, None)
+        self.view_with(req, Target::of(req), peer, None)
     }
 
     /// The view, with the parsed names of the headers the rules read.
@@ -87,6 +87,7 @@ impl RequestExtractor {
     fn view_with<'r, B>(
         &self,
         req: &'r Request<B>,
+        target: Target<'r>,
         peer: Option<IpAddr>,
         names: Option<Arc<Names>>,
     ) -> HttpView<'r> {
@@ -94,22 +95,17 @@ impl RequestExtractor {
         let peer = self.peer(peer);
         let client_ip = self.client_ip(headers, peer);
         let ext = req.extensions();
-        let mut viewer = [None, None, None, None];
-        let viewer_read = self.viewer != ViewerHeaders::default();
-        if viewer_read && (self.proxies.is_none() || self.proxies.trusts_peer(peer)) {
-            let v = &self.viewer;
-            let names = [&v.country, &v.asnum, &v.ja4, &v.locale];
-            for (slot, name) in viewer.iter_mut().zip(names) {
-                *slot = viewer_value(headers, name.as_ref());
-            }
-        }
+        let viewer = match self.viewer.is_empty() {
+            true => [None, None, None, None],
+            false => self.viewer_facts(headers, peer),
+        };
         HttpView {
             client_ip,
             method: req.method().as_str(),
             host: OnceLock::new(),
-            authority: req.uri().authority(),
-            path: req.uri().path(),
-            query: req.uri().query().unwrap_or(""),
+            authority: target.authority,
+            path: target.path,
+            query: target.query,
             headers,
             extensions: ext,
             derived: Vec::new(),
@@ -117,6 +113,20 @@ impl RequestExtractor {
             viewer,
             names,
         }
+    }
+
+    /// Country, ASN, JA4 and locale from the viewer headers, when the peer
+    /// may vouch for them (see [`RequestExtractor::viewer_headers`]).
+    fn viewer_facts<'r>(&self, headers: &'r HeaderMap, peer: IpAddr) -> [Option<Cow<'r, str>>; 4] {
+        let mut viewer = [None, None, None, None];
+        if self.proxies.is_none() || self.proxies.trusts_peer(peer) {
+            let v = &self.viewer;
+            let names = [&v.country, &v.asnum, &v.ja4, &v.locale];
+            for (slot, name) in viewer.iter_mut().zip(names) {
+                *slot = viewer_value(headers, name.as_ref());
+            }
+        }
+        viewer
     }
 
     /// The request as the rules read it, or why it is refused before any
@@ -145,13 +155,14 @@ impl RequestExtractor {
         only: &[String],
         peer: Option<IpAddr>,
     ) -> Result<HttpView<'r>, TooLarge> {
-        let (uri, headers) = (req.uri(), req.headers());
-        let (path, query) = (uri.path(), uri.query().unwrap_or(""));
-        let host_len = || host::host(uri.authority(), headers).len();
+        let headers = req.headers();
+        // Read once, for the bounds and the view.
+        let target = Target::of(req);
+        let host_len = || host::host(target.authority, headers).len();
         let too_large = uri_too_large(
-            path,
-            query,
-            uri.authority(),
+            target.path,
+            target.query,
+            target.authority,
             headers,
             self.max_uri,
             host_len,
@@ -167,7 +178,27 @@ impl RequestExtractor {
                 return Err(TooLarge::Headers);
             }
         }
-        Ok(self.view_with(req, peer, names))
+        Ok(self.view_with(req, target, peer, names))
+    }
+}
+
+/// The request target's parts the rules read.
+#[derive(Clone, Copy)]
+struct Target<'r> {
+    authority: Option<&'r Authority>,
+    path: &'r str,
+    query: &'r str,
+}
+
+impl<'r> Target<'r> {
+    #[inline(always)]
+    fn of<B>(req: &'r Request<B>) -> Self {
+        let uri = req.uri();
+        Self {
+            authority: uri.authority(),
+            path: uri.path(),
+            query: uri.query().unwrap_or(""),
+        }
     }
 }
 
