@@ -35,8 +35,10 @@ pin_project! {
         #[pin]
         state: State<S, ReqB>,
         shared: Arc<Shared<M>>,
-        // `None` while nobody listens (see `service::span_listened`).
-        span: Option<Span>,
+        // `None` while nobody listens (see `service::span_listened`); boxed
+        // so that the future is 32 bytes smaller and its drop a null check
+        // while nobody does.
+        span: Option<Box<Span>>,
     }
 }
 
@@ -88,7 +90,7 @@ where
         request: Request<ReqB>,
         inner: &mut S,
         shared: Arc<Shared<M>>,
-        span: Option<Span>,
+        span: Option<Box<Span>>,
     ) -> Self
     where
         S: Clone,
@@ -109,25 +111,29 @@ where
         future: S::Future,
         after: After,
         shared: Arc<Shared<M>>,
-        span: Option<Span>,
+        span: Option<Box<Span>>,
     ) -> Self {
         Self::with(State::Calling { future, after }, shared, span)
     }
 
     /// The future for a refused request: the limiter's answer is built on
     /// the first poll.
-    pub(crate) fn refused(verdict: Verdict, shared: Arc<Shared<M>>, span: Option<Span>) -> Self {
+    pub(crate) fn refused(
+        verdict: Verdict,
+        shared: Arc<Shared<M>>,
+        span: Option<Box<Span>>,
+    ) -> Self {
         Self::with(State::Refused { verdict }, shared, span)
     }
 
     /// A future that answers without asking the limiter (no client address:
     /// 500; a URI or header too long: 414 / 431).
-    pub(crate) fn answered(own: Own, shared: Arc<Shared<M>>, span: Option<Span>) -> Self {
+    pub(crate) fn answered(own: Own, shared: Arc<Shared<M>>, span: Option<Box<Span>>) -> Self {
         Self::with(State::Answered { own }, shared, span)
     }
 
     #[inline(always)]
-    fn with(state: State<S, ReqB>, shared: Arc<Shared<M>>, span: Option<Span>) -> Self {
+    fn with(state: State<S, ReqB>, shared: Arc<Shared<M>>, span: Option<Box<Span>>) -> Self {
         Self {
             state,
             shared,
@@ -145,12 +151,12 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        let _entered = this.span.as_ref().map(Span::enter);
+        let _entered = this.span.as_deref().map(Span::enter);
         loop {
             match this.state.as_mut().project() {
                 StateProj::Checking { checking } => {
                     let verdict = ready!(Pin::new(&mut checking.check).poll(cx));
-                    observe(this.shared, this.span.as_ref(), &verdict);
+                    observe(this.shared, this.span.as_deref(), &verdict);
                     let taken = this.state.as_mut().project_replace(State::Done);
                     if verdict.outcome != Outcome::Forward {
                         return Poll::Ready(Ok(refused(this.shared, verdict)));
@@ -230,7 +236,7 @@ mod tests {
         // The request (224 bytes) and the layer's own answers are not kept
         // inline: the largest state is a refusal's verdict.
         let future = std::mem::size_of::<ResponseFuture<Handler, (), crate::JsonResponse>>();
-        let most = std::mem::size_of::<Verdict>() + std::mem::size_of::<Option<Span>>() + 16;
+        let most = std::mem::size_of::<Verdict>() + 16;
         assert!(future <= most, "{future} bytes, more than {most}");
         assert!(std::mem::size_of::<After>() < std::mem::size_of::<Verdict>());
     }

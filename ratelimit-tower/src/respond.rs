@@ -94,6 +94,14 @@ pub(crate) fn observe<M>(shared: &Shared<M>, span: Option<&Span>, verdict: &Verd
         span.record("outcome", outcome_label(verdict.outcome));
     }
     shared.counters.decision(verdict.outcome);
+    if !verdict.reports.is_empty() {
+        report(verdict);
+    }
+}
+
+/// One debug event per rule of `verdict`.
+#[inline(never)]
+fn report(verdict: &Verdict) {
     for r in &verdict.reports {
         let decision = match (r.allowed, r.would_limit) {
             (true, _) => "allowed",

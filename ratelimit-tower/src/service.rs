@@ -129,16 +129,16 @@ where
                 view.set_derived(derived);
             }
             span = listened.then(|| {
-                tracing::debug_span!(
+                Box::new(tracing::debug_span!(
                     "ratelimit",
                     method = %view.method(),
                     path = %view.path(),
                     outcome = tracing::field::Empty,
-                )
+                ))
             });
             // One entry into the span for the check and the call of the
             // inner service.
-            entered = span.as_ref().map(Span::enter);
+            entered = span.as_deref().map(Span::enter);
             // Decided now when the backend answers without I/O; the future
             // borrows neither the limiter nor the request.
             snapshot.check(&*view)
@@ -152,7 +152,7 @@ where
                 return ResponseFuture::checking(check, req, &mut self.inner, shared, span);
             }
         };
-        observe(shared, span.as_ref(), &verdict);
+        observe(shared, span.as_deref(), &verdict);
         if verdict.outcome != Outcome::Forward {
             drop(entered);
             return ResponseFuture::refused(verdict, shared.clone(), span);
@@ -177,7 +177,8 @@ fn too_large<S, ReqB, M>(e: TooLarge, shared: &Arc<Shared<M>>) -> ResponseFuture
 where
     S: Service<Request<ReqB>>,
 {
-    let span = span_listened().then(|| tracing::debug_span!("ratelimit", outcome = "too_large"));
+    let span =
+        span_listened().then(|| Box::new(tracing::debug_span!("ratelimit", outcome = "too_large")));
     ResponseFuture::answered(Own::TooLarge(e), shared.clone(), span)
 }
 
