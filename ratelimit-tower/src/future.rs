@@ -21,7 +21,7 @@ use tower_service::Service;
 use tracing::Span;
 
 use crate::layer::Shared;
-use crate::respond::{answered, charge_for, forwarded, observe, refused, After, Own};
+use crate::respond::{answered, charge_for, forwarded, observe, passed, refused, After, Own};
 use crate::{MakeResponse, ResponseBody};
 
 pin_project! {
@@ -167,18 +167,21 @@ where
                     let Checking { request, inner, .. } = *checking;
                     this.state.set(call(inner, request, verdict));
                 }
-                StateProj::Calling { future, .. } => {
+                StateProj::Calling { future, after } => {
+                    let res = ready!(future.poll(cx));
+                    if after.is_nothing() {
+                        // The usual request: the response passes through.
+                        this.state.set(State::Done);
+                        return Poll::Ready(res.map(|res| passed(this.shared, res)));
+                    }
                     // Matched rather than mapped: each move of the
                     // response copies it.
-                    let res = ready!(future.poll(cx));
-                    let taken = this.state.as_mut().project_replace(State::Done);
-                    let StateTake::Calling { after, .. } = taken else {
-                        return Poll::Pending;
-                    };
-                    return Poll::Ready(match res {
+                    let res = match res {
                         Ok(res) => Ok(forwarded(this.shared, after, res)),
                         Err(e) => Err(e),
-                    });
+                    };
+                    this.state.set(State::Done);
+                    return Poll::Ready(res);
                 }
                 StateProj::Refused { .. } => {
                     let taken = this.state.as_mut().project_replace(State::Done);

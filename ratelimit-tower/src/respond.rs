@@ -52,7 +52,7 @@ impl After {
     /// Nothing to add, count or charge (`charge` is set exactly when the
     /// ticket charges).
     #[inline(always)]
-    fn is_nothing(&self) -> bool {
+    pub(crate) fn is_nothing(&self) -> bool {
         self.headers.is_empty()
             && self.would_limit.is_empty()
             && self.ticket.is_empty()
@@ -120,41 +120,31 @@ fn report(verdict: &Verdict) {
     }
 }
 
-/// The inner service's answer: passed through when the verdict asks
-/// nothing of it, otherwise see [`forwarded_with`]. Counted in the metrics
-/// either way.
+/// The inner service's answer to a request whose verdict asks nothing of
+/// it ([`After::is_nothing`]): counted in the metrics, passed through.
 #[inline(always)]
-pub(crate) fn forwarded<B, M>(
-    shared: &Shared<M>,
-    after: After,
-    res: Response<B>,
-) -> Response<ResponseBody<B>> {
-    if after.is_nothing() {
-        shared.counters.response(res.status());
-        return res.map(ResponseBody::inner);
-    }
-    forwarded_with(shared, after, res)
+pub(crate) fn passed<B, M>(shared: &Shared<M>, res: Response<B>) -> Response<ResponseBody<B>> {
+    shared.counters.response(res.status());
+    res.map(ResponseBody::inner)
 }
 
-/// The inner service's answer: counted by count rules, given the headers,
-/// and metered when `charge: response` rules matched.
-fn forwarded_with<B, M>(
+/// The inner service's answer to a request whose verdict asks something of
+/// it: counted by count rules, given the headers, and metered when
+/// `charge: response` rules matched. What is needed is taken out of
+/// `after`.
+pub(crate) fn forwarded<B, M>(
     shared: &Shared<M>,
-    after: After,
+    after: &mut After,
     res: Response<B>,
 ) -> Response<ResponseBody<B>> {
-    let After {
-        headers,
-        would_limit,
-        ticket,
-        charge,
-    } = after;
+    let ticket = std::mem::take(&mut after.ticket);
     shared
         .limiter
         .record_response(&ticket, res.status().as_u16());
     let mut res = if ticket.charges() {
         let head_cost = res.extensions().get::<ResponseCost>().map_or(0, |c| c.0);
         let before_end = shared.charge_before_end;
+        let charge = after.charge.take();
         let meter = Meter::new(
             shared.limiter.clone(),
             ticket,
@@ -169,9 +159,10 @@ fn forwarded_with<B, M>(
     let legacy = shared.legacy_headers;
     let now = if legacy { shared.limiter.now_ms() } else { 0 };
     let map = res.headers_mut();
-    headers::apply_items(&headers, Outcome::Forward, map, legacy, now);
-    if !would_limit.is_empty() {
-        res.extensions_mut().insert(WouldLimit(would_limit));
+    headers::apply_items(&after.headers, Outcome::Forward, map, legacy, now);
+    if !after.would_limit.is_empty() {
+        let ids = std::mem::take(&mut after.would_limit);
+        res.extensions_mut().insert(WouldLimit(ids));
     }
     shared.counters.response(res.status());
     res
