@@ -4,9 +4,10 @@
 //! Method, path, query, headers, claims and application values are read in
 //! place (claims and application values looked up in the extensions when a
 //! rule reads them); only what has to be normalized is computed, once: the
-//! client address and the viewer facts (borrowed unless not UTF-8) when the
-//! view is built, the host (borrowed unless it has upper-case letters or is
-//! not UTF-8) when a rule first reads it, or when it may be too long. Every
+//! client address when the view is built, the viewer facts (borrowed unless
+//! not UTF-8) and the host (borrowed unless it has upper-case letters or is
+//! not UTF-8) when a rule first reads them, the host also when it may be
+//! too long. Every
 //! field reads exactly as in the
 //! [`RequestAttrs`](ratelimit_core::RequestAttrs) that
 //! [`RequestExtractor::extract_only`] builds from the same request with
@@ -20,7 +21,7 @@ use std::sync::{Arc, OnceLock};
 
 use http::header::HeaderName;
 use http::uri::Authority;
-use http::{Extensions, HeaderMap, Request};
+use http::{Extensions, HeaderMap, HeaderValue, Request};
 use ratelimit_core::{RequestView, ViewerFact};
 
 use super::names::Names;
@@ -64,8 +65,11 @@ pub struct HttpView<'r> {
     /// Values of the layer's key extractors: before the `AppValues` ones.
     derived: Vec<(String, String)>,
     cost: Option<u64>,
-    /// Country, ASN, JA4, locale.
-    viewer: [Option<Cow<'r, str>>; 4],
+    /// Country, ASN, JA4, locale: the headers' values, when the peer may
+    /// vouch for them; decoded when a rule reads them.
+    viewer: [Option<&'r HeaderValue>; 4],
+    /// The viewer facts decoded lossily, once one of them is not UTF-8.
+    viewer_lossy: OnceLock<Box<[Option<String>; 4]>>,
     /// The names the rules read, parsed (from `try_view`).
     names: Option<Arc<Names>>,
 }
@@ -96,7 +100,7 @@ impl RequestExtractor {
         let client_ip = self.client_ip(headers, peer);
         let ext = req.extensions();
         let viewer = match self.viewer.is_empty() {
-            true => [None, None, None, None],
+            true => [None; 4],
             false => self.viewer_facts(headers, peer),
         };
         HttpView {
@@ -111,19 +115,24 @@ impl RequestExtractor {
             derived: Vec::new(),
             cost: ext.get::<Cost>().map(|c| c.0),
             viewer,
+            viewer_lossy: OnceLock::new(),
             names,
         }
     }
 
     /// Country, ASN, JA4 and locale from the viewer headers, when the peer
     /// may vouch for them (see [`RequestExtractor::viewer_headers`]).
-    fn viewer_facts<'r>(&self, headers: &'r HeaderMap, peer: IpAddr) -> [Option<Cow<'r, str>>; 4] {
-        let mut viewer = [None, None, None, None];
+    fn viewer_facts<'r>(
+        &self,
+        headers: &'r HeaderMap,
+        peer: IpAddr,
+    ) -> [Option<&'r HeaderValue>; 4] {
+        let mut viewer = [None; 4];
         if self.proxies.is_none() || self.proxies.trusts_peer(peer) {
             let v = &self.viewer;
             let names = [&v.country, &v.asnum, &v.ja4, &v.locale];
             for (slot, name) in viewer.iter_mut().zip(names) {
-                *slot = viewer_value(headers, name.as_ref());
+                *slot = name.as_ref().and_then(|name| headers.get(name));
             }
         }
         viewer
@@ -326,7 +335,15 @@ impl RequestView for HttpView<'_> {
             ViewerFact::Locale => 3,
             _ => return None,
         };
-        self.viewer[i].as_deref()
+        match viewer_text(self.viewer[i]?) {
+            Ok(text) => text,
+            Err(_) => {
+                let lossy = self
+                    .viewer_lossy
+                    .get_or_init(|| Box::new(self.viewer.map(|v| v.and_then(viewer_text_lossy))));
+                lossy[i].as_deref()
+            }
+        }
     }
 
     fn app_value(&self, name: &str) -> Option<&str> {
@@ -342,16 +359,24 @@ impl RequestView for HttpView<'_> {
     }
 }
 
-/// A viewer header's value: at most [`MAX_VIEWER_VALUE`] bytes, decoded
-/// lossily, trimmed; `None` when missing or blank.
-fn viewer_value<'r>(headers: &'r HeaderMap, name: Option<&HeaderName>) -> Option<Cow<'r, str>> {
-    let value = headers.get(name?)?.as_bytes();
-    let value = value.get(..MAX_VIEWER_VALUE).unwrap_or(value);
-    let text = match String::from_utf8_lossy(value) {
-        Cow::Borrowed(s) => Cow::Borrowed(s.trim()),
-        Cow::Owned(s) => Cow::Owned(s.trim().to_owned()),
-    };
-    (!text.is_empty()).then_some(text)
+/// A viewer header's value: at most [`MAX_VIEWER_VALUE`] bytes, trimmed;
+/// `None` when blank; `Err` when not UTF-8 (see [`viewer_text_lossy`]).
+fn viewer_text(value: &HeaderValue) -> Result<Option<&str>, std::str::Utf8Error> {
+    let text = std::str::from_utf8(viewer_bytes(value))?.trim();
+    Ok((!text.is_empty()).then_some(text))
+}
+
+/// [`viewer_text`] decoded lossily.
+fn viewer_text_lossy(value: &HeaderValue) -> Option<String> {
+    let text = String::from_utf8_lossy(viewer_bytes(value));
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The first [`MAX_VIEWER_VALUE`] bytes of a viewer header's value.
+fn viewer_bytes(value: &HeaderValue) -> &[u8] {
+    let value = value.as_bytes();
+    value.get(..MAX_VIEWER_VALUE).unwrap_or(value)
 }
 
 #[cfg(test)]

@@ -83,3 +83,40 @@ fn every_value_of_a_repeated_header_is_walked_in_order() {
     assert_eq!(seen, [b"a=1".to_vec(), b"sid=2".to_vec()]);
     assert_eq!(view.cookie("sid"), Some(&b"2"[..]));
 }
+
+#[test]
+fn viewer_facts_are_cut_decoded_lossily_and_trimmed_when_read() {
+    use crate::ViewerHeaders;
+    // `é` across the 256-byte cut: its first byte alone is not UTF-8.
+    let long = format!("{}é", "a".repeat(MAX_VIEWER_VALUE - 1));
+    let mut req = request("example.com");
+    let headers = req.headers_mut();
+    headers.insert("x-country", HeaderValue::from_static(" FR "));
+    headers.insert("x-asn", HeaderValue::from_bytes(b"AS\xff1").unwrap());
+    headers.insert("x-ja4", HeaderValue::from_static("   "));
+    headers.insert("x-locale", HeaderValue::from_str(&long).unwrap());
+    let names = ViewerHeaders::new()
+        .country(HeaderName::from_static("x-country"))
+        .asnum(HeaderName::from_static("x-asn"))
+        .ja4(HeaderName::from_static("x-ja4"))
+        .locale(HeaderName::from_static("x-locale"));
+    let extractor = RequestExtractor::new().viewer_headers(names);
+    let view = extractor.view(&req);
+    let cut = format!("{}\u{FFFD}", "a".repeat(MAX_VIEWER_VALUE - 1));
+    // Read in both orders: a lossy read first must not change the others.
+    for _ in 0..2 {
+        assert_eq!(view.viewer(ViewerFact::Country), Some("FR"));
+        assert_eq!(view.viewer(ViewerFact::Asnum), Some("AS\u{FFFD}1"));
+        assert_eq!(view.viewer(ViewerFact::Ja4), None);
+        assert_eq!(view.viewer(ViewerFact::Locale), Some(cut.as_str()));
+    }
+    let fresh = extractor.view(&req);
+    assert_eq!(fresh.viewer(ViewerFact::Asnum), Some("AS\u{FFFD}1"));
+    assert_eq!(fresh.viewer(ViewerFact::Country), Some("FR"));
+    // Borrowed from the request while it is UTF-8.
+    let country = fresh.viewer(ViewerFact::Country).unwrap();
+    assert!(req.headers()["x-country"]
+        .as_bytes()
+        .as_ptr_range()
+        .contains(&country.as_ptr()));
+}
