@@ -73,6 +73,38 @@
 //! check), the peer's lookup in the extensions (about 100), the response
 //! future's poll with the headers and the counters (about 500), moves of
 //! the request, the future and the response (about 240), drops.
+//!
+//! The layer's second pass (same measure, after the core's work up to
+//! `237ce08`): the response future went from 400 bytes to 136 with axum's
+//! handler (the state of a request waiting on a backend with I/O is boxed,
+//! a forwarded request keeps only what its verdict asks of the response,
+//! the layer's own answers are built when polled, the span is boxed), a
+//! response its verdict asks nothing of passes through without header work
+//! and without being copied across the state's drop, the `Host` bound looks
+//! at the header map's first entry before searching it, the request target
+//! is read once, the client address without trusted proxies is the peer at
+//! once, and viewer facts are decoded when a rule reads them. Allocations
+//! are unchanged in every mode:
+//!
+//! | mode | before (`237ce08`) | after |
+//! | --- | --- | --- |
+//! | allowed | 13,643 / 14.1 | 13,355 / 14.1 |
+//! | `REFUSE=1` | 12,756 / 13 | 12,406 / 13 |
+//! | `PROXIES=1` | 19,242 / 19.1 | 19,274 / 19.1 (the store's variation) |
+//! | `BOXED=1` | 13,897 / 15.1 | 13,671 / 15.1 |
+//! | `BOXED=1 REFUSE=1` | 12,767 / 13 | 12,414 / 13 |
+//! | `AXUM=1` | 6,838 / 8.1 | 6,357 / 8.1 |
+//! | `AXUM=1 SAME=1` | 6,564 / 8 | 6,063 / 8 |
+//! | `AXUM=1 REFUSE=1` | 7,027 / 9 | 6,703 / 9 |
+//!
+//! `AXUM=1 SAME=1` over the handler alone (3,082 / 8): 2,981, of which the
+//! core's part (`Snapshot::check`, the snapshot, `into_ready`) is about
+//! 1,990 and the layer's own about 990 (1,490 before), with nothing
+//! allocated: three lookups in the extensions (the peer twice, `Cost`,
+//! about 90), the view and its bounds (about 200 with its drop), the
+//! response future's poll and drop with the counters (about 250), the
+//! verdict's copies and drop (about 130), four copies of the future made by
+//! this driver's `.await` (about 115; a server moves it about once).
 #![allow(clippy::print_stdout)]
 
 use std::convert::Infallible;
