@@ -10,7 +10,11 @@
 //! Every server runs on its own one-worker tokio runtime, keyed by the peer
 //! IP with one rule and no other headers: "allowing" has a limit out of
 //! reach, "refusing" admits one request per hour, so all but the first
-//! answer 429. `wrk` runs with one thread (`-t1`).
+//! answer 429. `wrk` runs with one thread (`-t1`). Ours is the layer as an
+//! axum application puts it on its `Router`, with
+//! `RateLimitLayer::for_axum` (axum's body type: axum boxes any other body
+//! on every response); with `LAYER_BODY` set, the layer itself instead
+//! (its `ResponseBody`, boxed by axum).
 //!
 //! With `SERVE=<variant number>` (0 plain, 1 tower_governor allowing, 2
 //! ours allowing, 3 tower_governor refusing, 4 ours refusing) only that
@@ -47,6 +51,14 @@ fn ours(limit: u64, period: &str) -> RateLimitLayer {
              "limit": {limit}, "burst": {limit}, "period": "{period}", "key": ["ip"]}}]"#
     ))
     .expect("valid rules")
+}
+
+/// `app()` behind our layer: see the module's docs for `LAYER_BODY`.
+fn limited(layer: RateLimitLayer) -> Router {
+    match std::env::var_os("LAYER_BODY") {
+        Some(_) => app().layer(layer),
+        None => app().layer(layer.for_axum()),
+    }
 }
 
 fn governor(allowing: bool) -> Router {
@@ -127,12 +139,9 @@ fn main() {
     let targets = [
         ("plain axum", serve(app())),
         ("tower_governor allowing", serve(governor(true))),
-        (
-            "ours allowing",
-            serve(app().layer(ours(1_000_000_000, "1s"))),
-        ),
+        ("ours allowing", serve(limited(ours(1_000_000_000, "1s")))),
         ("tower_governor refusing", serve(governor(false))),
-        ("ours refusing", serve(app().layer(ours(1, "1h")))),
+        ("ours refusing", serve(limited(ours(1, "1h")))),
     ];
     if let Ok(only) = std::env::var("SERVE") {
         let (name, addr) = only

@@ -37,6 +37,11 @@
 //! set, every request comes from one address, as wrk's do in that bench
 //! (otherwise each request is a new key).
 //!
+//! With `ROUTER` also set, every answer is turned into axum's response the
+//! way a `Router` turns a layer's (`IntoResponse`: any body but axum's own
+//! is boxed); with `FOR_AXUM`, ours is `RateLimitLayer::for_axum`, which
+//! answers axum's body.
+//!
 //! ```text
 //! AXUM=1 GOVERNOR=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
 //! BOXED=1 REQUESTS=1000 valgrind --tool=callgrind target/release/deps/layer_calls-*
@@ -105,6 +110,19 @@
 //! response future's poll and drop with the counters (about 250), the
 //! verdict's copies and drop (about 130), four copies of the future made by
 //! this driver's `.await` (about 115; a server moves it about once).
+//!
+//! On an axum `Router` (`ROUTER=1`) the layer's `ResponseBody` costs one
+//! boxing more per request, which `RateLimitLayer::for_axum` spares
+//! (`AXUM=1 SAME=1 ROUTER=1`; a server also polls the body through that
+//! box):
+//!
+//! | `AXUM=1 SAME=1 ROUTER=1` | instructions / allocations |
+//! | --- | --- |
+//! | handler alone (`PLAIN=1`) | 3,145 / 8 |
+//! | ours, the layer itself | 6,310 / 9 |
+//! | ours, `for_axum` (`FOR_AXUM=1`) | 6,123 / 8 |
+//! | refusing, the layer itself (`REFUSE=1`, not `SAME`) | 6,950 / 10 |
+//! | refusing, `for_axum` | 6,957 / 10 |
 #![allow(clippy::print_stdout)]
 
 use std::convert::Infallible;
@@ -183,6 +201,7 @@ where
 mod axum_shape {
     use super::*;
     use axum::extract::ConnectInfo;
+    use axum::response::IntoResponse;
     use std::net::SocketAddr;
     use tower_governor::governor::GovernorConfigBuilder;
     use tower_governor::GovernorLayer;
@@ -215,8 +234,9 @@ mod axum_shape {
         });
         let same = refuse || std::env::var_os("SAME").is_some();
         let request = move |i| request(if same { 0 } else { i });
+        let router = std::env::var_os("ROUTER").is_some();
         if plain {
-            return drive(handler, n, request).await;
+            return through(handler, router, n, request).await;
         }
         if governor {
             let mut builder = GovernorConfigBuilder::default();
@@ -226,12 +246,37 @@ mod axum_shape {
                 builder.per_nanosecond(1).burst_size(u32::MAX);
             }
             let config = std::sync::Arc::new(builder.finish().expect("governor config"));
-            return drive(GovernorLayer::new(config).layer(handler), n, request).await;
+            let svc = GovernorLayer::new(config).layer(handler);
+            return through(svc, router, n, request).await;
         }
         let clock = ManualClock::new(1_767_225_600_000);
         let rules = RuleSet::from_json(&rules(refuse)).expect("rules");
         let limiter = Limiter::builder(rules).clock(clock).build();
-        drive(RateLimitLayer::new(limiter).layer(handler), n, request).await
+        let layer = RateLimitLayer::new(limiter);
+        match std::env::var_os("FOR_AXUM").is_some() {
+            true => through(layer.for_axum().layer(handler), router, n, request).await,
+            false => through(layer.layer(handler), router, n, request).await,
+        }
+    }
+
+    /// [`drive`], with `router` every answer turned into axum's response
+    /// as a `Router` turns a layer's (`IntoResponse`, which boxes any body
+    /// but axum's own).
+    async fn through<S, B>(
+        svc: S,
+        router: bool,
+        n: u32,
+        request: impl Fn(u32) -> Request<()>,
+    ) -> u32
+    where
+        S: Service<Request<()>, Response = Response<B>>,
+        S::Error: std::fmt::Debug,
+        Response<B>: IntoResponse,
+    {
+        match router {
+            true => drive(svc.map_response(IntoResponse::into_response), n, request).await,
+            false => drive(svc, n, request).await,
+        }
     }
 }
 

@@ -81,6 +81,25 @@ impl<B> ResponseBody<B> {
     }
 }
 
+#[cfg(feature = "axum")]
+impl<B> ResponseBody<B>
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    /// As axum's body: the inner service's body itself when it passes
+    /// through (no box when it is axum's body already, as an axum handler's
+    /// is), the limiter's own bytes, or this body boxed when it charges.
+    pub(crate) fn into_axum(self) -> axum::body::Body {
+        match self.kind {
+            Kind::Inner { body } => axum::body::Body::new(body),
+            Kind::Full { bytes: None } => axum::body::Body::empty(),
+            Kind::Full { bytes: Some(bytes) } => axum::body::Body::from(bytes),
+            kind @ Kind::Charged { .. } => axum::body::Body::new(Self { kind }),
+        }
+    }
+}
+
 impl<B> Body for ResponseBody<B>
 where
     B: Body<Data = Bytes>,

@@ -47,9 +47,11 @@
 //! }]"#)?
 //! .trusted_proxies(TrustedProxies::hops(1));
 //!
+//! // `for_axum`: answers axum's own body type, which axum then passes on
+//! // as it is (see `AxumLayer`).
 //! let app = Router::new()
 //!     .route("/login", post(|| async { "welcome" }))
-//!     .layer(layer.clone());
+//!     .layer(layer.clone().for_axum());
 //!
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
 //! // The client address comes from `ConnectInfo<SocketAddr>`.
@@ -67,7 +69,7 @@
 //! # use axum::{routing::get, Router};
 //! use ratelimit_tower::RateLimitLayer;
 //! # let app: Router = Router::new().route("/", get(|| async { "hi" }));
-//! let app = app.layer(RateLimitLayer::per_ip_per_minute(100));
+//! let app = app.layer(RateLimitLayer::per_ip_per_minute(100).for_axum());
 //! ```
 //!
 //! Key rules on values the layer derives from each request (a tenant from
@@ -109,7 +111,9 @@
 //! # Features
 //!
 //! - `axum` (default): reads the client address from axum's
-//!   `ConnectInfo<SocketAddr>`.
+//!   `ConnectInfo<SocketAddr>`, and adds [`RateLimitLayer::for_axum`]
+//!   ([`AxumLayer`]): the layer answering axum's own body type, which axum
+//!   passes on as it is (it boxes any other body type on every response).
 //!
 //! # MSRV
 //!
@@ -117,6 +121,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "axum")]
+mod axum_body;
 mod body;
 pub mod charge;
 mod claims;
@@ -137,6 +143,8 @@ mod respond;
 pub mod response;
 mod service;
 
+#[cfg(feature = "axum")]
+pub use axum_body::{AxumLayer, AxumRateLimit, AxumResponseFuture};
 pub use body::ResponseBody;
 pub use charge::{Charge, ResponseCost};
 pub use claims::{AppValues, Cost, VerifiedClaims, WouldLimit};
