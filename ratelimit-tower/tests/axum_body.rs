@@ -1,6 +1,7 @@
 //! `RateLimitLayer::for_axum` on an axum `Router`: the same answers as the
 //! layer itself (statuses, headers, bodies, counted and charged responses),
 //! with axum's body type.
+#![cfg(feature = "axum")]
 
 use std::net::SocketAddr;
 
