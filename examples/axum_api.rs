@@ -170,7 +170,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .route("/admin/rules/{id}", get(one_rule))
         .route("/admin/kill-switch/{on}", post(kill_switch))
         .with_state(limiter)
-        .layer(layer)
+        .layer(layer.for_axum())
         // Outermost: verify tokens before rate limiting reads the claims.
         .layer(middleware::from_fn(auth));
 

@@ -69,7 +69,7 @@ const WORDS: &[&str] = &[
 fn app(limiter: Limiter) -> Router {
     Router::new()
         .route("/v1/completions", post(complete))
-        .layer(RateLimitLayer::new(limiter))
+        .layer(RateLimitLayer::new(limiter).for_axum())
 }
 
 /// `{"prompt": "...", "max_tokens": N, "stream": true}`: one token per

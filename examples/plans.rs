@@ -73,7 +73,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build();
     let app = Router::new()
         .route("/api", get(|| async { "ok\n" }))
-        .layer(RateLimitLayer::new(limiter))
+        .layer(RateLimitLayer::new(limiter).for_axum())
         // Added last, so it runs first: the claims are there for the limiter.
         .layer(middleware::from_fn(auth));
 

@@ -117,7 +117,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .route("/login", post(|| async { "welcome\n" }))
         .route("/search", get(|| async { "results\n" }))
         .route("/export", get(|| async { "export\n" }))
-        .layer(RateLimitLayer::new(limiter.clone()));
+        .layer(RateLimitLayer::new(limiter.clone()).for_axum());
     // Operators' routes, outside the rate limit: the scrape, and the admin
     // page behind the auth (a route_layer: nothing is served without it).
     // Plain HTTP on 127.0.0.1 here, so the CSRF cookie is not `Secure`.

@@ -40,7 +40,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let layer = RateLimitLayer::from_json_str(RULES)?;
     let app = Router::new()
         .route("/login", post(|| async { "welcome back\n" }))
-        .layer(layer);
+        .layer(layer.for_axum());
 
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;

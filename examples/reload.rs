@@ -93,7 +93,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "/rules",
             get(move || async move { limiter.rules().to_json() + "\n" }),
         )
-        .layer(layer);
+        .layer(layer.for_axum());
     let port = std::env::var("PORT").unwrap_or_else(|_| "3001".into());
     let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await?;
     let addr = listener.local_addr()?;
