@@ -154,6 +154,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    #[inline]
     pub(crate) fn forward() -> Self {
         Self {
             outcome: Outcome::Forward,

@@ -10,7 +10,7 @@ use super::publish::Published;
 use super::settle::Settle;
 use super::Limiter;
 use crate::backend::CheckResult;
-use crate::{RequestView, Verdict};
+use crate::RequestView;
 
 impl Limiter {
     /// Decides one request: any [`RequestView`], such as
@@ -42,13 +42,18 @@ impl Limiter {
         }
         let local_rules = published.local_rules;
         // Answered at once (the in-memory store): each answer is applied as
-        // the backend hands it over (nothing collected), and the batch's
-        // `Vec` is kept for the next request.
-        let verdict = std::mem::replace(&mut plan.verdict, Verdict::forward());
+        // the backend hands it over (nothing collected), to the plan's
+        // verdict in place, and the batch's `Vec` is kept for the next
+        // request.
         let now = plan.batch.now_ms;
+        let Plan {
+            verdict,
+            batch,
+            sel,
+        } = &mut plan;
         let mut settle = Settle::new(self, verdict, now, local_rules, reports);
-        let mut pending = plan.sel.rules.iter();
-        let mut checks = plan.batch.checks.iter();
+        let mut pending = sel.rules.iter();
+        let mut checks = batch.checks.iter();
         let mut each = |answer: CheckResult| {
             for p in pending.by_ref() {
                 if !settle.cached(p) {
@@ -57,8 +62,8 @@ impl Limiter {
                 }
             }
         };
-        let at_once = plan.batch.checks.is_empty()
-            || (self.inner.backend).check_now_each(&plan.batch, &mut each);
+        let at_once =
+            batch.checks.is_empty() || (self.inner.backend).check_now_each(batch, &mut each);
         if at_once {
             // Cached rules after the last answer, and rules the backend
             // left unanswered (failed).
@@ -67,11 +72,11 @@ impl Limiter {
                     settle.answered(p, checks.next(), None);
                 }
             }
-            let verdict = settle.done();
-            recycle_checks(std::mem::take(&mut plan.batch.checks));
-            return VerdictFuture::ready(verdict);
+            settle.done();
+            recycle_checks(std::mem::take(&mut batch.checks));
+            return VerdictFuture::ready(plan.verdict);
         }
-        plan.verdict = settle.unsettled();
+        drop(pending);
         let pending: Vec<_> = plan.sel.rules.iter().map(Pending::to_shared).collect();
         let (verdict, batch) = (plan.verdict, plan.batch);
         let limiter = self.clone();
