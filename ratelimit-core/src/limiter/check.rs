@@ -4,12 +4,12 @@
 //!
 //! [`Backend::check_now`]: crate::backend::Backend::check_now
 
-use super::decide::{recycle_checks, Pending, Plan};
+use super::decide::{keep_batch, with_batch, Pending, Plan};
 use super::future::VerdictFuture;
 use super::publish::Published;
 use super::settle::Settle;
 use super::Limiter;
-use crate::backend::CheckResult;
+use crate::backend::{Batch, CheckResult};
 use crate::RequestView;
 
 impl Limiter {
@@ -36,21 +36,29 @@ impl Limiter {
         reports: bool,
     ) -> VerdictFuture {
         let reports = reports || self.inner.reports || tracing::enabled!(tracing::Level::DEBUG);
+        with_batch(|batch| self.decide_in(published, req, reports, batch))
+    }
+
+    /// [`Limiter::decide`] with `batch` (this thread's, see
+    /// `decide::with_batch`) to plan the backend call into.
+    #[inline(always)]
+    fn decide_in(
+        &self,
+        published: &Published,
+        req: &dyn RequestView,
+        reports: bool,
+        batch: &mut Batch,
+    ) -> VerdictFuture {
         let mut plan = Plan::new();
-        if let Some(verdict) = self.begin(req, published, &mut plan) {
+        if let Some(verdict) = self.begin(req, published, &mut plan, batch) {
             return VerdictFuture::ready(verdict);
         }
         let local_rules = published.local_rules;
         // Answered at once (the in-memory store): each answer is applied as
         // the backend hands it over (nothing collected), to the plan's
-        // verdict in place, and the batch's `Vec` is kept for the next
-        // request.
-        let now = plan.batch.now_ms;
-        let Plan {
-            verdict,
-            batch,
-            sel,
-        } = &mut plan;
+        // verdict in place, and the batch is left for the next request.
+        let now = batch.now_ms;
+        let Plan { verdict, sel } = &mut plan;
         let mut settle = Settle::new(self, verdict, now, local_rules, reports);
         let mut pending = sel.rules.iter();
         let mut checks = batch.checks.iter();
@@ -73,12 +81,12 @@ impl Limiter {
                 }
             }
             settle.done();
-            recycle_checks(std::mem::take(&mut batch.checks));
+            keep_batch(batch);
             return VerdictFuture::ready(plan.verdict);
         }
         drop(pending);
         let pending: Vec<_> = plan.sel.rules.iter().map(Pending::to_shared).collect();
-        let (verdict, batch) = (plan.verdict, plan.batch);
+        let (verdict, batch) = (plan.verdict, std::mem::take(batch));
         let limiter = self.clone();
         VerdictFuture::waiting(Box::pin(async move {
             let answers = limiter.inner.backend.check(&batch).await;
