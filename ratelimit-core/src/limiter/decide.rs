@@ -267,7 +267,11 @@ impl Limiter {
                 );
                 used += 1;
             }
-            picked.cached = cached;
+            // Selection left it `None`: written only when a cache answered
+            // (a 48-byte store per rule otherwise).
+            if cached.is_some() {
+                picked.cached = cached;
+            }
         }
         checks.truncate(used);
         batch.now_ms = now;
