@@ -10,7 +10,7 @@ use super::publish::Published;
 use super::settle::Settle;
 use super::Limiter;
 use crate::backend::{Batch, CheckResult};
-use crate::RequestView;
+use crate::{RequestView, Verdict};
 
 impl Limiter {
     /// Decides one request: any [`RequestView`], such as
@@ -36,11 +36,16 @@ impl Limiter {
         reports: bool,
     ) -> VerdictFuture {
         let reports = reports || self.inner.reports || tracing::enabled!(tracing::Level::DEBUG);
-        with_batch(|batch| self.decide_in(published, req, reports, batch))
+        // Decided in place, in the future returned (a verdict is copied
+        // whole at every hand-over).
+        let mut out = VerdictFuture::ready(Verdict::forward());
+        with_batch(|batch| self.decide_in(published, req, reports, batch, &mut out));
+        out
     }
 
-    /// [`Limiter::decide`] with `batch` (this thread's, see
-    /// `decide::with_batch`) to plan the backend call into.
+    /// [`Limiter::decide`] into `out` (ready, with a new verdict), with
+    /// `batch` (this thread's, see `decide::with_batch`) to plan the
+    /// backend call into.
     #[inline(always)]
     fn decide_in(
         &self,
@@ -48,19 +53,22 @@ impl Limiter {
         req: &dyn RequestView,
         reports: bool,
         batch: &mut Batch,
-    ) -> VerdictFuture {
+        out: &mut VerdictFuture,
+    ) {
+        let Some(verdict) = out.ready_mut() else {
+            return;
+        };
         let mut plan = Plan::new();
-        if let Some(verdict) = self.begin(req, published, &mut plan, batch) {
-            return VerdictFuture::ready(verdict);
+        if self.begin(req, published, &mut plan, batch, verdict) {
+            return;
         }
         let local_rules = published.local_rules;
         // Answered at once (the in-memory store): each answer is applied as
-        // the backend hands it over (nothing collected), to the plan's
-        // verdict in place, and the batch is left for the next request.
+        // the backend hands it over (nothing collected), to the verdict in
+        // place, and the batch is left for the next request.
         let now = batch.now_ms;
-        let Plan { verdict, sel } = &mut plan;
         let mut settle = Settle::new(self, verdict, now, local_rules, reports);
-        let mut pending = sel.rules.iter();
+        let mut pending = plan.sel.rules.iter();
         let mut checks = batch.checks.iter();
         let mut each = |answer: CheckResult| {
             for p in pending.by_ref() {
@@ -82,15 +90,16 @@ impl Limiter {
             }
             settle.done();
             keep_batch(batch);
-            return VerdictFuture::ready(plan.verdict);
+            return;
         }
         drop(pending);
         let pending: Vec<_> = plan.sel.rules.iter().map(Pending::to_shared).collect();
-        let (verdict, batch) = (plan.verdict, std::mem::take(batch));
+        let verdict = std::mem::replace(verdict, Verdict::forward());
+        let batch = std::mem::take(batch);
         let limiter = self.clone();
-        VerdictFuture::waiting(Box::pin(async move {
+        *out = VerdictFuture::waiting(Box::pin(async move {
             let answers = limiter.inner.backend.check(&batch).await;
             limiter.finish(verdict, &pending, &batch, answers, local_rules, reports)
-        }))
+        }));
     }
 }

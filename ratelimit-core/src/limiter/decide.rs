@@ -135,7 +135,6 @@ fn put_check(
 /// [`Limiter::begin`] (its lists live on the stack: moving them costs).
 /// The selected rules (`sel.rules`) are the ones waiting for an answer.
 pub(super) struct Plan<'p> {
-    pub(super) verdict: Verdict,
     pub(super) sel: Selection<'p>,
 }
 
@@ -145,23 +144,24 @@ impl Plan<'_> {
     #[inline(always)]
     pub(super) fn new() -> Self {
         Self {
-            verdict: Verdict::forward(),
             sel: Selection::default(),
         }
     }
 }
 
 impl Limiter {
-    /// Everything before the backend call, into `plan` (new) and `batch`
-    /// (any: its checks are reused): the verdict itself when nothing is
-    /// left to ask (the backstop refused, or a missing key rejects).
+    /// Everything before the backend call, into `plan` (new), `batch`
+    /// (any: its checks are reused) and `verdict` (new): true when nothing
+    /// is left to ask (the backstop refused, or a missing key rejects) and
+    /// the verdict is decided.
     pub(super) fn begin<'p>(
         &self,
         req: &dyn RequestView,
         published: &'p Published,
         plan: &mut Plan<'p>,
         batch: &mut Batch,
-    ) -> Option<Verdict> {
+        verdict: &mut Verdict,
+    ) -> bool {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
         if let Some(backstop) = &inner.backstop {
@@ -171,7 +171,8 @@ impl Limiter {
                     let mut v = Verdict::forward();
                     v.outcome = Outcome::Limited;
                     v.retry_after_ms = d.retry_after_ms;
-                    return Some(v);
+                    *verdict = v;
+                    return true;
                 }
             }
         }
@@ -189,11 +190,11 @@ impl Limiter {
             inner.stats.capped();
         }
         if sel.reject {
-            let mut verdict = Verdict::forward();
-            verdict.outcome = Outcome::BadRequest;
-            return Some(verdict);
+            let mut v = Verdict::forward();
+            v.outcome = Outcome::BadRequest;
+            *verdict = v;
+            return true;
         }
-        let verdict = &mut plan.verdict;
         for e in &sel.would_reject {
             verdict.would_limit.push(e.rule.id.clone());
         }
@@ -275,7 +276,7 @@ impl Limiter {
         }
         checks.truncate(used);
         batch.now_ms = now;
-        None
+        false
     }
 
     /// Turns a backend answer (or its absence) into a decision, following

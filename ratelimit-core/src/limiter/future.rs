@@ -61,6 +61,16 @@ impl VerdictFuture {
         }
     }
 
+    /// The ready verdict, to decide in place (where the caller will find
+    /// it: no copy of it on the way out).
+    #[inline]
+    pub(crate) fn ready_mut(&mut self) -> Option<&mut Verdict> {
+        match &mut self.state {
+            State::Ready(v) => v.as_mut(),
+            State::Waiting(_) => None,
+        }
+    }
+
     /// Whether the verdict is already decided (polling answers at once).
     pub fn is_ready(&self) -> bool {
         matches!(self.state, State::Ready(Some(_)))
