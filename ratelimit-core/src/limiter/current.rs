@@ -11,8 +11,8 @@
 //! no longer matches any thread's copy.
 //!
 //! A thread's copy keeps its set alive until that thread's next request
-//! to a limiter: a superseded set per thread at most (as the recycled
-//! checks of `decide.rs` keep their rules).
+//! to a limiter: a superseded set per thread at most (as the checks kept
+//! in the thread's batch, in `decide.rs`, keep their rules).
 
 use std::cell::Cell;
 use std::ops::Deref;
@@ -34,7 +34,7 @@ struct ThreadCopy {
 
 thread_local! {
     /// The set this thread read last (taken out while a request uses it).
-    static COPY: Cell<Option<ThreadCopy>> = const { Cell::new(None) };
+    static COPY: Cell<Option<Box<ThreadCopy>>> = const { Cell::new(None) };
 }
 
 /// The published rule set of one limiter, and its generation.
@@ -67,7 +67,7 @@ impl Current {
     #[inline]
     pub(crate) fn with<R>(&self, f: impl Fn(&Published) -> R) -> R {
         let generation = self.generation.load(Ordering::Acquire);
-        let run = |slot: &Cell<Option<ThreadCopy>>| {
+        let run = |slot: &Cell<Option<Box<ThreadCopy>>>| {
             let copy = self.valid(slot.take(), generation);
             let r = f(&copy.published);
             slot.set(Some(copy));
@@ -89,10 +89,15 @@ impl Current {
     /// `copy` when it is this limiter's set at `generation`, else the set
     /// read under the lock.
     #[inline]
-    fn valid(&self, copy: Option<ThreadCopy>, generation: u64) -> ThreadCopy {
+    fn valid(&self, copy: Option<Box<ThreadCopy>>, generation: u64) -> Box<ThreadCopy> {
         match copy {
             Some(c) if c.limiter == self.id && c.generation == generation => c,
-            _ => self.read_copy(),
+            // The box is reused: alternating limiters allocate nothing.
+            Some(mut c) => {
+                *c = self.read_copy();
+                c
+            }
+            None => Box::new(self.read_copy()),
         }
     }
 
@@ -140,8 +145,9 @@ impl Deref for Writer<'_> {
 
 /// The set one request reads; given back to its thread when dropped.
 pub(crate) struct Pinned {
-    /// Always `Some` until dropped.
-    copy: Option<ThreadCopy>,
+    /// Always `Some` until dropped. Boxed, as in the thread's slot: the
+    /// copy moves in and out as one pointer.
+    copy: Option<Box<ThreadCopy>>,
 }
 
 impl Deref for Pinned {
