@@ -82,6 +82,7 @@ impl VerdictFuture {
     /// # Errors
     ///
     /// The backend has not answered yet: the future is given back.
+    #[inline]
     pub fn into_ready(self) -> Result<Verdict, Self> {
         match self.state {
             State::Ready(Some(v)) => Ok(v),
