@@ -78,6 +78,7 @@ impl Current {
     }
 
     /// The set for one request, as [`Current::with`], held until dropped.
+    #[inline]
     pub(crate) fn pin(&self) -> Pinned {
         let generation = self.generation.load(Ordering::Acquire);
         let copy = COPY.try_with(Cell::take).ok().flatten();
@@ -138,6 +139,7 @@ impl Writer<'_> {
 impl Deref for Writer<'_> {
     type Target = Published;
 
+    #[inline]
     fn deref(&self) -> &Published {
         &self.slot
     }
@@ -153,6 +155,7 @@ pub(crate) struct Pinned {
 impl Deref for Pinned {
     type Target = Published;
 
+    #[inline]
     fn deref(&self) -> &Published {
         match &self.copy {
             Some(c) => &c.published,
@@ -162,6 +165,7 @@ impl Deref for Pinned {
 }
 
 impl Drop for Pinned {
+    #[inline]
     fn drop(&mut self) {
         // After the thread's storage is gone, the copy is just dropped.
         let _ = COPY.try_with(|slot| slot.set(self.copy.take()));
