@@ -60,6 +60,7 @@ impl<'l, 'v> Settle<'l, 'v> {
 
     /// Settles `p` with its check and the backend's answer (either missing:
     /// the backend failed).
+    #[inline]
     pub(super) fn answered<E: AsRef<Entry>>(
         &mut self,
         p: &Pending<E>,
