@@ -215,7 +215,13 @@ impl Sip128 {
 
     /// The 128-bit digest.
     pub(crate) fn finish128(self) -> KeyDigest {
-        KeyDigest(Hasher128::finish128(&self.0).as_bytes())
+        // The crate's `as_bytes` order (h1, then h2, little-endian), without
+        // its call.
+        let h = Hasher128::finish128(&self.0);
+        let mut out = [0u8; 16];
+        out[..8].copy_from_slice(&h.h1.to_le_bytes());
+        out[8..].copy_from_slice(&h.h2.to_le_bytes());
+        KeyDigest(out)
     }
 }
 

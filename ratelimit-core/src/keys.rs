@@ -51,6 +51,7 @@ const FALLBACK_TAG: u8 = 0xFF;
 
 /// The bytes that key an IP: 4 for IPv4 (and IPv4-mapped IPv6), the /64
 /// prefix (8 bytes) for IPv6.
+#[inline]
 pub(crate) fn ip_bytes(ip: IpAddr) -> ([u8; 8], usize) {
     let mut out = [0u8; 8];
     match ip {

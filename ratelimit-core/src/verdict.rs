@@ -103,6 +103,7 @@ struct Charges {
 impl ResponseTicket {
     /// Whether no count rule matched (rules charged after the response are
     /// told by [`ResponseTicket::charges`]).
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
@@ -114,11 +115,13 @@ impl ResponseTicket {
 
     /// Whether a `charge: response` rule matched: the response's cost is
     /// expected, through [`Limiter::charge`](crate::Limiter::charge).
+    #[inline]
     pub fn charges(&self) -> bool {
         !self.charge_items().is_empty()
     }
 
     /// The `charge: response` rules that matched.
+    #[inline]
     pub(crate) fn charge_items(&self) -> &[ChargeItem] {
         self.charges.as_ref().map_or(&[], |c| &c.items)
     }
@@ -154,6 +157,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    #[inline]
     pub(crate) fn forward() -> Self {
         Self {
             outcome: Outcome::Forward,
@@ -166,12 +170,14 @@ impl Verdict {
     }
 
     /// Whether the request goes on to the upstream.
+    #[inline]
     pub fn is_forward(&self) -> bool {
         self.outcome == Outcome::Forward
     }
 
     /// `Retry-After` in whole seconds, rounded up, at least 1: on a 429, and
     /// 1 on a 503.
+    #[inline]
     pub fn retry_after_secs(&self) -> Option<u64> {
         match self.outcome {
             Outcome::Limited => Some(self.retry_after_ms.div_ceil(1000).max(1)),

@@ -97,3 +97,51 @@ fn a_published_rule_replaces_the_recycled_one() {
     assert_eq!(outcome(&l), Outcome::Limited);
     assert_eq!(seen.take(), [1, 1, 3, 3, 3]);
 }
+
+/// The in-memory store, deciding a request on another limiter while it
+/// answers: the thread's batch is in use then, and the inner decision
+/// must plan into one of its own without disturbing the outer one.
+#[derive(Debug)]
+struct Nested {
+    memory: MemoryBackend,
+    inner: Limiter,
+    inner_outcomes: Mutex<Vec<Outcome>>,
+}
+
+impl Backend for Nested {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+        self.memory.check(batch)
+    }
+
+    fn check_now_each(&self, batch: &Batch, answer: &mut dyn FnMut(CheckResult)) -> bool {
+        let o = outcome(&self.inner);
+        self.inner_outcomes.lock().expect("lock").push(o);
+        self.memory.check_now_each(batch, answer)
+    }
+
+    fn hash_key(&self) -> Option<HashKey> {
+        self.memory.hash_key()
+    }
+}
+
+#[test]
+fn a_backend_may_decide_another_request_while_it_answers() {
+    let inner = limiter(2).0;
+    let nested = Arc::new(Nested {
+        memory: MemoryBackend::default(),
+        inner,
+        inner_outcomes: Mutex::default(),
+    });
+    let outer = Limiter::builder(rules(&per_ip(1)))
+        .clock(ManualClock::new(T0))
+        .backend(nested.clone())
+        .build();
+    use Outcome::{Forward, Limited};
+    assert_eq!(outcome(&outer), Forward);
+    assert_eq!(outcome(&outer), Limited);
+    // The outer limiter's rules and counts, then its own again: the
+    // inner decision (limit 2) left the outer batch alone.
+    assert_eq!(outcome(&outer), Limited);
+    let inner = nested.inner_outcomes.lock().expect("lock").clone();
+    assert_eq!(inner, [Forward, Forward]);
+}

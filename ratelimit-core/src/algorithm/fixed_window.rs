@@ -16,6 +16,8 @@ pub(crate) struct State {
 }
 
 /// Checks one request at `now` (Unix ms) and updates `state`.
+// Inlinable into the in-memory store's count path (`Packed::count`).
+#[inline]
 pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
     let period = q.period_ms.max(1);
     let start = now - now % period;

@@ -48,6 +48,8 @@ impl Drained {
 }
 
 /// Checks one request at `now` (Unix ms) and updates `state`.
+// Inlinable into the in-memory store's count path (`Packed::count`).
+#[inline]
 pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
     let Drained {
         p,

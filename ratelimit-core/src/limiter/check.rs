@@ -4,12 +4,12 @@
 //!
 //! [`Backend::check_now`]: crate::backend::Backend::check_now
 
-use super::decide::{recycle_checks, Pending, Plan};
+use super::decide::{keep_batch, with_batch, Pending, Plan};
 use super::future::VerdictFuture;
 use super::publish::Published;
 use super::settle::Settle;
 use super::Limiter;
-use crate::backend::CheckResult;
+use crate::backend::{Batch, CheckResult};
 use crate::{RequestView, Verdict};
 
 impl Limiter {
@@ -36,19 +36,40 @@ impl Limiter {
         reports: bool,
     ) -> VerdictFuture {
         let reports = reports || self.inner.reports || tracing::enabled!(tracing::Level::DEBUG);
+        // Decided in place, in the future returned (a verdict is copied
+        // whole at every hand-over).
+        let mut out = VerdictFuture::ready(Verdict::forward());
+        with_batch(|batch| self.decide_in(published, req, reports, batch, &mut out));
+        out
+    }
+
+    /// [`Limiter::decide`] into `out` (ready, with a new verdict), with
+    /// `batch` (this thread's, see `decide::with_batch`) to plan the
+    /// backend call into.
+    #[inline(always)]
+    fn decide_in(
+        &self,
+        published: &Published,
+        req: &dyn RequestView,
+        reports: bool,
+        batch: &mut Batch,
+        out: &mut VerdictFuture,
+    ) {
+        let Some(verdict) = out.ready_mut() else {
+            return;
+        };
         let mut plan = Plan::new();
-        if let Some(verdict) = self.begin(req, published, &mut plan) {
-            return VerdictFuture::ready(verdict);
+        if self.begin(req, published, &mut plan, batch, verdict) {
+            return;
         }
         let local_rules = published.local_rules;
         // Answered at once (the in-memory store): each answer is applied as
-        // the backend hands it over (nothing collected), and the batch's
-        // `Vec` is kept for the next request.
-        let verdict = std::mem::replace(&mut plan.verdict, Verdict::forward());
-        let now = plan.batch.now_ms;
+        // the backend hands it over (nothing collected), to the verdict in
+        // place, and the batch is left for the next request.
+        let now = batch.now_ms;
         let mut settle = Settle::new(self, verdict, now, local_rules, reports);
         let mut pending = plan.sel.rules.iter();
-        let mut checks = plan.batch.checks.iter();
+        let mut checks = batch.checks.iter();
         let mut each = |answer: CheckResult| {
             for p in pending.by_ref() {
                 if !settle.cached(p) {
@@ -57,8 +78,8 @@ impl Limiter {
                 }
             }
         };
-        let at_once = plan.batch.checks.is_empty()
-            || (self.inner.backend).check_now_each(&plan.batch, &mut each);
+        let at_once =
+            batch.checks.is_empty() || (self.inner.backend).check_now_each(batch, &mut each);
         if at_once {
             // Cached rules after the last answer, and rules the backend
             // left unanswered (failed).
@@ -67,17 +88,18 @@ impl Limiter {
                     settle.answered(p, checks.next(), None);
                 }
             }
-            let verdict = settle.done();
-            recycle_checks(std::mem::take(&mut plan.batch.checks));
-            return VerdictFuture::ready(verdict);
+            settle.done();
+            keep_batch(batch);
+            return;
         }
-        plan.verdict = settle.unsettled();
+        drop(pending);
         let pending: Vec<_> = plan.sel.rules.iter().map(Pending::to_shared).collect();
-        let (verdict, batch) = (plan.verdict, plan.batch);
+        let verdict = std::mem::replace(verdict, Verdict::forward());
+        let batch = std::mem::take(batch);
         let limiter = self.clone();
-        VerdictFuture::waiting(Box::pin(async move {
+        *out = VerdictFuture::waiting(Box::pin(async move {
             let answers = limiter.inner.backend.check(&batch).await;
             limiter.finish(verdict, &pending, &batch, answers, local_rules, reports)
-        }))
+        }));
     }
 }

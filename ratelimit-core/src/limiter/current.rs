@@ -11,8 +11,8 @@
 //! no longer matches any thread's copy.
 //!
 //! A thread's copy keeps its set alive until that thread's next request
-//! to a limiter: a superseded set per thread at most (as the recycled
-//! checks of `decide.rs` keep their rules).
+//! to a limiter: a superseded set per thread at most (as the checks kept
+//! in the thread's batch, in `decide.rs`, keep their rules).
 
 use std::cell::Cell;
 use std::ops::Deref;
@@ -34,7 +34,7 @@ struct ThreadCopy {
 
 thread_local! {
     /// The set this thread read last (taken out while a request uses it).
-    static COPY: Cell<Option<ThreadCopy>> = const { Cell::new(None) };
+    static COPY: Cell<Option<Box<ThreadCopy>>> = const { Cell::new(None) };
 }
 
 /// The published rule set of one limiter, and its generation.
@@ -67,7 +67,7 @@ impl Current {
     #[inline]
     pub(crate) fn with<R>(&self, f: impl Fn(&Published) -> R) -> R {
         let generation = self.generation.load(Ordering::Acquire);
-        let run = |slot: &Cell<Option<ThreadCopy>>| {
+        let run = |slot: &Cell<Option<Box<ThreadCopy>>>| {
             let copy = self.valid(slot.take(), generation);
             let r = f(&copy.published);
             slot.set(Some(copy));
@@ -78,6 +78,7 @@ impl Current {
     }
 
     /// The set for one request, as [`Current::with`], held until dropped.
+    #[inline]
     pub(crate) fn pin(&self) -> Pinned {
         let generation = self.generation.load(Ordering::Acquire);
         let copy = COPY.try_with(Cell::take).ok().flatten();
@@ -89,10 +90,15 @@ impl Current {
     /// `copy` when it is this limiter's set at `generation`, else the set
     /// read under the lock.
     #[inline]
-    fn valid(&self, copy: Option<ThreadCopy>, generation: u64) -> ThreadCopy {
+    fn valid(&self, copy: Option<Box<ThreadCopy>>, generation: u64) -> Box<ThreadCopy> {
         match copy {
             Some(c) if c.limiter == self.id && c.generation == generation => c,
-            _ => self.read_copy(),
+            // The box is reused: alternating limiters allocate nothing.
+            Some(mut c) => {
+                *c = self.read_copy();
+                c
+            }
+            None => Box::new(self.read_copy()),
         }
     }
 
@@ -133,6 +139,7 @@ impl Writer<'_> {
 impl Deref for Writer<'_> {
     type Target = Published;
 
+    #[inline]
     fn deref(&self) -> &Published {
         &self.slot
     }
@@ -140,13 +147,15 @@ impl Deref for Writer<'_> {
 
 /// The set one request reads; given back to its thread when dropped.
 pub(crate) struct Pinned {
-    /// Always `Some` until dropped.
-    copy: Option<ThreadCopy>,
+    /// Always `Some` until dropped. Boxed, as in the thread's slot: the
+    /// copy moves in and out as one pointer.
+    copy: Option<Box<ThreadCopy>>,
 }
 
 impl Deref for Pinned {
     type Target = Published;
 
+    #[inline]
     fn deref(&self) -> &Published {
         match &self.copy {
             Some(c) => &c.published,
@@ -156,6 +165,7 @@ impl Deref for Pinned {
 }
 
 impl Drop for Pinned {
+    #[inline]
     fn drop(&mut self) {
         // After the thread's storage is gone, the copy is just dropped.
         let _ = COPY.try_with(|slot| slot.set(self.copy.take()));

@@ -3,7 +3,7 @@
 //! keys, the penalty cache, the batch) and `finish` (answers, fail modes,
 //! the verdict). `check.rs` runs them, with or without waiting.
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use super::charge::charge_item;
@@ -47,26 +47,39 @@ impl Pending<&Arc<Entry>> {
 }
 
 thread_local! {
-    /// The `checks` of the last batch this thread answered at once, kept
-    /// whole: the next request's batch reuses the `Vec`, and each check
-    /// whose rule is the same (the same `Arc`) keeps its `Arc`s, so that a
-    /// request touches no shared reference count for them.
-    static CHECKS: Cell<Vec<Check>> = const { Cell::new(Vec::new()) };
+    /// This thread's batch: a request answered at once is planned into it
+    /// in place (no `Vec` taken and given back, nothing moved), and it
+    /// keeps the last request's checks whole: each check of the next
+    /// request whose rule is the same (the same `Arc`) keeps its `Arc`s,
+    /// so that a request touches no shared reference count for them. They
+    /// hold their rules until then: a few superseded rules per thread at
+    /// most, after a publish.
+    static BATCH: RefCell<Batch> = const {
+        RefCell::new(Batch {
+            now_ms: 0,
+            checks: Vec::new(),
+        })
+    };
 }
 
-/// This thread's recycled checks (see `CHECKS`), if any.
-fn recycled_checks() -> Vec<Check> {
-    CHECKS.try_with(Cell::take).unwrap_or_default()
+/// Runs `f` on this thread's batch (see `BATCH`), or on a new one when
+/// that one is in use (a backend deciding a request of its own while it
+/// answers) or gone (the thread is exiting).
+#[inline]
+pub(super) fn with_batch<R>(mut f: impl FnMut(&mut Batch) -> R) -> R {
+    let mine = BATCH.try_with(|b| b.try_borrow_mut().ok().map(|mut batch| f(&mut batch)));
+    match mine {
+        Ok(Some(r)) => r,
+        _ => f(&mut Batch::default()),
+    }
 }
 
-/// Keeps the `checks` of a batch answered at once for the next request on
-/// this thread (not an unusually long list). They hold their rules until
-/// then: a few superseded rules per thread at most, after a publish.
-pub(super) fn recycle_checks(checks: Vec<Check>) {
-    if checks.capacity() <= 2 * MAX_CHECKED {
-        // `Cell::set` in place (`LocalKey::set` costs an initialisation
-        // check more); after the thread's storage is gone, just dropped.
-        let _ = CHECKS.try_with(|c| c.set(checks));
+/// Leaves `batch` (answered at once) for the next request on this thread:
+/// an unusually long list is not kept.
+#[inline]
+pub(super) fn keep_batch(batch: &mut Batch) {
+    if batch.checks.capacity() > 2 * MAX_CHECKED {
+        batch.checks = Vec::new();
     }
 }
 
@@ -122,31 +135,33 @@ fn put_check(
 /// [`Limiter::begin`] (its lists live on the stack: moving them costs).
 /// The selected rules (`sel.rules`) are the ones waiting for an answer.
 pub(super) struct Plan<'p> {
-    pub(super) verdict: Verdict,
-    pub(super) batch: Batch,
     pub(super) sel: Selection<'p>,
 }
 
 impl Plan<'_> {
+    // Inlined: the compiler then knows the lists start empty, and filling
+    // them drops nothing.
+    #[inline(always)]
     pub(super) fn new() -> Self {
         Self {
-            verdict: Verdict::forward(),
-            batch: Batch::default(),
             sel: Selection::default(),
         }
     }
 }
 
 impl Limiter {
-    /// Everything before the backend call, into `plan` (new): the verdict
-    /// itself when nothing is left to ask (the backstop refused, or a
-    /// missing key rejects).
+    /// Everything before the backend call, into `plan` (new), `batch`
+    /// (any: its checks are reused) and `verdict` (new): true when nothing
+    /// is left to ask (the backstop refused, or a missing key rejects) and
+    /// the verdict is decided.
     pub(super) fn begin<'p>(
         &self,
         req: &dyn RequestView,
         published: &'p Published,
         plan: &mut Plan<'p>,
-    ) -> Option<Verdict> {
+        batch: &mut Batch,
+        verdict: &mut Verdict,
+    ) -> bool {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
         if let Some(backstop) = &inner.backstop {
@@ -156,7 +171,8 @@ impl Limiter {
                     let mut v = Verdict::forward();
                     v.outcome = Outcome::Limited;
                     v.retry_after_ms = d.retry_after_ms;
-                    return Some(v);
+                    *verdict = v;
+                    return true;
                 }
             }
         }
@@ -174,11 +190,11 @@ impl Limiter {
             inner.stats.capped();
         }
         if sel.reject {
-            let mut verdict = Verdict::forward();
-            verdict.outcome = Outcome::BadRequest;
-            return Some(verdict);
+            let mut v = Verdict::forward();
+            v.outcome = Outcome::BadRequest;
+            *verdict = v;
+            return true;
         }
-        let verdict = &mut plan.verdict;
         for e in &sel.would_reject {
             verdict.would_limit.push(e.rule.id.clone());
         }
@@ -208,7 +224,7 @@ impl Limiter {
             });
         }
 
-        let mut checks = recycled_checks();
+        let checks = &mut batch.checks;
         let mut used = 0;
         // In place: each selected rule is completed where selection put it.
         for picked in sel.rules.iter_mut() {
@@ -240,7 +256,7 @@ impl Limiter {
                 let penalty_ms = rule.penalty_ms.filter(|_| picked.blocks);
                 let (quota, bit) = (rule.quota(cost), picked.bit);
                 put_check(
-                    &mut checks,
+                    checks,
                     used,
                     entry,
                     picked.subject,
@@ -252,11 +268,15 @@ impl Limiter {
                 );
                 used += 1;
             }
-            picked.cached = cached;
+            // Selection left it `None`: written only when a cache answered
+            // (a 48-byte store per rule otherwise).
+            if cached.is_some() {
+                picked.cached = cached;
+            }
         }
         checks.truncate(used);
-        plan.batch = Batch::new(now, checks);
-        None
+        batch.now_ms = now;
+        false
     }
 
     /// Turns a backend answer (or its absence) into a decision, following

@@ -61,6 +61,16 @@ impl VerdictFuture {
         }
     }
 
+    /// The ready verdict, to decide in place (where the caller will find
+    /// it: no copy of it on the way out).
+    #[inline]
+    pub(crate) fn ready_mut(&mut self) -> Option<&mut Verdict> {
+        match &mut self.state {
+            State::Ready(v) => v.as_mut(),
+            State::Waiting(_) => None,
+        }
+    }
+
     /// Whether the verdict is already decided (polling answers at once).
     pub fn is_ready(&self) -> bool {
         matches!(self.state, State::Ready(Some(_)))
@@ -72,6 +82,7 @@ impl VerdictFuture {
     /// # Errors
     ///
     /// The backend has not answered yet: the future is given back.
+    #[inline]
     pub fn into_ready(self) -> Result<Verdict, Self> {
         match self.state {
             State::Ready(Some(v)) => Ok(v),

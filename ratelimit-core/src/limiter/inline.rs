@@ -1,11 +1,12 @@
 //! [`Inline`]: a short list kept on the stack, for the per-request lists
 //! of the decision (the rules picked, the rules waiting for an answer),
 //! whose length the selection caps bound: no allocation per
-//! request. Past `N` it spills into a `Vec`, so a longer list (rules added
+//! request. Past `N` it spills to the heap, so a longer list (rules added
 //! at run time beyond the caps' assumptions) is still handled, only slower.
 
 use super::select::{MAX_COUNT_RULES, MAX_OTHER_RULES};
 use crate::rules::MAX_SITE_WIDE;
+use smallvec::SmallVec;
 
 /// Most rules a request is checked against at the backend: every site-wide
 /// rule and the capped others.
@@ -13,64 +14,54 @@ pub(crate) const MAX_CHECKED: usize = MAX_SITE_WIDE + MAX_OTHER_RULES;
 /// Most count rules a request runs.
 pub(crate) const MAX_COUNTED: usize = MAX_COUNT_RULES;
 
-/// Up to `N` items inline, the rest in a `Vec` (not allocated until used).
+/// Up to `N` items inline, the rest on the heap (not allocated until
+/// used): a `SmallVec`, whose inline room is left uninitialised until
+/// written (an array of `Option`s cost a store per slot per request) and
+/// whose items iterate as one slice.
 #[derive(Debug)]
 pub(crate) struct Inline<T, const N: usize> {
-    items: [Option<T>; N],
-    len: usize,
-    spill: Vec<T>,
+    items: SmallVec<[T; N]>,
 }
 
 impl<T, const N: usize> Default for Inline<T, N> {
+    #[inline]
     fn default() -> Self {
         Self {
-            // Each slot written in place (`[const { None }; N]` copies a
-            // whole template array: a `memcpy` per list per request).
-            items: std::array::from_fn(|_| None),
-            len: 0,
-            spill: Vec::new(),
+            items: SmallVec::new(),
         }
     }
 }
 
 impl<T, const N: usize> Inline<T, N> {
     /// Adds `item` at the end.
+    #[inline]
     pub(crate) fn push(&mut self, item: T) {
-        match self.items.get_mut(self.len) {
-            Some(slot) => {
-                *slot = Some(item);
-                self.len += 1;
-            }
-            None => self.spill.push(item),
-        }
+        self.items.push(item);
     }
 
     /// How many items there are.
+    #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.len + self.spill.len()
+        self.items.len()
     }
 
     /// The items in order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
-        self.items[..self.len].iter().flatten().chain(&self.spill)
+    #[inline]
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.items.iter()
     }
 
     /// The items in order, to change in place.
-    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
-        self.items[..self.len]
-            .iter_mut()
-            .flatten()
-            .chain(&mut self.spill)
+    #[inline]
+    pub(crate) fn iter_mut(&mut self) -> std::slice::IterMut<'_, T> {
+        self.items.iter_mut()
     }
 
     /// Takes the items out in order, leaving the list empty (in place: the
     /// inline array is not moved).
+    #[inline]
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
-        let len = std::mem::take(&mut self.len);
-        self.items[..len]
-            .iter_mut()
-            .filter_map(Option::take)
-            .chain(self.spill.drain(..))
+        self.items.drain(..)
     }
 }
 

@@ -28,6 +28,11 @@ pub(crate) struct Entry {
     /// Whether another rule's key starts with this one's: selection then
     /// keeps this key's hash for it (`keys::KeyPrefix`).
     pub(crate) key_shared: bool,
+    /// Decided at publish: no expiry, no allow list, no distinct value, no
+    /// canary, and no other rule's key starts with this one's or is the
+    /// start of it (no hash to keep or continue). Selection then keys it
+    /// with no test but the key itself (`Selector::pick`).
+    pub(crate) plain: bool,
 }
 
 /// A rule set as the request path reads it.
@@ -62,6 +67,16 @@ impl Published {
                 .iter()
                 .enumerate()
                 .any(|(j, other)| j != i && other.key.starts_with(&rule.key));
+            let continues = all
+                .iter()
+                .enumerate()
+                .any(|(j, other)| j != i && rule.key.starts_with(&other.key));
+            let plain = !key_shared
+                && !continues
+                && rule.expires_at_ms.is_none()
+                && rule.allow.is_none()
+                && rule.distinct_of.is_none()
+                && rule.canary_bp.is_none();
             let stats = previous
                 .and_then(|old| old.stats_of(&rule.id))
                 .unwrap_or_else(|| Arc::new(RuleStats::new(&rule.id)));
@@ -74,6 +89,7 @@ impl Published {
                 stats,
                 added_at_run_time,
                 key_shared,
+                plain,
             });
             if rule.is_count_rule() {
                 p.counts.push(entry);
@@ -244,5 +260,61 @@ mod tests {
         for w in want {
             assert!(shared.contains(&w), "{w:?} in {shared:?}");
         }
+    }
+
+    /// Only a rule with nothing to test but its key, and no key hash to
+    /// share, is plain: each field that selection tests clears the flag.
+    #[test]
+    fn a_rule_is_plain_when_only_its_key_is_tested() {
+        use crate::rules::{AllowList, RuleBuilder};
+        use std::time::Duration;
+        let path = r#"http.request.uri.path eq "/""#;
+        let fw = |id: &str| {
+            let b = RuleBuilder::new(id).expression(path);
+            b.fixed_window(5, Duration::from_secs(60))
+        };
+        let allow = AllowList::new(["10.0.0.0/8"], []).unwrap();
+        let rules = vec![
+            fw("plain").key(["header:x-a", "ip"]).build().unwrap(),
+            fw("expires")
+                .key(["header:x-b", "ip"])
+                .expires_at_ms(4_102_444_800_000)
+                .build()
+                .unwrap(),
+            fw("allow")
+                .key(["header:x-c", "ip"])
+                .allow(allow)
+                .build()
+                .unwrap(),
+            fw("canary")
+                .key(["header:x-d", "ip"])
+                .canary(10.0)
+                .build()
+                .unwrap(),
+            RuleBuilder::new("distinct")
+                .expression(path)
+                .distinct("path", 5, Duration::from_secs(60))
+                .key(["header:x-e", "ip"])
+                .build()
+                .unwrap(),
+            fw("shared").key(["ip"]).build().unwrap(),
+            fw("continues").key(["ip", "method"]).build().unwrap(),
+        ];
+        let set = RuleSet::from_rules(rules).unwrap();
+        let p = Published::new(set, Vec::new(), None);
+        let mut plain: Vec<(&str, bool)> = (p.site_wide.iter().chain(&p.others))
+            .map(|e| (&*e.id, e.plain))
+            .collect();
+        plain.sort();
+        let want = [
+            ("allow", false),
+            ("canary", false),
+            ("continues", false),
+            ("distinct", false),
+            ("expires", false),
+            ("plain", true),
+            ("shared", false),
+        ];
+        assert_eq!(plain, want);
     }
 }

@@ -11,10 +11,16 @@ use crate::verdict::ResponseTicket;
 impl Limiter {
     /// Counts the upstream's answer `status` against the count rules of
     /// `ticket` (from the request's [`Verdict`](crate::Verdict)).
+    // Inlinable: most tickets are empty, and the caller then only tests it.
+    #[inline]
     pub fn record_response(&self, ticket: &ResponseTicket, status: u16) {
-        if ticket.items.is_empty() {
-            return;
+        if !ticket.items.is_empty() {
+            self.count_response(ticket, status);
         }
+    }
+
+    /// [`Limiter::record_response`] of a ticket with count rules.
+    fn count_response(&self, ticket: &ResponseTicket, status: u16) {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
         // The count rules sharing the count store, as published now.

@@ -15,20 +15,23 @@ use crate::rules::FailMode;
 use crate::stats::Event;
 use crate::verdict::{HeaderItem, Outcome, RuleReport, Verdict};
 
-/// A verdict being settled, one pending rule at a time, in rule order.
-pub(super) struct Settle<'l> {
+/// A verdict being settled in place, one pending rule at a time, in rule
+/// order. It borrows the verdict: a verdict is about 120 bytes, and each
+/// move of it cost a copy per request.
+pub(super) struct Settle<'l, 'v> {
     limiter: &'l Limiter,
-    verdict: Verdict,
+    verdict: &'v mut Verdict,
     unavailable: bool,
     now: u64,
     local_rules: usize,
     reports: bool,
 }
 
-impl<'l> Settle<'l> {
+impl<'l, 'v> Settle<'l, 'v> {
+    #[inline]
     pub(super) fn new(
         limiter: &'l Limiter,
-        verdict: Verdict,
+        verdict: &'v mut Verdict,
         now: u64,
         local_rules: usize,
         reports: bool,
@@ -57,6 +60,7 @@ impl<'l> Settle<'l> {
 
     /// Settles `p` with its check and the backend's answer (either missing:
     /// the backend failed).
+    #[inline]
     pub(super) fn answered<E: AsRef<Entry>>(
         &mut self,
         p: &Pending<E>,
@@ -76,19 +80,13 @@ impl<'l> Settle<'l> {
         self.apply(p, decision, failed, cached);
     }
 
-    /// The verdict, once every rule is settled.
-    pub(super) fn done(mut self) -> Verdict {
+    /// Completes the verdict, once every rule is settled.
+    #[inline]
+    pub(super) fn done(self) {
         if self.verdict.outcome != Outcome::Limited && self.unavailable {
             self.verdict.outcome = Outcome::Unavailable;
             self.verdict.retry_after_ms = 1000;
         }
-        self.verdict
-    }
-
-    /// The verdict as it was given, nothing settled (the backend could not
-    /// answer at once).
-    pub(super) fn unsettled(self) -> Verdict {
-        self.verdict
     }
 
     #[inline]
@@ -99,7 +97,7 @@ impl<'l> Settle<'l> {
         failed: bool,
         cached: bool,
     ) {
-        let (verdict, now) = (&mut self.verdict, self.now);
+        let (verdict, now) = (&mut *self.verdict, self.now);
         let entry = p.entry.as_ref();
         let blocks = p.blocks;
         let Some(mut d) = decision else {
@@ -161,14 +159,14 @@ impl Limiter {
     /// `batch`, in order) applied to `verdict`.
     pub(super) fn finish<'a, E: AsRef<Entry> + 'a>(
         &self,
-        verdict: Verdict,
+        mut verdict: Verdict,
         pending: impl IntoIterator<Item = &'a Pending<E>>,
         batch: &Batch,
         answers: Vec<CheckResult>,
         local_rules: usize,
         reports: bool,
     ) -> Verdict {
-        let mut settle = Settle::new(self, verdict, batch.now_ms, local_rules, reports);
+        let mut settle = Settle::new(self, &mut verdict, batch.now_ms, local_rules, reports);
         let mut answers = answers.into_iter();
         let mut checks = batch.checks.iter();
         for p in pending {
@@ -177,6 +175,7 @@ impl Limiter {
                 settle.answered(p, checks.next(), answer);
             }
         }
-        settle.done()
+        settle.done();
+        verdict
     }
 }

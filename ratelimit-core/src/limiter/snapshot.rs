@@ -38,6 +38,7 @@ pub struct Snapshot<'l> {
 
 impl Limiter {
     /// The published rule set, read once for one request.
+    #[inline]
     pub fn snapshot(&self) -> Snapshot<'_> {
         Snapshot {
             limiter: self,
@@ -50,6 +51,7 @@ impl Limiter {
 impl Snapshot<'_> {
     /// The request headers these rules read (lower-case, sorted): see
     /// [`Limiter::headers_used`].
+    #[inline]
     pub fn headers_used(&self) -> &[String] {
         &self.published.headers_used
     }
@@ -63,6 +65,7 @@ impl Snapshot<'_> {
     }
 
     /// Decides one request against these rules: [`Limiter::check`].
+    #[inline]
     pub fn check(&self, req: &dyn RequestView) -> VerdictFuture {
         self.limiter.decide(&self.published, req, self.reports)
     }

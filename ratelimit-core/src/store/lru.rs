@@ -329,32 +329,19 @@ impl<V, L> Lru<V, L> {
         make: impl FnOnce() -> V,
     ) -> Option<Entry<'_, V>> {
         let t = self.stamp();
-        let mut evicted = None;
+        let evicted;
         let mut idle = 0;
         let (i, how) = match self.find(&key) {
             Some(i) => {
                 let m = &mut self.slots[i].meta;
                 idle = idle_of(*m);
                 *m = (*m & !STAMP_MASK) | (t & STAMP_MASK);
+                evicted = None;
                 (i, Inserted::Found)
             }
             None => {
-                let how = if self.len < self.capacity {
-                    self.reserve_one();
-                    Inserted::New
-                } else {
-                    let (victim, idle) = self.sample(now)?;
-                    if !idle && policy == WhenFull::Refuse {
-                        return None;
-                    }
-                    let victim_key = self.slots[victim].key;
-                    evicted = self.remove_at(victim).map(|v| (victim_key, v));
-                    if idle {
-                        Inserted::New
-                    } else {
-                        Inserted::EvictedLive
-                    }
-                };
+                let how;
+                (how, evicted) = self.make_room(now, policy)?;
                 (self.place(key, make(), pack(0, t)), how)
             }
         };
@@ -363,6 +350,78 @@ impl<V, L> Lru<V, L> {
             value: value.as_mut()?,
             how,
             evicted,
+            meta,
+            idle,
+            stamp: t,
+        })
+    }
+
+    /// Room for one new entry: free room (the table grown when needed), or
+    /// a sampled victim removed, idle or (unless `policy` refuses) live.
+    /// `None` when the policy refuses.
+    #[inline(always)]
+    fn make_room(
+        &mut self,
+        now: u64,
+        policy: WhenFull,
+    ) -> Option<(Inserted, Option<(KeyDigest, V)>)> {
+        if self.len < self.capacity {
+            self.reserve_one();
+            return Some((Inserted::New, None));
+        }
+        let (victim, idle) = self.sample(now)?;
+        if !idle && policy == WhenFull::Refuse {
+            return None;
+        }
+        let victim_key = self.slots[victim].key;
+        let evicted = self.remove_at(victim).map(|v| (victim_key, v));
+        let how = if idle {
+            Inserted::New
+        } else {
+            Inserted::EvictedLive
+        };
+        Some((how, evicted))
+    }
+
+    /// [`Lru::entry`] of `key` known to be absent (a [`Lru::found`] just
+    /// missed it): made with `make()`, without probing for it again.
+    #[inline(always)]
+    pub(crate) fn insert_absent(
+        &mut self,
+        key: KeyDigest,
+        now: u64,
+        policy: WhenFull,
+        make: impl FnOnce() -> V,
+    ) -> Option<Entry<'_, V>> {
+        debug_assert!(self.find(&key).is_none(), "insert_absent of a present key");
+        let t = self.stamp();
+        let (how, evicted) = self.make_room(now, policy)?;
+        let i = self.place(key, make(), pack(0, t));
+        let Slot { meta, value, .. } = &mut self.slots[i];
+        Some(Entry {
+            value: value.as_mut()?,
+            how,
+            evicted,
+            meta,
+            idle: 0,
+            stamp: t,
+        })
+    }
+
+    /// The entry of `key` when it is there (marked as just used), else
+    /// `None` and nothing changed: [`Lru::entry`]'s hit alone, whose
+    /// caller knows that nothing was inserted or evicted.
+    #[inline(always)]
+    pub(crate) fn found(&mut self, key: &KeyDigest) -> Option<Entry<'_, V>> {
+        let i = self.find(key)?;
+        let t = self.stamp();
+        let Slot { meta, value, .. } = &mut self.slots[i];
+        let idle = idle_of(*meta);
+        *meta = (*meta & !STAMP_MASK) | (t & STAMP_MASK);
+        Some(Entry {
+            value: value.as_mut()?,
+            how: Inserted::Found,
+            evicted: None,
             meta,
             idle,
             stamp: t,

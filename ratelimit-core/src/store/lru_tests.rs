@@ -41,6 +41,37 @@ fn evict_lru_takes_the_least_recently_used() {
     assert_eq!(m.len(), 2);
 }
 
+/// `found` then `insert_absent` do what one `entry` does: a hit marked as
+/// just used, a miss changing nothing, a new key placed (and the least
+/// recently used evicted when full).
+#[test]
+fn found_and_insert_absent_split_entry() {
+    let mut m: Lru<u32> = Lru::new(2);
+    assert!(m.found(&k(1)).is_none());
+    assert_eq!(m.len(), 0, "a miss inserts nothing");
+    for n in [1, 2] {
+        let mut e = m
+            .insert_absent(k(n), 0, WhenFull::EvictLru, || n as u32)
+            .unwrap();
+        assert_eq!((e.how, e.idle_at()), (Inserted::New, 0));
+        e.set_idle_at(u64::MAX);
+    }
+    let e = m.found(&k(1)).unwrap();
+    assert_eq!(
+        (*e.value, e.how, e.idle_at()),
+        (1, Inserted::Found, IDLE_MAX)
+    );
+    // k(1) was just used: k(2) goes.
+    let mut e = m.insert_absent(k(3), 0, WhenFull::EvictLru, || 3).unwrap();
+    assert_eq!(e.how, Inserted::EvictedLive);
+    assert_eq!(e.evicted.take(), Some((k(2), 2)));
+    e.set_idle_at(u64::MAX);
+    assert!(m.peek(&k(2)).is_none() && m.peek(&k(1)).is_some());
+    let refused = m.insert_absent(k(4), 0, WhenFull::Refuse, || 4);
+    assert!(refused.is_none(), "nothing idle: refused");
+    assert_eq!(m.len(), 2);
+}
+
 #[test]
 fn remove_keeps_lookups_consistent() {
     let mut m: Lru<u32> = Lru::new(4);

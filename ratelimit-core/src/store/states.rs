@@ -84,7 +84,20 @@ impl States {
     ) -> Decision {
         debug_assert_ne!(mode, CheckMode::Probe, "a probe goes through peek");
         let mut shard = self.packed.shard(&key);
-        let Some(mut e) = self.entry(&mut shard, key, now, algorithm) else {
+        // A subject seen before (the common case): its entry without the
+        // insertion's and eviction's bookkeeping.
+        if let Some(mut e) = shard.found(&key) {
+            let mut idle = e.idle_at();
+            if let Some(d) = e
+                .value
+                .count(&mut idle, IDLE_MAX, algorithm, mode, now, q, penalty_ms)
+            {
+                e.set_idle_at(idle);
+                return d;
+            }
+            return self.check_whole(key, now, algorithm, mode, e, q, penalty_ms, bit);
+        }
+        let Some(mut e) = self.insert(&mut shard, key, now, algorithm) else {
             return Decision::allow(q.limit, 0);
         };
         if e.how == Inserted::EvictedLive {
@@ -132,18 +145,19 @@ impl States {
         d.unwrap_or(Decision::allow(q.limit, 0))
     }
 
-    /// The entry of `key` in its shard of the first table (made fresh for
-    /// `algorithm` when absent), with the whole state of an evicted
+    /// The new entry of `key` (absent from `shard`, its shard of the first
+    /// table), fresh for `algorithm`, with the whole state of an evicted
     /// placeholder dropped.
     #[inline(always)]
-    fn entry<'a>(
+    fn insert<'a>(
         &self,
         shard: &'a mut Lru<Packed, HalfLine>,
         key: KeyDigest,
         now: u64,
         algorithm: Algorithm,
     ) -> Option<Entry<'a, Packed>> {
-        let mut e = shard.entry(key, now, WhenFull::EvictLru, || Packed::fresh(algorithm))?;
+        let new = || Packed::fresh(algorithm);
+        let mut e = shard.insert_absent(key, now, WhenFull::EvictLru, new)?;
         if let Some((k, w)) = e.evicted.take() {
             if w.is_wide() {
                 self.wide.shard(&k).remove(&k);
