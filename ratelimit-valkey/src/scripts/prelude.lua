@@ -39,7 +39,9 @@
 -- computed exactly (products that could pass 2^53 go through `muldiv`);
 -- the caller refuses parameters that would not fit and checks that every
 -- reply value stays below 2^53. Numbers are written with
--- string.format('%d') since tostring would use %.14g.
+-- string.format('%d') since tostring would use %.14g; a number passed to
+-- redis.call as an argument is written by Valkey itself, exactly for any
+-- integer below 10^17 (no string.format needed there).
 --
 -- A Lua function is made anew on every call of a script (about 40 ns
 -- each): helpers live at file level, not inside the algorithms, and the

@@ -1,20 +1,37 @@
 -- The token bucket check (see token_bucket.lua): the body of
 -- `token_bucket`, or one check's script itself (see scripts.rs).
-limit = tonumber(ARGV[p])
-local capacity, need_cost = tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2])
-local period = tonumber(ARGV[p + 3])
+local argv = ARGV
+limit = tonumber(argv[p])
+local capacity, need_cost = tonumber(argv[p + 1]), tonumber(argv[p + 2])
+local period = tonumber(argv[p + 3])
 local unit = period
 if unit < 1 then
   unit = 1
 end
 
-raw = exp and redis.call('GET', key)
-if raw == MARKER then
-  return blocked()
+-- A count that fits whatever a live key holds (see token_bucket.lua) reads
+-- it with GETEX, moving its expiry to where the count most likely puts it:
+-- the write is then one INCRBY. (A penalty marker gets its expiry back.)
+local raw
+if exp and not (probe or charge) and (exp - now) * limit + need_cost <= capacity then
+  local before = pexp
+  local ms = need_cost / limit + 0.5
+  pexp = exp + ms - ms % 1 + offset
+  raw = redis.call('GETEX', key, 'PXAT', pexp)
+  if raw == MARKER then
+    redis.call('PEXPIREAT', key, before)
+    return blocked()
+  end
+else
+  raw = exp and redis.call('GET', key)
+  if raw == MARKER then
+    return blocked()
+  end
 end
+old = raw and tonumber(raw)
 local spent, updated = 0, 0
 if raw then
-  spent = tonumber(raw) or 0
+  spent = old or 0
   updated = exp - ceil_div(spent, limit)
 end
 
@@ -41,12 +58,15 @@ if charge then
     debt = math.max(left, MAX_CHARGED)
   end
   local reset = ceil_div(debt, limit)
-  if debt <= capacity then
-    store(debt)
-    return reply(1, 0, divmod(capacity - debt, unit), reset, 0)
+  if debt <= capacity or penalty == 0 then
+    if debt > 0 then
+      put(debt, at + reset)
+    elseif pexp ~= -2 then
+      redis.call('DEL', key)
+    end
   end
-  if penalty == 0 then
-    store(debt)
+  if debt <= capacity then
+    return reply(1, 0, divmod(capacity - debt, unit), reset, 0)
   end
   -- Refused as a request of cost 1 would be.
   local retry = period
@@ -58,11 +78,18 @@ end
 
 local need = left + need_cost
 if need <= capacity then
+  local reset = ceil_div(need, limit)
   if not probe then
-    store(need)
+    put(need, at + reset)
   end
-  local remaining = divmod(capacity - need, unit)
-  return reply(1, 0, remaining, ceil_div(need, limit), 0)
+  -- floor((capacity - need) / unit), exactly (see ceil_div).
+  local room = capacity - need
+  local r = room % unit
+  room = (room - r) / unit
+  if r < 0 then
+    room = room - 1
+  end
+  return string.format('1 0 %d %d 0', room, reset)
 end
 -- Refused: Retry-After is the time until the need fits, or a whole period
 -- for a cost above the burst; the bucket keeps what drained.
