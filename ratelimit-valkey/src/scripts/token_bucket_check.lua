@@ -1,9 +1,11 @@
 -- The token bucket check (see token_bucket.lua): the body of
 -- `token_bucket`, or one check's script itself (see scripts.rs).
+-- The parameters are ours, decimal integers: `+ 0` converts each once
+-- (tonumber, a call, converts a string twice), and a malformed one stops
+-- the check with an error as an arithmetic on nil would.
 local argv = ARGV
-limit = tonumber(argv[p])
-local capacity, need_cost = tonumber(argv[p + 1]), tonumber(argv[p + 2])
-local period = tonumber(argv[p + 3])
+limit = argv[p] + 0
+local capacity, need_cost, period = argv[p + 1] + 0, argv[p + 2] + 0, argv[p + 3] + 0
 local unit = period
 if unit < 1 then
   unit = 1
