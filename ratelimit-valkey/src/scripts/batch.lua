@@ -10,15 +10,17 @@ end
 local out = {}
 local o = 3
 for i = 1, #KEYS do
-  local a = tonumber(ARGV[o])
+  -- The algorithm's index, one digit (checked by batch_head.lua): compared
+  -- as a string, no conversion.
+  local a = ARGV[o]
   local run = distinct
-  if a == 1 then
+  if a == '1' then
     run = fixed_window
-  elseif a == 2 then
+  elseif a == '2' then
     run = sliding_window
-  elseif a == 3 then
+  elseif a == '3' then
     run = token_bucket
-  elseif a == 4 then
+  elseif a == '4' then
     run = leaky_bucket
   end
   local ok, r = pcall(run_check, KEYS[i], o + 1, run)
@@ -35,6 +37,6 @@ for i = 1, #KEYS do
     r = '-' .. r
   end
   out[i] = r
-  o = o + 3 + string.byte(PARAMS, a) - 48
+  o = o + 3 + string.byte(PARAMS, string.byte(a) - 48) - 48
 end
 return table.concat(out, '\n')

@@ -15,8 +15,9 @@ local uses = {}
 do
   local o = 3
   for _ = 1, #KEYS do
-    local a = tonumber(ARGV[o])
-    assert(a == 1 or a == 2 or a == 3 or a == 4 or a == 5, 'bad algorithm argument')
+    local a = ARGV[o]
+    assert(a == '1' or a == '2' or a == '3' or a == '4' or a == '5', 'bad algorithm argument')
+    a = string.byte(a) - 48
     uses[a] = true
     o = o + 3 + string.byte(PARAMS, a) - 48
   end
