@@ -191,8 +191,14 @@ end
 -- ARGV[o + 1]; its parameters follow them.
 local function begin(k, o)
   key = k
-  penalty = tonumber(ARGV[o])
+  -- No penalty ("0", the common case) is compared, not converted.
   local mode = ARGV[o + 1]
+  penalty = ARGV[o]
+  if penalty == '0' then
+    penalty = 0
+  else
+    penalty = tonumber(penalty)
+  end
   probe, charge = mode == '1', mode == '2'
   assert(penalty and (probe or charge or mode == '0'), 'bad penalty or mode argument')
   if probe then
