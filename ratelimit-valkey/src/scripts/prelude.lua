@@ -112,7 +112,9 @@ local function muldiv(a, b, d)
 end
 
 -- The reply. A string: Valkey turns a Lua table into an array reply
--- element by element, which costs more than formatting one string.
+-- element by element, which costs more than formatting one string. (Each
+-- %d is a sprintf: the hot replies below write their constant fields into
+-- the format.)
 local function reply(status, retry, remaining, reset, untl)
   return string.format('%d %d %d %d %d', status, retry, remaining, reset, untl)
 end
@@ -132,7 +134,8 @@ end
 
 -- Blocked by the penalty marker that expires at `exp`.
 local function blocked()
-  return reply(2, exp - now, 0, exp - now, exp)
+  local left = exp - now
+  return string.format('2 %d 0 %d %d', left, left, exp)
 end
 
 -- Integers below this are exact in a Lua number.
@@ -182,9 +185,9 @@ local MARKER = '-1'
 local function refuse(retry, remaining, reset, old)
   if penalty > 0 then
     set_until(MARKER, now + penalty, old)
-    return reply(3, penalty, 0, penalty, now + penalty)
+    return string.format('3 %d 0 %d %d', penalty, penalty, now + penalty)
   end
-  return reply(0, retry, remaining, reset, 0)
+  return string.format('0 %d %d %d 0', retry, remaining, reset)
 end
 
 -- Starts one check: its key `k`, its penalty and mode at ARGV[o] and

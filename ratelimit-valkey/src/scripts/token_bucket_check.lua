@@ -68,7 +68,7 @@ if charge then
     end
   end
   if debt <= capacity then
-    return reply(1, 0, divmod(capacity - debt, unit), reset, 0)
+    return string.format('1 0 %d %d 0', divmod(capacity - debt, unit), reset)
   end
   -- Refused as a request of cost 1 would be.
   local retry = period
