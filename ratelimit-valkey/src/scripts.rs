@@ -46,8 +46,9 @@ macro_rules! single_source {
     };
 }
 
-/// An algorithm in the batch script: its helpers and its function, built
-/// only when the batch uses it.
+/// An algorithm in the batch script: its helpers and its function of one
+/// check (its key `k`, its arguments from ARGV[o]), which starts the check
+/// as one check's script does; built only when the batch uses it.
 macro_rules! batch_part {
     ($i:literal, $name:literal) => {
         concat!(
@@ -57,7 +58,7 @@ macro_rules! batch_part {
             include_str!(concat!("scripts/", $name, ".lua")),
             "\n",
             $name,
-            " = function(p)\n",
+            " = function(k, o)\nbegin(k, o)\nlocal p = o + 2\n",
             include_str!(concat!("scripts/", $name, "_check.lua")),
             "end\nend\n"
         )

@@ -5,8 +5,9 @@
 -- its check (`sliding_window_check.lua`, which reads its parameters from
 -- ARGV[p]): one check's script runs the check at the top level (the
 -- prelude, the helpers, `begin`, the check), the batch script as the body
--- of the algorithm's function (`sliding_window = function(p) ... end`),
--- so both run the same code (see scripts.rs).
+-- of the algorithm's function of one check (`sliding_window = function(k,
+-- o) begin(k, o) local p = o + 2 ... end`), so both run the same code (see
+-- scripts.rs).
 --
 -- ARGV[1]  now in Unix ms, or "" to read Valkey TIME
 -- ARGV[2]  expiry offset in ms: 0 with Valkey TIME; with injected time a
