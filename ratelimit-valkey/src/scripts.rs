@@ -52,9 +52,9 @@ macro_rules! single_source {
 macro_rules! batch_part {
     ($i:literal, $name:literal) => {
         concat!(
-            "if uses[",
+            "if uses",
             $i,
-            "] then\n",
+            " then\n",
             include_str!(concat!("scripts/", $name, ".lua")),
             "\n",
             $name,
