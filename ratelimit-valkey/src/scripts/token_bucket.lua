@@ -26,18 +26,6 @@ local MAX_CHARGED = 2251799813685248
 -- `at` when the bucket was last drained.
 local limit, old, at
 
--- ceil(x / d) for integers 0 <= x < 2^53, d >= 1, exactly (as divmod:
--- x % d is the remainder, or that less d when x / d rounds up to the next
--- integer, and then (x - r) / d is the ceiling already).
-local function ceil_div(x, d)
-  local r = x % d
-  local q = (x - r) / d
-  if r > 0 then
-    q = q + 1
-  end
-  return q
-end
-
 -- Stores `units` (> 0, below 2^53) until `until_ms`, as set_until does but
 -- from numbers (no conversions): an INCRBY by the difference when the key
 -- holds a number, the expiry written only when it moves (`pexp`, which the

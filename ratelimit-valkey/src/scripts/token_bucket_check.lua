@@ -34,7 +34,12 @@ old = raw and tonumber(raw)
 local spent, updated = 0, 0
 if raw then
   spent = old or 0
-  updated = exp - ceil_div(spent, limit)
+  -- exp - ceil(spent / limit), written out (see ceil_div below).
+  local r = spent % limit
+  updated = exp - (spent - r) / limit
+  if r > 0 then
+    updated = updated - 1
+  end
 end
 
 local elapsed = now - updated
@@ -50,6 +55,40 @@ end
 at = now
 if updated > now then
   at = updated
+end
+
+local need = left + need_cost
+if need <= capacity and not charge then
+  -- reset = ceil(need / limit), written out (see ceil_div below).
+  local r = need % limit
+  local reset = (need - r) / limit
+  if r > 0 then
+    reset = reset + 1
+  end
+  if not probe then
+    put(need, at + reset)
+  end
+  -- floor((capacity - need) / unit), exactly (as divmod).
+  local room = capacity - need
+  r = room % unit
+  room = (room - r) / unit
+  if r < 0 then
+    room = room - 1
+  end
+  return string.format('1 0 %d %d 0', room, reset)
+end
+
+-- ceil(x / d) for integers 0 <= x < 2^53, d >= 1, exactly (as divmod:
+-- x % d is the remainder, or that less d when x / d rounds up to the next
+-- integer, and then (x - r) / d is the ceiling already). Made here, past
+-- the admitted count's return: a function costs every call that makes it.
+local function ceil_div(x, d)
+  local r = x % d
+  local q = (x - r) / d
+  if r > 0 then
+    q = q + 1
+  end
+  return q
 end
 
 if charge then
@@ -78,21 +117,6 @@ if charge then
   return refuse(retry, 0, reset, raw)
 end
 
-local need = left + need_cost
-if need <= capacity then
-  local reset = ceil_div(need, limit)
-  if not probe then
-    put(need, at + reset)
-  end
-  -- floor((capacity - need) / unit), exactly (see ceil_div).
-  local room = capacity - need
-  local r = room % unit
-  room = (room - r) / unit
-  if r < 0 then
-    room = room - 1
-  end
-  return string.format('1 0 %d %d 0', room, reset)
-end
 -- Refused: Retry-After is the time until the need fits, or a whole period
 -- for a cost above the burst; the bucket keeps what drained.
 local retry = period
