@@ -108,8 +108,9 @@ pub fn script_source(algorithm: Algorithm) -> &'static str {
 /// `EVALSHA sha N key1..keyN now offset (algorithm penalty mode params...)
 /// x N`, `algorithm` the index of the check's algorithm (1 fixed window, 2
 /// sliding window, 3 token bucket, 4 leaky bucket, 5 distinct) and the rest
-/// as for [`script_source`]. The reply is an array of N decisions; a
-/// check's error is its item's error, the others are decided.
+/// as for [`script_source`]. The reply is one string of N lines, each a
+/// check's decision (as [`crate::decode_reply`] reads one) or its error as
+/// `-CODE message`; a check's error leaves the others decided.
 pub fn batch_script_source() -> &'static str {
     SOURCES[BATCH]
 }
