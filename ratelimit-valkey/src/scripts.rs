@@ -46,18 +46,19 @@ macro_rules! single_source {
     };
 }
 
-/// An algorithm in the batch script: its helpers and its function, built
-/// only when the batch uses it.
+/// An algorithm in the batch script: its helpers and its function of one
+/// check (its key `k`, its arguments from ARGV[o]), which starts the check
+/// as one check's script does; built only when the batch uses it.
 macro_rules! batch_part {
     ($i:literal, $name:literal) => {
         concat!(
-            "if uses[",
+            "if uses",
             $i,
-            "] then\n",
+            " then\n",
             include_str!(concat!("scripts/", $name, ".lua")),
             "\n",
             $name,
-            " = function(p)\n",
+            " = function(k, o)\nbegin(k, o)\nlocal p = o + 2\n",
             include_str!(concat!("scripts/", $name, "_check.lua")),
             "end\nend\n"
         )
@@ -107,8 +108,9 @@ pub fn script_source(algorithm: Algorithm) -> &'static str {
 /// `EVALSHA sha N key1..keyN now offset (algorithm penalty mode params...)
 /// x N`, `algorithm` the index of the check's algorithm (1 fixed window, 2
 /// sliding window, 3 token bucket, 4 leaky bucket, 5 distinct) and the rest
-/// as for [`script_source`]. The reply is an array of N decisions; a
-/// check's error is its item's error, the others are decided.
+/// as for [`script_source`]. The reply is one string of N lines, each a
+/// check's decision (as [`crate::decode_reply`] reads one) or its error as
+/// `-CODE message`; a check's error leaves the others decided.
 pub fn batch_script_source() -> &'static str {
     SOURCES[BATCH]
 }

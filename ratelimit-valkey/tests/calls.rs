@@ -1,6 +1,7 @@
 //! The commands the scripts make (`INFO commandstats` counts the ones a
-//! script runs): a batch reads Valkey's `TIME` once for all its checks, and
-//! a refused token-bucket check writes nothing.
+//! script runs): a batch reads Valkey's `TIME` once for all its checks, an
+//! admitted token-bucket count reads and writes its key in three commands,
+//! and a refused token-bucket check writes nothing.
 
 use std::time::Duration;
 
@@ -92,7 +93,7 @@ async fn a_refused_token_bucket_check_writes_nothing() {
         .expect("answered");
     assert!(!refused.allowed);
     assert_eq!(refused.retry_after_ms, 19_999);
-    let writes = ["incrby", "pexpireat", "set", "del"];
+    let writes = ["incrby", "pexpireat", "set", "del", "getex"];
     for w in writes {
         assert_eq!(calls(&mut conn, w).await, 0, "{w}");
     }
@@ -112,4 +113,51 @@ async fn a_refused_token_bucket_check_writes_nothing() {
         .expect("answered");
     assert!(later.allowed, "{later:?}");
     assert_eq!(later.remaining, 0);
+}
+
+/// An admitted count on a live bucket: the expiry read, then GETEX, which
+/// reads the level and moves the expiry to where the count puts it (exact
+/// here: the limit divides the period), then INCRBY; no GET, no PEXPIREAT.
+#[tokio::test]
+async fn an_admitted_token_bucket_count_is_three_commands() {
+    let server = spawned();
+    let backend = injected(server.url()).await;
+    let mut conn = connect(server.url()).await;
+    let t = template().await;
+    let rule = RuleBuilder::new("tb3")
+        .key(["ip"])
+        .token_bucket(10, Duration::from_secs(60), 5)
+        .build()
+        .expect("rule");
+    let check = check_of(&t, &rule, "203.0.113.7", 1, None);
+    let at = |ms: u64| Batch::new(T0 + ms, vec![check.clone()]);
+    assert!(backend.check(&at(0)).await[0]
+        .as_ref()
+        .is_ok_and(|d| d.allowed));
+    reset(&mut conn).await;
+    let d = backend.check(&at(1_000)).await.remove(0).expect("answered");
+    assert!(d.allowed);
+    assert_eq!(d.remaining, 3);
+    let expected = [
+        ("pexpiretime", 1),
+        ("getex", 1),
+        ("incrby", 1),
+        ("get", 0),
+        ("pexpireat", 0),
+        ("del", 0),
+        ("set", 0),
+    ];
+    for (command, n) in expected {
+        assert_eq!(calls(&mut conn, command).await, n, "{command}");
+    }
+    // The key expires when the bucket is full again: 2 tokens spent at
+    // 1 s less 1 s refilled (at 10 a minute, 6 s each).
+    let key = backend.key_of(&check);
+    let left: i64 = redis::cmd("PEXPIRETIME")
+        .arg(&key)
+        .query_async(&mut conn)
+        .await
+        .expect("PEXPIRETIME");
+    let offset = 1i64 << 42;
+    assert_eq!(left - offset - (T0 as i64 + 1_000), 11_000);
 }

@@ -3,7 +3,8 @@
 //! marker expiring exactly when the window does, counts whose packed value
 //! passes 2^53 or 18 digits, and costs too large to count first; and the
 //! same for charges (which add past the limit, up to the bounds the core
-//! and the scripts share) and probes.
+//! and the scripts share) and probes; and the token bucket's read with
+//! GETEX, whose guess of the new expiry can miss.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -214,6 +215,32 @@ fn charges_past_the_exact_range_take_the_exact_path() {
         ];
         timeline_modes(name, &rule, &steps);
     }
+}
+
+/// A token-bucket count on a live key reads it with GETEX, which moves the
+/// expiry to a guess of where the count puts it: 1 ms late when the limit
+/// does not divide the period (7 a second: the count at 600 ms here), and
+/// then corrected. A penalty marker read that way keeps its end.
+#[test]
+fn a_token_bucket_count_corrects_the_getex_guess() {
+    let s = Duration::from_secs(1);
+    let sevens = RuleBuilder::new("edge-tbguess")
+        .key(["ip"])
+        .token_bucket(7, s, 5)
+        .build()
+        .expect("rule");
+    let steps: Vec<(u64, u64)> = (0..14).map(|i| (i * 100, 1)).collect();
+    timeline("tbguess", &sevens, &steps);
+    let penalized = RuleBuilder::new("edge-tbmarker")
+        .key(["ip"])
+        .token_bucket(5, s, 5)
+        .penalty(2 * s)
+        .build()
+        .expect("rule");
+    // Refused at 1 ms: blocked until 2,001. From 1,201 ms on a count fits
+    // whatever the key could hold, so the marker is read with GETEX.
+    let steps = [(0, 5), (1, 1), (1_600, 1), (2_000, 1), (2_001, 1)];
+    timeline("tbmarker", &penalized, &steps);
 }
 
 /// A charge over the limit starts the penalty; under it, charges add

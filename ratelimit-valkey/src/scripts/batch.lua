@@ -2,26 +2,25 @@
 -- each in its own protected call. The reply is one string, the checks'
 -- replies one per line: an array reply costs Valkey far more (several
 -- microseconds for a table of one item) than formatting one string.
-local function run_check(k, o, run)
-  begin(k, o)
-  return run(o + 2)
-end
-
-local out = {}
+-- The replies so far, joined (one concatenation per check: cheaper than a
+-- table and table.concat for the few checks of a request).
+local out
 local o = 3
 for i = 1, #KEYS do
-  local a = tonumber(ARGV[o])
+  -- The algorithm's index, one digit (checked by batch_head.lua): compared
+  -- as a string, no conversion.
+  local a = ARGV[o]
   local run = distinct
-  if a == 1 then
+  if a == '1' then
     run = fixed_window
-  elseif a == 2 then
+  elseif a == '2' then
     run = sliding_window
-  elseif a == 3 then
+  elseif a == '3' then
     run = token_bucket
-  elseif a == 4 then
+  elseif a == '4' then
     run = leaky_bucket
   end
-  local ok, r = pcall(run_check, KEYS[i], o + 1, run)
+  local ok, r = pcall(run, KEYS[i], o + 1)
   if not ok then
     -- A command's error (WRONGTYPE ...) or the script's own (an argument
     -- out of range): "-CODE message" on its line, as RESP writes errors.
@@ -34,7 +33,11 @@ for i = 1, #KEYS do
     end
     r = '-' .. r
   end
-  out[i] = r
-  o = o + 3 + string.byte(PARAMS, a) - 48
+  if out then
+    out = out .. '\n' .. r
+  else
+    out = r
+  end
+  o = o + 3 + string.byte(PARAMS, string.byte(a) - 48) - 48
 end
-return table.concat(out, '\n')
+return out or ''

@@ -10,15 +10,27 @@
 -- are.
 --
 -- Only the algorithms the batch uses are built: their files are wrapped in
--- `if uses[<index>] then ... end` (see scripts.rs).
-local uses = {}
+-- `if uses<index> then ... end` (see scripts.rs). Five locals, not a
+-- table: a table is built anew on every call.
+local uses1, uses2, uses3, uses4, uses5
 do
   local o = 3
   for _ = 1, #KEYS do
-    local a = tonumber(ARGV[o])
-    assert(a == 1 or a == 2 or a == 3 or a == 4 or a == 5, 'bad algorithm argument')
-    uses[a] = true
-    o = o + 3 + string.byte(PARAMS, a) - 48
+    local a = ARGV[o]
+    if a == '1' then
+      uses1 = true
+    elseif a == '2' then
+      uses2 = true
+    elseif a == '3' then
+      uses3 = true
+    elseif a == '4' then
+      uses4 = true
+    elseif a == '5' then
+      uses5 = true
+    else
+      error('bad algorithm argument')
+    end
+    o = o + 3 + string.byte(PARAMS, string.byte(a) - 48) - 48
   end
   assert(o == #ARGV + 1, 'wrong number of arguments for the keys')
 end

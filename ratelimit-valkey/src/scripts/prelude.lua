@@ -5,8 +5,9 @@
 -- its check (`sliding_window_check.lua`, which reads its parameters from
 -- ARGV[p]): one check's script runs the check at the top level (the
 -- prelude, the helpers, `begin`, the check), the batch script as the body
--- of the algorithm's function (`sliding_window = function(p) ... end`),
--- so both run the same code (see scripts.rs).
+-- of the algorithm's function of one check (`sliding_window = function(k,
+-- o) begin(k, o) local p = o + 2 ... end`), so both run the same code (see
+-- scripts.rs).
 --
 -- ARGV[1]  now in Unix ms, or "" to read Valkey TIME
 -- ARGV[2]  expiry offset in ms: 0 with Valkey TIME; with injected time a
@@ -39,7 +40,9 @@
 -- computed exactly (products that could pass 2^53 go through `muldiv`);
 -- the caller refuses parameters that would not fit and checks that every
 -- reply value stays below 2^53. Numbers are written with
--- string.format('%d') since tostring would use %.14g.
+-- string.format('%d') since tostring would use %.14g; a number passed to
+-- redis.call as an argument is written by Valkey itself, exactly for any
+-- integer below 10^17 (no string.format needed there).
 --
 -- A Lua function is made anew on every call of a script (about 40 ns
 -- each): helpers live at file level, not inside the algorithms, and the
@@ -110,7 +113,9 @@ local function muldiv(a, b, d)
 end
 
 -- The reply. A string: Valkey turns a Lua table into an array reply
--- element by element, which costs more than formatting one string.
+-- element by element, which costs more than formatting one string. (Each
+-- %d is a sprintf: the hot replies below write their constant fields into
+-- the format.)
 local function reply(status, retry, remaining, reset, untl)
   return string.format('%d %d %d %d %d', status, retry, remaining, reset, untl)
 end
@@ -130,7 +135,8 @@ end
 
 -- Blocked by the penalty marker that expires at `exp`.
 local function blocked()
-  return reply(2, exp - now, 0, exp - now, exp)
+  local left = exp - now
+  return string.format('2 %d 0 %d %d', left, left, exp)
 end
 
 -- Integers below this are exact in a Lua number.
@@ -180,17 +186,23 @@ local MARKER = '-1'
 local function refuse(retry, remaining, reset, old)
   if penalty > 0 then
     set_until(MARKER, now + penalty, old)
-    return reply(3, penalty, 0, penalty, now + penalty)
+    return string.format('3 %d 0 %d %d', penalty, penalty, now + penalty)
   end
-  return reply(0, retry, remaining, reset, 0)
+  return string.format('0 %d %d %d 0', retry, remaining, reset)
 end
 
 -- Starts one check: its key `k`, its penalty and mode at ARGV[o] and
 -- ARGV[o + 1]; its parameters follow them.
 local function begin(k, o)
   key = k
-  penalty = tonumber(ARGV[o])
+  -- No penalty ("0", the common case) is compared, not converted.
   local mode = ARGV[o + 1]
+  penalty = ARGV[o]
+  if penalty == '0' then
+    penalty = 0
+  else
+    penalty = tonumber(penalty)
+  end
   probe, charge = mode == '1', mode == '2'
   assert(penalty and (probe or charge or mode == '0'), 'bad penalty or mode argument')
   if probe then

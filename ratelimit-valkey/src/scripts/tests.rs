@@ -22,9 +22,9 @@ fn every_script_has_the_prelude_and_its_argument_check() {
             assert!(names.iter().all(|n| checks(n)));
             assert!(names
                 .iter()
-                .all(|n| src.contains(&format!("\n{n} = function(p)\n"))));
+                .all(|n| src.contains(&format!("\n{n} = function(k, o)\nbegin(k, o)\n"))));
             assert!(src.contains("'wrong number of arguments for the keys'"));
-            assert!(src.contains("pcall(run_check,"));
+            assert!(src.contains("pcall(run, KEYS[i], o + 1)"));
         } else {
             assert!(
                 names.iter().enumerate().all(|(j, n)| checks(n) == (i == j)),
@@ -32,7 +32,7 @@ fn every_script_has_the_prelude_and_its_argument_check() {
             );
             assert!(src.contains("assert(#KEYS == 1 and #ARGV == 4 + "), "{i}");
             assert!(src.contains("\nbegin(KEYS[1], 3)\nlocal p = 5\n"), "{i}");
-            assert!(!src.contains("= function(p)\n"), "{i}");
+            assert!(!src.contains("= function(k, o)\n"), "{i}");
         }
     }
 }
