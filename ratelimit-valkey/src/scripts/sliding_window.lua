@@ -49,7 +49,7 @@ end
 
 -- Admitted: `cur` includes the cost.
 local function admit(est, cur, prev)
-  return reply(1, 0, limit - est - cost, reset_ms(cur, prev), 0)
+  return string.format('1 0 %d %d 0', limit - est - cost, reset_ms(cur, prev))
 end
 
 -- Refused. Retry-After is the earliest admission if nothing else happens:

@@ -1,6 +1,9 @@
 -- The sliding window check (see sliding_window.lua): the body of
 -- `sliding_window`, or one check's script itself (see scripts.rs).
-limit, period, cost = tonumber(ARGV[p]), tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2])
+-- The parameters are ours, decimal integers: `+ 0` converts each once (as
+-- the token bucket's check).
+local argv = ARGV
+limit, period, cost = argv[p] + 0, argv[p + 1] + 0, argv[p + 2] + 0
 start = now - now % period
 elapsed = now - start
 to_end = period - elapsed
@@ -27,13 +30,14 @@ end
 -- that is not a number, the increment is taken back and the GET path
 -- below decides. A value of -1 before is the marker; a refusal takes the
 -- increment back (a charge keeps it). A probe writes nothing.
+-- (A number below 2^53 goes to Valkey as its exact integer digits.)
 local inc = cost * SHIFT
 if not probe and ends_at(exp, start + 2 * period, period) and inc < EXACT then
-  local r = redis.pcall('INCRBY', key, int(inc))
+  local r = redis.pcall('INCRBY', key, inc)
   if type(r) == 'number' then
     local old = r - inc
     if old == -1 then
-      redis.call('INCRBY', key, int(-inc))
+      redis.call('INCRBY', key, -inc)
       return blocked()
     end
     if r < EXACT and old >= 0 then
@@ -45,10 +49,10 @@ if not probe and ends_at(exp, start + 2 * period, period) and inc < EXACT then
       if est + cost <= limit then
         return admit(est, cur + cost, prev)
       end
-      redis.call('INCRBY', key, int(-inc))
+      redis.call('INCRBY', key, -inc)
       return deny(est, cur, prev, old, cost)
     end
-    redis.call('INCRBY', key, int(-inc))
+    redis.call('INCRBY', key, -inc)
   end
 end
 
