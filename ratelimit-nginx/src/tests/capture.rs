@@ -2,11 +2,12 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Level, Metadata, Subscriber};
+use tracing::subscriber::NoSubscriber;
+use tracing::{Dispatch, Event, Level, Metadata, Subscriber};
 
 /// One recorded event: its level and its fields (`message` included).
 #[derive(Debug, Clone)]
@@ -70,9 +71,25 @@ impl Subscriber for Capture {
 }
 
 /// Runs `f` and returns what it logged.
+///
+/// Tests run in parallel, and tracing keeps each callsite's interest in a
+/// global, computed when the callsite is first hit. While one subscriber
+/// is registered, tracing computes it from the hitting thread's own
+/// default: a test without a capture that first hits a callsite while
+/// another test's capture is the only subscriber caches "never" for it,
+/// and the capturing test loses its event (2 of 300 runs of this crate's
+/// tests). A second subscriber that lives as long as the process (and
+/// enables nothing) keeps tracing asking every live subscriber; the
+/// interest is rebuilt once this capture is the default, for a callsite
+/// registered while it was being set up.
 pub(crate) fn events_of(f: impl FnOnce()) -> Vec<Captured> {
+    static ALWAYS_TWO: OnceLock<Dispatch> = OnceLock::new();
+    ALWAYS_TWO.get_or_init(|| Dispatch::new(NoSubscriber::default()));
     let capture = Capture::default();
-    tracing::subscriber::with_default(capture.clone(), f);
+    tracing::subscriber::with_default(capture.clone(), || {
+        tracing::callsite::rebuild_interest_cache();
+        f()
+    });
     let events = capture
         .events
         .lock()
