@@ -329,29 +329,48 @@ impl<V, L> Lru<V, L> {
         make: impl FnOnce() -> V,
     ) -> Option<Entry<'_, V>> {
         let t = self.stamp();
-        let evicted;
-        let mut idle = 0;
-        let (i, how) = match self.find(&key) {
-            Some(i) => {
-                let m = &mut self.slots[i].meta;
-                idle = idle_of(*m);
-                *m = (*m & !STAMP_MASK) | (t & STAMP_MASK);
-                evicted = None;
-                (i, Inserted::Found)
-            }
-            None => {
-                let how;
-                (how, evicted) = self.make_room(now, policy)?;
-                (self.place(key, make(), pack(0, t)), how)
-            }
-        };
+        match self.find(&key) {
+            Some(i) => self.hit(i, t),
+            None => self.add(key, now, policy, make, t),
+        }
+    }
+
+    /// The entry in slot `i`, marked as used at stamp `t`.
+    #[inline(always)]
+    fn hit(&mut self, i: usize, t: u64) -> Option<Entry<'_, V>> {
+        let Slot { meta, value, .. } = &mut self.slots[i];
+        let idle = idle_of(*meta);
+        *meta = (*meta & !STAMP_MASK) | (t & STAMP_MASK);
+        Some(Entry {
+            value: value.as_mut()?,
+            how: Inserted::Found,
+            evicted: None,
+            meta,
+            idle,
+            stamp: t,
+        })
+    }
+
+    /// A new entry for `key` (absent), made with `make()` at stamp `t`
+    /// once there is room (see [`Lru::make_room`]).
+    #[inline(always)]
+    fn add(
+        &mut self,
+        key: KeyDigest,
+        now: u64,
+        policy: WhenFull,
+        make: impl FnOnce() -> V,
+        t: u64,
+    ) -> Option<Entry<'_, V>> {
+        let (how, evicted) = self.make_room(now, policy)?;
+        let i = self.place(key, make(), pack(0, t));
         let Slot { meta, value, .. } = &mut self.slots[i];
         Some(Entry {
             value: value.as_mut()?,
             how,
             evicted,
             meta,
-            idle,
+            idle: 0,
             stamp: t,
         })
     }
@@ -395,17 +414,7 @@ impl<V, L> Lru<V, L> {
     ) -> Option<Entry<'_, V>> {
         debug_assert!(self.find(&key).is_none(), "insert_absent of a present key");
         let t = self.stamp();
-        let (how, evicted) = self.make_room(now, policy)?;
-        let i = self.place(key, make(), pack(0, t));
-        let Slot { meta, value, .. } = &mut self.slots[i];
-        Some(Entry {
-            value: value.as_mut()?,
-            how,
-            evicted,
-            meta,
-            idle: 0,
-            stamp: t,
-        })
+        self.add(key, now, policy, make, t)
     }
 
     /// The entry of `key` when it is there (marked as just used), else
@@ -415,17 +424,7 @@ impl<V, L> Lru<V, L> {
     pub(crate) fn found(&mut self, key: &KeyDigest) -> Option<Entry<'_, V>> {
         let i = self.find(key)?;
         let t = self.stamp();
-        let Slot { meta, value, .. } = &mut self.slots[i];
-        let idle = idle_of(*meta);
-        *meta = (*meta & !STAMP_MASK) | (t & STAMP_MASK);
-        Some(Entry {
-            value: value.as_mut()?,
-            how: Inserted::Found,
-            evicted: None,
-            meta,
-            idle,
-            stamp: t,
-        })
+        self.hit(i, t)
     }
 
     /// Records when the entry of `key` becomes idle.

@@ -86,23 +86,33 @@ impl States {
         let mut shard = self.packed.shard(&key);
         // A subject seen before (the common case): its entry without the
         // insertion's and eviction's bookkeeping.
-        if let Some(mut e) = shard.found(&key) {
-            let mut idle = e.idle_at();
-            if let Some(d) = e
-                .value
-                .count(&mut idle, IDLE_MAX, algorithm, mode, now, q, penalty_ms)
-            {
-                e.set_idle_at(idle);
-                return d;
-            }
-            return self.check_whole(key, now, algorithm, mode, e, q, penalty_ms, bit);
+        if let Some(e) = shard.found(&key) {
+            return self.count_entry(key, now, algorithm, mode, e, q, penalty_ms, bit);
         }
-        let Some(mut e) = self.insert(&mut shard, key, now, algorithm) else {
+        let Some(e) = self.insert(&mut shard, key, now, algorithm) else {
             return Decision::allow(q.limit, 0);
         };
         if e.how == Inserted::EvictedLive {
             on_live_evicted();
         }
+        self.count_entry(key, now, algorithm, mode, e, q, penalty_ms, bit)
+    }
+
+    /// [`States::check`] on the entry `e` of `key`, found or new: on the
+    /// packed word in place when it can, else through the whole state.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn count_entry(
+        &self,
+        key: KeyDigest,
+        now: u64,
+        algorithm: Algorithm,
+        mode: CheckMode,
+        mut e: Entry<'_, Packed>,
+        q: &Quota,
+        penalty_ms: Option<u64>,
+        bit: Option<u16>,
+    ) -> Decision {
         let mut idle = e.idle_at();
         if let Some(d) = e
             .value
