@@ -13,11 +13,13 @@
 #      exactly what ours sends for `sw+sw`;
 #   3. rate-limiter-flexible (RateLimiterRedis over ioredis, Node), 64
 #      concurrent requests of 2 limiters over the same 100,000 IPs;
-#   4. ours again, one rule per algorithm: the server's usec_per_call of
-#      EVALSHA per script (rate-limiter-flexible's is taken in step 3).
+#   4. after the rounds, ours again, one rule per algorithm: the server's
+#      usec_per_call of EVALSHA per script (rate-limiter-flexible's is
+#      taken in step 3).
 #
 # Each step flushes the server first and measures after a warm-up. ROUNDS
-# rounds (3), then a table of medians. Traffic stays on 127.0.0.1; the
+# rounds (3) of steps 1 to 3, their order rotated by round, then a table
+# of medians. Traffic stays on 127.0.0.1; the
 # server is stopped on exit.
 #
 # The server runs with jemalloc (LD_PRELOAD of the system's libjemalloc.so.2,
@@ -51,7 +53,7 @@ KEYS="${KEYS:-100000}"
 MALLOC="${MALLOC:-jemalloc}"
 RESULTS="${RESULTS:-$ROOT/target/valkey-peers}"
 mkdir -p "$RESULTS"
-rm -f "$RESULTS"/round-*.txt
+rm -f "$RESULTS"/round-*.txt "$RESULTS"/cpu.txt
 
 log() { echo "[valkey_peers] $*" >&2; }
 
@@ -174,29 +176,43 @@ PY
 }
 
 COMMON=(--secs "$SECS" --warmup "$WARMUP" --concurrency "$CONCURRENCY" --keys "$KEYS")
+# One measured run: ours (sw+sw | sw+tb), a ceiling (single | batch) or rlf.
+phase() {
+    case "$1" in
+        sw+sw | sw+tb)
+            log "round $round/$ROUNDS: ours ($1, $THREADS-thread runtime)"
+            "$BENCH" --mode limiter --rules "$1" --flush --threads "$THREADS" \
+                --connections "$CONNECTIONS" "${COMMON[@]}" ;;
+        single | batch)
+            log "round $round/$ROUNDS: redis-benchmark ceiling ($1)"
+            ceiling "$1" ;;
+        rlf)
+            log "round $round/$ROUNDS: rate-limiter-flexible"
+            node benches/peers/rate_limiter_flexible.js --port "$PORT" --flush "${COMMON[@]}" ;;
+    esac
+}
+# The runs rotate by round, so that none always follows the same one: with
+# glibc malloc a run's throughput depends on what the heap held before the
+# flush (see benches/README.md), and a fixed order would charge that to
+# whichever run comes first.
+PHASES=(sw+sw sw+tb single batch rlf)
 for round in $(seq "$ROUNDS"); do
     out="$RESULTS/round-$round.txt"
-    for rules in sw+sw sw+tb; do
-        log "round $round/$ROUNDS: ours ($rules, $THREADS-thread runtime)"
-        "$BENCH" --mode limiter --rules "$rules" --flush --threads "$THREADS" --connections "$CONNECTIONS" "${COMMON[@]}" \
-            | tee -a "$out"
+    for i in "${!PHASES[@]}"; do
+        phase "${PHASES[$(((i + round - 1) % ${#PHASES[@]}))]}" | tee -a "$out"
     done
-    for kind in single batch; do
-        log "round $round/$ROUNDS: redis-benchmark ceiling ($kind)"
-        ceiling "$kind" | tee -a "$out"
-    done
-    log "round $round/$ROUNDS: rate-limiter-flexible"
-    node benches/peers/rate_limiter_flexible.js --port "$PORT" --flush "${COMMON[@]}" | tee -a "$out"
-    log "round $round/$ROUNDS: ours, server CPU per script"
-    "$BENCH" --mode cpu --flush --threads "$THREADS" --warmup "$WARMUP" --cpu-secs "$CPU_SECS" \
-        --concurrency "$CONCURRENCY" --keys "$KEYS" | tee -a "$out"
 done
+# The server's cost per call of each script: once, after the rounds (its
+# runs fill and flush five different key sets).
+log "ours, server CPU per script"
+"$BENCH" --mode cpu --flush --threads "$THREADS" --warmup "$WARMUP" --cpu-secs "$CPU_SECS" \
+    --concurrency "$CONCURRENCY" --keys "$KEYS" | tee "$RESULTS/cpu.txt"
 
 python3 - "$RESULTS" "$ROUNDS" "$THREADS" "$ALLOCATOR" <<'PY' | tee "$RESULTS/summary.md"
 import glob, statistics, sys
 results, rounds, threads, allocator = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 runs, cpu = {}, {}
-for path in sorted(glob.glob(f"{results}/round-*.txt")):
+for path in sorted(glob.glob(f"{results}/round-*.txt")) + [f"{results}/cpu.txt"]:
     for line in open(path):
         kind, _, rest = line.strip().partition(" ")
         fields = dict(kv.split("=", 1) for kv in rest.split() if "=" in kv)
