@@ -13,4 +13,5 @@
 -- Storage: the 128-byte map as a string (SETBIT); the key expires at the
 -- period's end, which gives the period's start back. A penalty marker is a
 -- 2-byte string, so the length tells them apart without reading the map.
-
+--
+-- The distinct check is all in distinct_rest.lua, after the shared helpers.

@@ -14,36 +14,10 @@
 --
 -- Storage: frac as an integer; the key expires at ceil(TAT), which gives
 -- tat_ms back. The caller checks that every ms value stays below 2^52.
+--
+-- The leaky bucket check, part one: only its numbers (see the rest,
+-- leaky_bucket_rest.lua, which follows the shared helpers).
 
--- This check's numbers (set by the algorithm, read by the helpers): the
+-- This check's numbers (set by the rest, read by its helpers): the
 -- limit, one request's ticks and the tolerance (ms, frac).
 local limit, ticks, t_ms, t_frac
-
--- (a_ms, a_frac) - (b_ms, b_frac), frac kept in [0, limit).
-local function sub(a_ms, a_frac, b_ms, b_frac)
-  local ms, frac = a_ms - b_ms, a_frac - b_frac
-  if frac < 0 then
-    ms, frac = ms - 1, frac + limit
-  end
-  return ms, frac
-end
-
--- ceil of a level (ms, frac) in whole ms.
-local function ceil_ms(ms, frac)
-  if frac > 0 then
-    return ms + 1
-  end
-  return ms
-end
-
--- How many requests still fit above a level (ms, frac): the tolerance
--- minus the level, in ticks, floor-divided by one request's ticks.
-local function room(ms, frac)
-  local d_ms, d_frac = sub(t_ms, t_frac, ms, frac)
-  if d_ms < 0 then
-    return 0
-  end
-  local q, r = muldiv(d_ms, limit, ticks)
-  return q + divmod(r + d_frac, ticks)
-end
-

@@ -1,5 +1,34 @@
--- The leaky bucket check (see leaky_bucket.lua): the body of
--- `leaky_bucket`, or one check's script itself (see scripts.rs).
+-- The leaky bucket check, the rest (see leaky_bucket.lua): its helpers and
+-- its paths.
+
+-- (a_ms, a_frac) - (b_ms, b_frac), frac kept in [0, limit).
+local function sub(a_ms, a_frac, b_ms, b_frac)
+  local ms, frac = a_ms - b_ms, a_frac - b_frac
+  if frac < 0 then
+    ms, frac = ms - 1, frac + limit
+  end
+  return ms, frac
+end
+
+-- ceil of a level (ms, frac) in whole ms.
+local function ceil_ms(ms, frac)
+  if frac > 0 then
+    return ms + 1
+  end
+  return ms
+end
+
+-- How many requests still fit above a level (ms, frac): the tolerance
+-- minus the level, in ticks, floor-divided by one request's ticks.
+local function room(ms, frac)
+  local d_ms, d_frac = sub(t_ms, t_frac, ms, frac)
+  if d_ms < 0 then
+    return 0
+  end
+  local q, r = muldiv(d_ms, limit, ticks)
+  return q + divmod(r + d_frac, ticks)
+end
+
 limit = tonumber(ARGV[p])
 local c_ms, c_frac = tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2])
 t_ms, t_frac = tonumber(ARGV[p + 3]), tonumber(ARGV[p + 4])

@@ -1,5 +1,20 @@
--- The fixed window check (see fixed_window.lua): the body of
--- `fixed_window`, or one check's script itself (see scripts.rs).
+-- The fixed window check, the rest (see fixed_window.lua): its helpers and
+-- its paths.
+
+-- Refused with `count` in the window: Retry-After is the window's end, or
+-- a whole period for a cost that can never fit.
+local function deny(count, old)
+  local retry = to_end
+  if cost > limit then
+    retry = period
+  end
+  local remaining = limit - count
+  if remaining < 0 then
+    remaining = 0
+  end
+  return refuse(retry, remaining, to_end, old)
+end
+
 limit, period, cost = tonumber(ARGV[p]), tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2])
 start = now - now % period
 to_end = start + period - now

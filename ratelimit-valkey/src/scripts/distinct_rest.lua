@@ -1,5 +1,4 @@
--- The distinct check (see distinct.lua): the body of
--- `distinct`, or one check's script itself (see scripts.rs).
+-- The distinct check (see distinct.lua), after the shared helpers.
 local period, max_bits, bit = tonumber(ARGV[p]), tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2])
 local limit = tonumber(ARGV[p + 3])
 
