@@ -30,7 +30,7 @@ fn muldiv_in_lua_is_exact() {
     let con = rt.block_on(raw(server.url()));
     let src = format!(
         "{PRELUDE}{HELPERS}local q, r = muldiv(tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]))\n\
-         return int(q) .. ' ' .. int(r)"
+         return string.format('%d %d', q, r)"
     );
     let script = redis::Script::new(&src);
     let mut runner = TestRunner::new(Config {

@@ -6,7 +6,7 @@ if exp and redis.call('STRLEN', key) <= 2 and redis.call('GET', key) == MARKER t
   return blocked()
 end
 if bit < 0 then
-  return reply(4, 0, limit, 0, 0)
+  return string.format('4 0 %d 0 0', limit)
 end
 local start
 if exp then
@@ -21,7 +21,7 @@ else
   end
   -- Allocate the whole map at once: its length stays 128 bytes.
   redis.call('SETBIT', key, 1023, 0)
-  redis.call('PEXPIREAT', key, int(start + period + offset))
+  redis.call('PEXPIREAT', key, start + period + offset)
 end
 redis.call('SETBIT', key, bit, 1)
 local set = redis.call('BITCOUNT', key)
@@ -35,6 +35,6 @@ if set <= max_bits then
   if remaining < 0 then
     remaining = 0
   end
-  return reply(1, 0, remaining, to_end, 0)
+  return string.format('1 0 %d %d 0', remaining, to_end)
 end
 return refuse(to_end, 0, to_end, nil)

@@ -26,7 +26,7 @@ local charged
 if charge then
   charged = function(total, old)
     if total <= limit then
-      return reply(1, 0, limit - total, to_end, 0)
+      return string.format('1 0 %d %d 0', limit - total, to_end)
     end
     local retry = to_end
     if limit < 1 then
@@ -42,11 +42,11 @@ end
 -- a count before of -1 is the marker; a refusal takes the cost back (a
 -- charge keeps it). A probe writes nothing.
 if not probe and ends_at(exp, start + period, period) and cost < EXACT / 2 then
-  local r = redis.pcall('INCRBY', key, int(cost))
+  local r = redis.pcall('INCRBY', key, cost)
   if type(r) == 'number' then
     local count = r - cost
     if count == -1 then
-      redis.call('INCRBY', key, int(-cost))
+      redis.call('INCRBY', key, -cost)
       return blocked()
     end
     if r < EXACT and count >= 0 then
@@ -54,12 +54,12 @@ if not probe and ends_at(exp, start + period, period) and cost < EXACT / 2 then
         return charged(r, r)
       end
       if count + cost <= limit then
-        return reply(1, 0, limit - count - cost, to_end, 0)
+        return string.format('1 0 %d %d 0', limit - count - cost, to_end)
       end
-      redis.call('INCRBY', key, int(-cost))
+      redis.call('INCRBY', key, -cost)
       return deny(count, count)
     end
-    redis.call('INCRBY', key, int(-cost))
+    redis.call('INCRBY', key, -cost)
   end
 end
 
@@ -79,14 +79,14 @@ if charge then
     total = math.max(count, EXACT - 1)
   end
   if total <= limit or penalty == 0 then
-    set_until(int(total), start + period, raw)
+    set_until(string.format('%d', total), start + period, raw)
   end
   return charged(total, raw)
 end
 if count + cost <= limit then
   if not probe then
-    set_until(int(count + cost), start + period, raw)
+    set_until(string.format('%d', count + cost), start + period, raw)
   end
-  return reply(1, 0, limit - count - cost, to_end, 0)
+  return string.format('1 0 %d %d 0', limit - count - cost, to_end)
 end
 return deny(count, raw)

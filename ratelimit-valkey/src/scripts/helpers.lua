@@ -3,10 +3,6 @@
 -- of its check (`sliding_window_rest.lua`): only a check that gets this far
 -- makes them (a function is made anew each time its definition runs).
 
-local function int(x)
-  return string.format('%d', x)
-end
-
 -- floor(x / d) and x mod d for integers 0 <= x < 2^53, d >= 1, exactly.
 local function divmod(x, d)
   local q = math.floor(x / d)
@@ -39,14 +35,6 @@ local function muldiv(a, b, d)
   return (q * LIMB + q1) * LIMB + q0, r0
 end
 
--- The reply. A string: Valkey turns a Lua table into an array reply
--- element by element, which costs more than formatting one string. (Each
--- %d is a sprintf: the hot replies below write their constant fields into
--- the format.)
-local function reply(status, retry, remaining, reset, untl)
-  return string.format('%d %d %d %d %d', status, retry, remaining, reset, untl)
-end
-
 -- Whether expiry `e` is the window end `target` (windows of `period`).
 -- A key moved to another cluster node (MIGRATE, when slots are resharded)
 -- keeps its time to live, not its expiry: it arrives a few ms later. So an
@@ -77,7 +65,7 @@ end
 local function set_until(value, at, old)
   local target = at + offset
   if #value > 18 then
-    redis.call('SET', key, value, 'PXAT', int(target))
+    redis.call('SET', key, value, 'PXAT', target)
     return
   end
   local o = old and tonumber(old)
@@ -85,11 +73,11 @@ local function set_until(value, at, old)
   if o and v and o > -EXACT and o < EXACT and v < EXACT then
     local ok = true
     if v ~= o then
-      ok = type(redis.pcall('INCRBY', key, int(v - o))) == 'number'
+      ok = type(redis.pcall('INCRBY', key, v - o)) == 'number'
     end
     if ok then
       if pexp ~= target then
-        redis.call('PEXPIREAT', key, int(target))
+        redis.call('PEXPIREAT', key, target)
       end
       return
     end
@@ -98,7 +86,7 @@ local function set_until(value, at, old)
     redis.call('DEL', key)
   end
   redis.call('INCRBY', key, value)
-  redis.call('PEXPIREAT', key, int(target))
+  redis.call('PEXPIREAT', key, target)
 end
 
 -- Refused by the algorithm, which says `retry`, `remaining` and `reset`:

@@ -79,10 +79,10 @@ if charge then
   end
   local fits = level < t_ms or (level == t_ms and frac <= t_frac)
   if fits or penalty == 0 then
-    set_until(int(frac), ceil_ms(ms, frac), raw)
+    set_until(string.format('%d', frac), ceil_ms(ms, frac), raw)
   end
   if fits then
-    return reply(1, 0, room(level, frac), ceil_ms(level, frac), 0)
+    return string.format('1 0 %d %d 0', room(level, frac), ceil_ms(level, frac))
   end
   -- Refused as a request of cost 1 would be: until the level plus one
   -- request fits.
@@ -99,9 +99,9 @@ if charge then
 end
 if level < t_ms or (level == t_ms and frac <= t_frac) then
   if not probe then
-    set_until(int(frac), ceil_ms(ms, frac), raw)
+    set_until(string.format('%d', frac), ceil_ms(ms, frac), raw)
   end
-  return reply(1, 0, room(level, frac), ceil_ms(level, frac), 0)
+  return string.format('1 0 %d %d 0', room(level, frac), ceil_ms(level, frac))
 end
 -- Refused: Retry-After is the time until the request fits, or a whole
 -- period for a cost above the burst.

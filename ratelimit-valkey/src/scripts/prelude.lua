@@ -26,7 +26,10 @@
 --          is the position of the first one)
 --
 -- Every decision is one string of five decimal integers separated by
--- spaces, "status retry remaining reset until" (see `reply`):
+-- spaces, "status retry remaining reset until" (a string: Valkey turns a
+-- Lua table into an array reply element by element, which costs more than
+-- formatting one string; each reply is one string.format with its
+-- constant fields written into the format, as each %d is a sprintf):
 --   status 0 refused, 1 admitted, 2 blocked by a penalty (nothing
 --   counted), 3 refused and a penalty started, 4 not counted (distinct
 --   without a value);

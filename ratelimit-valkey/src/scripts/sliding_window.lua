@@ -33,9 +33,9 @@ local to_end = period - elapsed
 -- takes the increment back (a charge keeps it). A probe writes nothing.
 -- (A number below 2^53 goes to Valkey as its exact integer digits.)
 --
--- What the fast path leaves to the rest: `old`, the value before its
--- INCRBY (-1: the marker), and when that was a count, `cur` and `prev`
--- (and `est`, the estimate before the cost, for a count refused).
+-- What the fast path leaves to the rest when it counted and did not
+-- decide (a charge, a refused count): `old`, the value before its INCRBY,
+-- `cur` and `prev` (and `est`, the estimate before the cost, for a count).
 local old, cur, prev, est
 local inc = cost * SHIFT
 -- `ends_at(exp, start + 2 * period, period)` (see helpers.lua), inline.
@@ -90,9 +90,69 @@ if not probe and exp and exp >= ends - slack and exp <= ends + slack and inc < E
           return string.format('1 0 %d %d 0', limit - est - cost, reset)
         end
         redis.call('INCRBY', key, -inc)
+        if penalty == 0 then
+          -- Refused without a penalty: deny(est, cur, prev, old, cost) (see
+          -- the rest), inline. Retry-After is `retry` + first_fit(k, w): a
+          -- whole period for a cost above the limit, else in this window
+          -- (at least 1 ms) or the next.
+          local retry, k, w = period, 0, 0
+          if cost > limit then
+            retry = period
+          elseif cur + cost <= limit then
+            retry, k, w = -elapsed, limit - cost - cur, prev
+          else
+            retry, k, w = to_end, limit - cost, cur
+          end
+          -- first_fit(k, w): period - floor(k * period / w), written out
+          -- (as divmod) while the product is exact; past 2^53 (muldiv's
+          -- limbs) the rest decides.
+          local x = 0
+          if w > 0 and k < w then
+            x = k * period
+            local r = x % w
+            retry = retry + period - (x - r) / w
+            if r < 0 then
+              retry = retry + 1
+            end
+          end
+          if x < EXACT then
+            if retry < 1 then
+              retry = 1
+            end
+            local remaining = limit - est
+            if remaining < 0 then
+              remaining = 0
+            end
+            -- reset_ms(cur, prev) (see the rest).
+            local reset = 0
+            if cur > 0 then
+              reset = to_end + period
+            elseif prev > 0 then
+              reset = to_end
+            end
+            return string.format('0 %d %d %d 0', retry, remaining, reset)
+          end
+        end
       end
     else
       redis.call('INCRBY', key, -inc)
+      if old == -1 then
+        -- blocked() (see helpers.lua), inline.
+        local left = exp - now
+        return string.format('2 %d 0 %d %d', left, left, exp)
+      end
     end
+  end
+end
+
+-- Not counted by the fast path: read the key (the rest decides), a
+-- penalty marker here.
+local raw
+if not cur then
+  raw = exp and redis.call('GET', key)
+  if raw == MARKER then
+    -- blocked() (see helpers.lua), inline.
+    local left = exp - now
+    return string.format('2 %d 0 %d %d', left, left, exp)
   end
 end

@@ -68,16 +68,13 @@ end
 local function charged(cur, prev, old)
   local est = estimate(cur, prev, start)
   if est <= limit then
-    return reply(1, 0, limit - est, reset_ms(cur, prev), 0)
+    return string.format('1 0 %d %d 0', limit - est, reset_ms(cur, prev))
   end
   return deny(est, cur, prev, old, 1)
 end
 
--- What the fast path counted and did not decide: a marker (its increment
--- taken back), a charge (kept), a refused count (taken back).
-if old == -1 then
-  return blocked()
-end
+-- What the fast path counted and did not decide: a charge (its increment
+-- kept), a refused count (taken back).
 if cur then
   if charge then
     return charged(cur + cost, prev, old + inc)
@@ -85,10 +82,7 @@ if cur then
   return deny(est, cur, prev, old, cost)
 end
 
-local raw = exp and redis.call('GET', key)
-if raw == MARKER then
-  return blocked()
-end
+-- The key as GET read it (see sliding_window.lua).
 local ws
 cur, prev, ws = 0, 0, 0
 if raw then
@@ -124,9 +118,11 @@ if charge then
     total = math.max(cur, 2147483647)
   end
   if penalty == 0 or estimate(total, prev, start) <= limit then
-    local packed = int(prev)
+    local packed
     if total > 0 then
-      packed = int(total) .. string.format('%010d', prev)
+      packed = string.format('%d%010d', total, prev)
+    else
+      packed = string.format('%d', prev)
     end
     set_until(packed, start + 2 * period, raw)
   end
@@ -138,9 +134,9 @@ if est + cost <= limit then
   if not probe then
     local packed
     if cur == 0 then
-      packed = int(prev)
+      packed = string.format('%d', prev)
     else
-      packed = int(cur) .. string.format('%010d', prev)
+      packed = string.format('%d%010d', cur, prev)
     end
     set_until(packed, start + 2 * period, raw)
   end

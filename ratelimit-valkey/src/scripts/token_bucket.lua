@@ -123,3 +123,40 @@ if need <= capacity and not charge then
   return string.format('1 0 %d %d 0', room, reset)
 end
 
+
+-- A count refused: Retry-After is the time until the need fits, or a whole
+-- period for a cost above the burst; the bucket keeps what drained.
+-- Without a penalty, replied here (refuse(), see helpers.lua, inline); a
+-- penalty is started by the rest.
+local retry, room, reset = period, 0, 0
+if not charge then
+  -- retry = ceil((need - capacity) / limit), written out (as ceil_div).
+  if need_cost <= capacity then
+    local r = (need - capacity) % limit
+    retry = (need - capacity - r) / limit
+    if r > 0 then
+      retry = retry + 1
+    end
+  end
+  -- room = floor((capacity - left) / unit), written out (as divmod).
+  if left < capacity then
+    local r = (capacity - left) % unit
+    room = (capacity - left - r) / unit
+    if r < 0 then
+      room = room - 1
+    end
+  end
+  -- reset = ceil(left / limit), written out (as ceil_div). Nothing is
+  -- written: what the key holds (`spent` drained since `updated`) reads
+  -- back as the same level at any later time as `left` stored now would,
+  -- under the same expiry (updated + ceil(spent / limit) = now +
+  -- ceil(left / limit)).
+  local r = left % limit
+  reset = (left - r) / limit
+  if r > 0 then
+    reset = reset + 1
+  end
+  if penalty == 0 then
+    return string.format('0 %d %d %d 0', retry, room, reset)
+  end
+end

@@ -60,18 +60,5 @@ if charge then
   return refuse(retry, 0, reset, raw)
 end
 
--- Refused: Retry-After is the time until the need fits, or a whole period
--- for a cost above the burst; the bucket keeps what drained.
-local retry = period
-if need_cost <= capacity then
-  retry = ceil_div(need - capacity, limit)
-end
-local room = 0
-if left < capacity then
-  room = divmod(capacity - left, unit)
-end
--- Nothing is written: what the key holds (`spent` drained since `updated`)
--- reads back as the same level at any later time as `left` stored now
--- would, under the same expiry (updated + ceil(spent / limit) = now +
--- ceil(left / limit)).
-return refuse(retry, room, ceil_div(left, limit), raw)
+-- A count refused with a penalty (see token_bucket.lua): start it.
+return refuse(retry, room, reset, raw)
