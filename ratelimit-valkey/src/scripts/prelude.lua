@@ -71,25 +71,6 @@ else
 end
 assert(now and offset, 'bad time argument')
 
--- How many parameters each algorithm takes, by index (1 fixed window, 2
--- sliding window, 3 token bucket, 4 leaky bucket, 5 distinct), a digit
--- each: `string.byte(PARAMS, i) - 48`. (A table would be built anew on
--- every call.)
-local PARAMS = '33464'
-
 -- The algorithms in the batch script, each a function of one check (its
 -- key and the position of its arguments) that returns the decision.
 local fixed_window, sliding_window, token_bucket, leaky_bucket, distinct
-
--- The check being decided (set by `begin.lua`): its key, penalty in ms, mode,
--- and the key's expiry as Valkey holds it (`pexp`: -2 absent, -1 none,
--- else Unix ms, plus the offset with injected time) and in script time
--- (`exp`: nil when absent, without expiry, or already past; a stale key
--- counts as absent).
-local key, penalty, probe, charge, pexp, exp
-
--- Integers below this are exact in a Lua number.
-local EXACT = 9007199254740992
-
--- The value of a "blocked until" penalty marker (see `refuse`).
-local MARKER = '-1'
