@@ -48,12 +48,6 @@ local function ends_at(e, target, period)
   return e >= target - slack and e <= target + slack
 end
 
--- Blocked by the penalty marker that expires at `exp`.
-local function blocked()
-  local left = exp - now
-  return string.format('2 %d 0 %d %d', left, left, exp)
-end
-
 -- Stores `value` (a decimal string) until `at`. `old` is what the key
 -- holds now when the script knows it (the string GET returned, or an exact
 -- number), else nil.

@@ -15,9 +15,27 @@
 -- Storage: frac as an integer; the key expires at ceil(TAT), which gives
 -- tat_ms back. The caller checks that every ms value stays below 2^52.
 --
--- The leaky bucket check, part one: only its numbers (see the rest,
--- leaky_bucket_rest.lua, which follows the shared helpers).
+-- The leaky bucket check, part one: its numbers and the key, a penalty
+-- marker decided here (inline, no function made). The rest of the check
+-- (leaky_bucket_rest.lua) follows the shared helpers.
 
--- This check's numbers (set by the rest, read by its helpers): the
--- limit, one request's ticks and the tolerance (ms, frac).
-local limit, ticks, t_ms, t_frac
+-- The parameters are ours, decimal integers: `+ 0` converts each once
+-- (tonumber, a call, converts a string twice): the limit, one request's
+-- cost (ms, frac), the tolerance (ms, frac), and one request's ticks.
+local argv = ARGV
+local limit = argv[p] + 0
+local c_ms, c_frac = argv[p + 1] + 0, argv[p + 2] + 0
+local t_ms, t_frac = argv[p + 3] + 0, argv[p + 4] + 0
+local period = argv[p + 5] + 0
+local ticks = period
+if ticks < 1 then
+  ticks = 1
+end
+
+local raw = exp and redis.call('GET', key)
+if raw == MARKER then
+  -- Blocked by the penalty marker until it expires (status 2, see the
+  -- prelude).
+  local left = exp - now
+  return string.format('2 %d 0 %d %d', left, left, exp)
+end

@@ -1,5 +1,5 @@
--- The leaky bucket check, the rest (see leaky_bucket.lua): its helpers and
--- its paths.
+-- The leaky bucket check, the rest (see leaky_bucket.lua): its helpers,
+-- made only when a check gets past the common path, and its paths.
 
 -- (a_ms, a_frac) - (b_ms, b_frac), frac kept in [0, limit).
 local function sub(a_ms, a_frac, b_ms, b_frac)
@@ -29,19 +29,6 @@ local function room(ms, frac)
   return q + divmod(r + d_frac, ticks)
 end
 
-limit = tonumber(ARGV[p])
-local c_ms, c_frac = tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2])
-t_ms, t_frac = tonumber(ARGV[p + 3]), tonumber(ARGV[p + 4])
-local period = tonumber(ARGV[p + 5])
-ticks = period
-if ticks < 1 then
-  ticks = 1
-end
-
-local raw = exp and redis.call('GET', key)
-if raw == MARKER then
-  return blocked()
-end
 local tat_ms, tat_frac = 0, 0
 if raw then
   tat_frac = tonumber(raw) or 0

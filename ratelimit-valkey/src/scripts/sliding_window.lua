@@ -137,7 +137,8 @@ if not probe and exp and exp >= ends - slack and exp <= ends + slack and inc < E
     else
       redis.call('INCRBY', key, -inc)
       if old == -1 then
-        -- blocked() (see helpers.lua), inline.
+        -- Blocked by the penalty marker until it expires (status 2, see the
+        -- prelude).
         local left = exp - now
         return string.format('2 %d 0 %d %d', left, left, exp)
       end
@@ -151,7 +152,8 @@ local raw
 if not cur then
   raw = exp and redis.call('GET', key)
   if raw == MARKER then
-    -- blocked() (see helpers.lua), inline.
+    -- Blocked by the penalty marker until it expires (status 2, see the
+    -- prelude).
     local left = exp - now
     return string.format('2 %d 0 %d %d', left, left, exp)
   end

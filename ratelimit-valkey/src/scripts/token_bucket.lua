@@ -52,7 +52,8 @@ else
   raw = exp and redis.call('GET', key)
 end
 if raw == MARKER then
-  -- blocked() (see helpers.lua), inline.
+  -- Blocked by the penalty marker until it expires (status 2, see the
+  -- prelude).
   local left = exp - now
   return string.format('2 %d 0 %d %d', left, left, exp)
 end
