@@ -35,15 +35,13 @@ local function muldiv(a, b, d)
   return (q * LIMB + q1) * LIMB + q0, r0
 end
 
--- Whether expiry `e` is the window end `target` (windows of `period`).
+-- Whether expiry `e` (of a live key) is the window end `target` (windows
+-- of `period`).
 -- A key moved to another cluster node (MIGRATE, when slots are resharded)
 -- keeps its time to live, not its expiry: it arrives a few ms later. So an
 -- expiry within a second (a quarter period for short periods) of a window
 -- end is that end; windows' ends are a period apart, so none is mistaken.
 local function ends_at(e, target, period)
-  if not e then
-    return false
-  end
   local slack = math.min(1000, math.floor((period - 1) / 4))
   return e >= target - slack and e <= target + slack
 end
