@@ -52,11 +52,11 @@ macro_rules! single_source {
     ($name:literal, $params:literal) => {
         concat!(
             include_str!("scripts/prelude.lua"),
-            "\nassert(#KEYS == 1 and #ARGV == 4 + ",
+            "\nif #KEYS ~= 1 or #ARGV ~= 4 + ",
             $params,
-            ", 'expected 1 key and ",
+            " then\n  error('expected 1 key and ",
             $params,
-            " + 4 arguments')\nlocal k, o = KEYS[1], 3\n",
+            " + 4 arguments')\nend\nlocal k, o = KEYS[1], 3\n",
             check!($name),
         )
     };

@@ -33,5 +33,7 @@ do
       error('bad algorithm argument')
     end
   end
-  assert(o == #ARGV + 1, 'wrong number of arguments for the keys')
+  if o ~= #ARGV + 1 then
+    error('wrong number of arguments for the keys')
+  end
 end

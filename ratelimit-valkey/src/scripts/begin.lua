@@ -18,16 +18,22 @@ local MARKER = '-1'
 -- plus the offset with injected time) and in script time (`exp`: nil when
 -- absent, without expiry, or already past; a stale key counts as absent).
 local key = k
+-- ARGV as a local: the global is looked up once per check.
+local argv = ARGV
+local mode = argv[o + 1]
 -- No penalty ("0", the common case) is compared, not converted.
-local mode = ARGV[o + 1]
-local penalty = ARGV[o]
+local penalty = argv[o]
 if penalty == '0' then
   penalty = 0
 else
   penalty = tonumber(penalty)
 end
 local probe, charge = mode == '1', mode == '2'
-assert(penalty and (probe or charge or mode == '0'), 'bad penalty or mode argument')
+-- (Checks here and below raise their error without a call to assert: a
+-- call costs even when it passes.)
+if not (penalty and (probe or charge or mode == '0')) then
+  error('bad penalty or mode argument')
+end
 if probe then
   penalty = 0
 end

@@ -19,7 +19,6 @@
 
 -- The parameters are ours, decimal integers: `+ 0` converts each once
 -- (tonumber, a call, converts a string twice).
-local argv = ARGV
 local period, max_bits, bit = argv[p] + 0, argv[p + 1] + 0, argv[p + 2] + 0
 local limit = argv[p + 3] + 0
 

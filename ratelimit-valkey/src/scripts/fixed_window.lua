@@ -16,7 +16,6 @@
 
 -- The parameters are ours, decimal integers: `+ 0` converts each once
 -- (tonumber, a call, converts a string twice).
-local argv = ARGV
 local limit, period, cost = argv[p] + 0, argv[p + 1] + 0, argv[p + 2] + 0
 local start = now - now % period
 local to_end = start + period - now

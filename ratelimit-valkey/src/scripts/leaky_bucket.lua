@@ -22,7 +22,6 @@
 -- The parameters are ours, decimal integers: `+ 0` converts each once
 -- (tonumber, a call, converts a string twice): the limit, one request's
 -- cost (ms, frac), the tolerance (ms, frac), and one request's ticks.
-local argv = ARGV
 local limit = argv[p] + 0
 local c_ms, c_frac = argv[p + 1] + 0, argv[p + 2] + 0
 local t_ms, t_frac = argv[p + 3] + 0, argv[p + 4] + 0

@@ -78,7 +78,9 @@ else
   now = tonumber(ARGV[1])
   offset = tonumber(ARGV[2])
 end
-assert(now and offset, 'bad time argument')
+if not (now and offset) then
+  error('bad time argument')
+end
 
 -- The algorithms in the batch script, each a function of one check (its
 -- key and the position of its arguments) that returns the decision.

@@ -28,7 +28,6 @@ local MAX_CHARGED = 2251799813685248
 -- The parameters are ours, decimal integers: `+ 0` converts each once
 -- (tonumber, a call, converts a string twice), and a malformed one stops
 -- the check with an error as an arithmetic on nil would.
-local argv = ARGV
 local limit = argv[p] + 0
 local capacity, need_cost, period = argv[p + 1] + 0, argv[p + 2] + 0, argv[p + 3] + 0
 local unit = period
