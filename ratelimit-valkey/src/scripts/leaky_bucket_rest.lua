@@ -29,30 +29,6 @@ local function room(ms, frac)
   return q + divmod(r + d_frac, ticks)
 end
 
-local tat_ms, tat_frac = 0, 0
-if raw then
-  tat_frac = tonumber(raw) or 0
-  tat_ms = exp
-  if tat_frac > 0 then
-    tat_ms = exp - 1
-  end
-  -- Written under another limit: carry whole ms out of frac.
-  local q, r = divmod(tat_frac, limit)
-  tat_ms, tat_frac = tat_ms + q, r
-end
-
-local ms, frac = tat_ms, tat_frac
-if ms < now then
-  ms, frac = now, 0
-end
--- The level before this request, as the TAT's distance from now.
-local before_ms = ms - now
-local before_frac = frac
-ms, frac = ms + c_ms, frac + c_frac
-if frac >= limit then
-  ms, frac = ms + 1, frac - limit
-end
-local level = ms - now
 if charge then
   -- The cost is added whether or not it fits; the level saturates at 2^51
   -- ticks (as the core), which keeps every sum exact.
@@ -84,6 +60,8 @@ if charge then
   end
   return refuse(retry, 0, ceil_ms(level, frac), raw)
 end
+-- An admitted count whose room the common path could not compute exactly
+-- (see leaky_bucket.lua).
 if level < t_ms or (level == t_ms and frac <= t_frac) then
   if not probe then
     set_until(string.format('%d', frac), ceil_ms(ms, frac), raw)
