@@ -51,14 +51,14 @@
 -- (OP_CLOSURE: a closure object and its upvalues, then the garbage
 -- collector's work): about 600 server instructions for one with one
 -- upvalue, nearer 2,000 with several (callgrind on valkey-server 9.1),
--- where a whole admitted count is about 54,000. So the common paths (a
--- count admitted, or refused without a penalty, of a live key; a penalty
--- marker) are written inline and make no function: the helpers
--- (`helpers.lua`, each algorithm's in its `_rest.lua`) are defined after
--- the common path, and only a check that gets that far makes them. A
--- check's state is local to the check (see begin.lua). The batch script
--- makes one function per algorithm it uses (each check runs in a protected
--- call).
+-- where a whole admitted sliding window count is about 53,000. So the
+-- common paths (each algorithm's file says which: an admitted count, a
+-- count refused without a penalty, a penalty marker) are written inline
+-- and make no function: the helpers (`helpers.lua`, each algorithm's in
+-- its `_rest.lua`) are defined after the common path, and only a check
+-- that gets that far makes them. A check's state is local to the check
+-- (see begin.lua). The batch script makes one function per algorithm it
+-- uses (each check runs in a protected call).
 --
 -- Commands: each redis.call costs some 6,000 to 8,000 server instructions,
 -- more than all the Lua of a check: a common path makes as few as it can
