@@ -6,8 +6,10 @@
 //! key per subject in Valkey, shared by every instance, so a limit of 100
 //! means 100 across the fleet.
 //!
-//! - **Scripts.** Lua (`src/scripts/*.lua`: a shared prelude for time,
-//!   expiry and the penalty, and per algorithm its helpers and its check),
+//! - **Scripts.** Lua (`src/scripts/*.lua`: a shared prelude for the
+//!   time, each check's start, per algorithm its common path written
+//!   inline, then shared helpers for expiry and the penalty and the rest of
+//!   the algorithm's check, so a common path makes no Lua function),
 //!   loaded once and called with `EVALSHA`: one script per algorithm for a
 //!   request of one check, and the batch script for a request of several,
 //!   which runs each check's algorithm in turn (the same code), each in a

@@ -1,8 +1,11 @@
 //! The Lua scripts, one per algorithm, embedded with `include_str!` and
 //! built once into static [`Script`]s, and the arguments of one check.
 //!
-//! Each script is the shared `prelude.lua` (time, expiry, penalty marker,
-//! exact integer helpers) followed by the algorithm's file. The scripts
+//! Each script is the shared `prelude.lua` (time, the state every check
+//! shares) followed by its checks: each `begin.lua` (mode, penalty, key
+//! expiry), the algorithm's common path (`<algorithm>.lua`), the shared
+//! helpers (`helpers.lua`: exact integers, expiry, penalty marker) and the
+//! rest of the check (`<algorithm>_rest.lua`). The scripts
 //! decide admission and update the state atomically; they return the
 //! decision itself (Retry-After, remaining, reset, penalty end), computed
 //! exactly as the core computes it, which [`crate::reply`] decodes.
@@ -27,39 +30,50 @@ pub(crate) const LUA_FACTOR: u64 = 1 << 31;
 /// decide staleness themselves. About 139 years.
 pub(crate) const INJECTED_EXPIRY_OFFSET_MS: u64 = 1 << 42;
 
-/// One check's script: the prelude, the algorithm's helpers and its check
-/// at the top level, on KEYS[1], its arguments from ARGV[3] (`$params`
-/// parameters after the penalty and mode).
-macro_rules! single_source {
-    ($name:literal, $params:literal) => {
+/// One check: `begin.lua` (on key `k`, its arguments from ARGV[o]), the
+/// algorithm's common path, the shared helpers and the rest of the
+/// algorithm's check (see the header of `prelude.lua`: the helpers are
+/// made only by a check that gets past its common path).
+macro_rules! check {
+    ($name:literal) => {
         concat!(
-            include_str!("scripts/prelude.lua"),
-            "\n",
+            include_str!("scripts/begin.lua"),
             include_str!(concat!("scripts/", $name, ".lua")),
-            "\nassert(#KEYS == 1 and #ARGV == 4 + ",
-            $params,
-            ", 'expected 1 key and ",
-            $params,
-            " + 4 arguments')\nbegin(KEYS[1], 3)\nlocal p = 5\n",
-            include_str!(concat!("scripts/", $name, "_check.lua")),
+            include_str!("scripts/helpers.lua"),
+            include_str!(concat!("scripts/", $name, "_rest.lua")),
         )
     };
 }
 
-/// An algorithm in the batch script: its helpers and its function of one
-/// check (its key `k`, its arguments from ARGV[o]), which starts the check
-/// as one check's script does; built only when the batch uses it.
+/// One check's script: the prelude and the check at the top level, on
+/// KEYS[1], its arguments from ARGV[3] (`$params` parameters after the
+/// penalty and mode).
+macro_rules! single_source {
+    ($name:literal, $params:literal) => {
+        concat!(
+            include_str!("scripts/prelude.lua"),
+            "\nif #KEYS ~= 1 or #ARGV ~= 4 + ",
+            $params,
+            " then\n  error('expected 1 key and ",
+            $params,
+            " + 4 arguments')\nend\nlocal k, o = KEYS[1], 3\n",
+            check!($name),
+        )
+    };
+}
+
+/// An algorithm in the batch script: its function of one check (its key
+/// `k`, its arguments from ARGV[o]), the check as one check's script runs
+/// it; made only when the batch uses it.
 macro_rules! batch_part {
     ($i:literal, $name:literal) => {
         concat!(
             "if uses",
             $i,
             " then\n",
-            include_str!(concat!("scripts/", $name, ".lua")),
-            "\n",
             $name,
-            " = function(k, o)\nbegin(k, o)\nlocal p = o + 2\n",
-            include_str!(concat!("scripts/", $name, "_check.lua")),
+            " = function(k, o)\n",
+            check!($name),
             "end\nend\n"
         )
     };

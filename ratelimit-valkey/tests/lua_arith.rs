@@ -8,6 +8,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use ratelimit_testkit::valkey::{connect as raw, server};
 
 const PRELUDE: &str = include_str!("../src/scripts/prelude.lua");
+const HELPERS: &str = include_str!("../src/scripts/helpers.lua");
 
 fn muldiv_case() -> impl Strategy<Value = (u64, u64, u64)> {
     let a = prop_oneof![0u64..1 << 53, (1u64 << 52)..1 << 53, 0u64..1 << 31];
@@ -28,8 +29,8 @@ fn muldiv_in_lua_is_exact() {
     let server = server();
     let con = rt.block_on(raw(server.url()));
     let src = format!(
-        "{PRELUDE}\nlocal q, r = muldiv(tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]))\n\
-         return int(q) .. ' ' .. int(r)"
+        "{PRELUDE}{HELPERS}local q, r = muldiv(tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]))\n\
+         return string.format('%d %d', q, r)"
     );
     let script = redis::Script::new(&src);
     let mut runner = TestRunner::new(Config {

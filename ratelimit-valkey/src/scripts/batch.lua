@@ -9,16 +9,17 @@ local o = 3
 for i = 1, #KEYS do
   -- The algorithm's index, one digit (checked by batch_head.lua): compared
   -- as a string, no conversion.
+  -- The next check's arguments are `n` further (as batch_head.lua).
   local a = ARGV[o]
-  local run = distinct
+  local run, n = distinct, 7
   if a == '1' then
-    run = fixed_window
+    run, n = fixed_window, 6
   elseif a == '2' then
-    run = sliding_window
+    run, n = sliding_window, 6
   elseif a == '3' then
-    run = token_bucket
+    run, n = token_bucket, 7
   elseif a == '4' then
-    run = leaky_bucket
+    run, n = leaky_bucket, 9
   end
   local ok, r = pcall(run, KEYS[i], o + 1)
   if not ok then
@@ -38,6 +39,6 @@ for i = 1, #KEYS do
   else
     out = r
   end
-  o = o + 3 + string.byte(PARAMS, string.byte(a) - 48) - 48
+  o = o + n
 end
 return out or ''

@@ -9,28 +9,31 @@
 -- type, an argument out of range) leaves the others' decisions as they
 -- are.
 --
--- Only the algorithms the batch uses are built: their files are wrapped in
--- `if uses<index> then ... end` (see scripts.rs). Five locals, not a
--- table: a table is built anew on every call.
+-- Only the functions of the algorithms the batch uses are made: each is
+-- wrapped in `if uses<index> then ... end` (see scripts.rs). Five locals,
+-- not a table: a table is built anew on every call.
 local uses1, uses2, uses3, uses4, uses5
 do
   local o = 3
   for _ = 1, #KEYS do
+    -- The algorithm's index, then its penalty, mode and parameters: `o`
+    -- moves past them (3 + the algorithm's parameters, see each header).
     local a = ARGV[o]
     if a == '1' then
-      uses1 = true
+      uses1, o = true, o + 6
     elseif a == '2' then
-      uses2 = true
+      uses2, o = true, o + 6
     elseif a == '3' then
-      uses3 = true
+      uses3, o = true, o + 7
     elseif a == '4' then
-      uses4 = true
+      uses4, o = true, o + 9
     elseif a == '5' then
-      uses5 = true
+      uses5, o = true, o + 7
     else
       error('bad algorithm argument')
     end
-    o = o + 3 + string.byte(PARAMS, string.byte(a) - 48) - 48
   end
-  assert(o == #ARGV + 1, 'wrong number of arguments for the keys')
+  if o ~= #ARGV + 1 then
+    error('wrong number of arguments for the keys')
+  end
 end

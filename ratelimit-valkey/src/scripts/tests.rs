@@ -18,11 +18,16 @@ fn every_script_has_the_prelude_and_its_argument_check() {
     for (i, src) in SOURCES.iter().enumerate() {
         assert!(src.starts_with("-- Shared prelude"), "{i}");
         let checks = |name: &str| src.contains(&format!("-- The {} check", name.replace('_', " ")));
+        // Each check: begin.lua, the common path, the helpers, the rest.
+        let begin = "-- Starts one check (see the prelude)";
+        let helpers = "-- The helpers the checks share";
+        let count = |s: &str| src.matches(s).count();
         if i == BATCH {
             assert!(names.iter().all(|n| checks(n)));
             assert!(names
                 .iter()
-                .all(|n| src.contains(&format!("\n{n} = function(k, o)\nbegin(k, o)\n"))));
+                .all(|n| src.contains(&format!("\n{n} = function(k, o)\n{begin}"))));
+            assert_eq!((count(begin), count(helpers)), (5, 5));
             assert!(src.contains("'wrong number of arguments for the keys'"));
             assert!(src.contains("pcall(run, KEYS[i], o + 1)"));
         } else {
@@ -30,8 +35,12 @@ fn every_script_has_the_prelude_and_its_argument_check() {
                 names.iter().enumerate().all(|(j, n)| checks(n) == (i == j)),
                 "{i}"
             );
-            assert!(src.contains("assert(#KEYS == 1 and #ARGV == 4 + "), "{i}");
-            assert!(src.contains("\nbegin(KEYS[1], 3)\nlocal p = 5\n"), "{i}");
+            assert!(src.contains("if #KEYS ~= 1 or #ARGV ~= 4 + "), "{i}");
+            assert!(
+                src.contains(&format!("\nlocal k, o = KEYS[1], 3\n{begin}")),
+                "{i}"
+            );
+            assert_eq!((count(begin), count(helpers)), (1, 1), "{i}");
             assert!(!src.contains("= function(k, o)\n"), "{i}");
         }
     }

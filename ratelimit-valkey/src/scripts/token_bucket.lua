@@ -21,28 +21,142 @@
 -- (again by the rounding), whichever was the write's time.
 local MAX_CHARGED = 2251799813685248
 
--- This check's numbers (set by the algorithm, read by the helpers):
--- `old` is the number the key holds (nil when absent or not a number),
--- `at` when the bucket was last drained.
-local limit, old, at
+-- The token bucket check, part one: its common path, a count of a live
+-- key, written inline (no function made). The rest of the check
+-- (token_bucket_rest.lua) follows the shared helpers.
 
--- Stores `units` (> 0, below 2^53) until `until_ms`, as set_until does but
--- from numbers (no conversions): an INCRBY by the difference when the key
--- holds a number, the expiry written only when it moves (`pexp`, which the
--- count's GETEX may have moved already).
-local function put(units, until_ms)
-  local target = until_ms + offset
-  if old and old > -EXACT and old < EXACT then
-    if units == old or type(redis.pcall('INCRBY', key, units - old)) == 'number' then
+-- The parameters are ours, decimal integers: `+ 0` converts each once
+-- (tonumber, a call, converts a string twice), and a malformed one stops
+-- the check with an error as an arithmetic on nil would.
+local limit = argv[p] + 0
+local capacity, need_cost, period = argv[p + 1] + 0, argv[p + 2] + 0, argv[p + 3] + 0
+local unit = period
+if unit < 1 then
+  unit = 1
+end
+
+-- A count that fits whatever a live key holds (see the header) reads
+-- it with GETEX, moving its expiry to where the count most likely puts it:
+-- the write is then one INCRBY. (A penalty marker gets its expiry back.)
+local raw
+if exp and not (probe or charge) and (exp - now) * limit + need_cost <= capacity then
+  local before = pexp
+  local ms = need_cost / limit + 0.5
+  pexp = exp + ms - ms % 1 + offset
+  raw = redis.call('GETEX', key, 'PXAT', pexp)
+  if raw == MARKER then
+    redis.call('PEXPIREAT', key, before)
+  end
+else
+  raw = exp and redis.call('GET', key)
+end
+if raw == MARKER then
+  -- Blocked by the penalty marker until it expires (status 2, see the
+  -- prelude).
+  local left = exp - now
+  return string.format('2 %d 0 %d %d', left, left, exp)
+end
+-- The number the key holds (nil when absent or not a number).
+local old = raw and tonumber(raw)
+local spent, updated = 0, 0
+if raw then
+  spent = old or 0
+  -- exp - ceil(spent / limit), written out (as ceil_div, in the rest).
+  local r = spent % limit
+  updated = exp - (spent - r) / limit
+  if r > 0 then
+    updated = updated - 1
+  end
+end
+
+local elapsed = now - updated
+if elapsed < 0 then
+  elapsed = 0
+end
+-- elapsed * limit may pass 2^53, but then it is above spent (< 2^53).
+local drained = elapsed * limit
+local left = 0
+if drained < spent then
+  left = spent - drained
+end
+-- When the bucket was last drained.
+local at = now
+if updated > now then
+  at = updated
+end
+
+local need = left + need_cost
+if need <= capacity and not charge then
+  -- reset = ceil(need / limit), written out (as ceil_div, in the rest).
+  local r = need % limit
+  local reset = (need - r) / limit
+  if r > 0 then
+    reset = reset + 1
+  end
+  if not probe then
+    -- put(need, at + reset) (see the rest), inline.
+    local target = at + reset + offset
+    if
+      old
+      and old > -EXACT
+      and old < EXACT
+      and (need == old or type(redis.pcall('INCRBY', key, need - old)) == 'number')
+    then
       if pexp ~= target then
         redis.call('PEXPIREAT', key, target)
       end
-      return
+    else
+      if pexp ~= -2 then
+        redis.call('DEL', key)
+      end
+      redis.call('INCRBY', key, need)
+      redis.call('PEXPIREAT', key, target)
     end
   end
-  if pexp ~= -2 then
-    redis.call('DEL', key)
+  -- floor((capacity - need) / unit), exactly (as divmod).
+  local room = capacity - need
+  r = room % unit
+  room = (room - r) / unit
+  if r < 0 then
+    room = room - 1
   end
-  redis.call('INCRBY', key, units)
-  redis.call('PEXPIREAT', key, target)
+  return string.format('1 0 %d %d 0', room, reset)
+end
+
+
+-- A count refused: Retry-After is the time until the need fits, or a whole
+-- period for a cost above the burst; the bucket keeps what drained.
+-- Without a penalty, replied here (refuse(), see helpers.lua, inline); a
+-- penalty is started by the rest.
+local retry, room, reset = period, 0, 0
+if not charge then
+  -- retry = ceil((need - capacity) / limit), written out (as ceil_div).
+  if need_cost <= capacity then
+    local r = (need - capacity) % limit
+    retry = (need - capacity - r) / limit
+    if r > 0 then
+      retry = retry + 1
+    end
+  end
+  -- room = floor((capacity - left) / unit), written out (as divmod).
+  if left < capacity then
+    local r = (capacity - left) % unit
+    room = (capacity - left - r) / unit
+    if r < 0 then
+      room = room - 1
+    end
+  end
+  -- reset = ceil(left / limit), written out (as ceil_div). Nothing is
+  -- written: what the key holds (`spent` drained since `updated`) reads
+  -- back as the same level at any later time as `left` stored now would,
+  -- under the same expiry (updated + ceil(spent / limit) = now +
+  -- ceil(left / limit)).
+  local r = left % limit
+  reset = (left - r) / limit
+  if r > 0 then
+    reset = reset + 1
+  end
+  if penalty == 0 then
+    return string.format('0 %d %d %d 0', retry, room, reset)
+  end
 end

@@ -1,42 +1,34 @@
--- The leaky bucket check (see leaky_bucket.lua): the body of
--- `leaky_bucket`, or one check's script itself (see scripts.rs).
-limit = tonumber(ARGV[p])
-local c_ms, c_frac = tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2])
-t_ms, t_frac = tonumber(ARGV[p + 3]), tonumber(ARGV[p + 4])
-local period = tonumber(ARGV[p + 5])
-ticks = period
-if ticks < 1 then
-  ticks = 1
-end
+-- The leaky bucket check, the rest (see leaky_bucket.lua): its helpers,
+-- made only when a check gets past the common path, and its paths.
 
-local raw = exp and redis.call('GET', key)
-if raw == MARKER then
-  return blocked()
-end
-local tat_ms, tat_frac = 0, 0
-if raw then
-  tat_frac = tonumber(raw) or 0
-  tat_ms = exp
-  if tat_frac > 0 then
-    tat_ms = exp - 1
+-- (a_ms, a_frac) - (b_ms, b_frac), frac kept in [0, limit).
+local function sub(a_ms, a_frac, b_ms, b_frac)
+  local ms, frac = a_ms - b_ms, a_frac - b_frac
+  if frac < 0 then
+    ms, frac = ms - 1, frac + limit
   end
-  -- Written under another limit: carry whole ms out of frac.
-  local q, r = divmod(tat_frac, limit)
-  tat_ms, tat_frac = tat_ms + q, r
+  return ms, frac
 end
 
-local ms, frac = tat_ms, tat_frac
-if ms < now then
-  ms, frac = now, 0
+-- ceil of a level (ms, frac) in whole ms.
+local function ceil_ms(ms, frac)
+  if frac > 0 then
+    return ms + 1
+  end
+  return ms
 end
--- The level before this request, as the TAT's distance from now.
-local before_ms = ms - now
-local before_frac = frac
-ms, frac = ms + c_ms, frac + c_frac
-if frac >= limit then
-  ms, frac = ms + 1, frac - limit
+
+-- How many requests still fit above a level (ms, frac): the tolerance
+-- minus the level, in ticks, floor-divided by one request's ticks.
+local function room(ms, frac)
+  local d_ms, d_frac = sub(t_ms, t_frac, ms, frac)
+  if d_ms < 0 then
+    return 0
+  end
+  local q, r = muldiv(d_ms, limit, ticks)
+  return q + divmod(r + d_frac, ticks)
 end
-local level = ms - now
+
 if charge then
   -- The cost is added whether or not it fits; the level saturates at 2^51
   -- ticks (as the core), which keeps every sum exact.
@@ -50,10 +42,10 @@ if charge then
   end
   local fits = level < t_ms or (level == t_ms and frac <= t_frac)
   if fits or penalty == 0 then
-    set_until(int(frac), ceil_ms(ms, frac), raw)
+    set_until(string.format('%d', frac), ceil_ms(ms, frac), raw)
   end
   if fits then
-    return reply(1, 0, room(level, frac), ceil_ms(level, frac), 0)
+    return string.format('1 0 %d %d 0', room(level, frac), ceil_ms(level, frac))
   end
   -- Refused as a request of cost 1 would be: until the level plus one
   -- request fits.
@@ -68,11 +60,13 @@ if charge then
   end
   return refuse(retry, 0, ceil_ms(level, frac), raw)
 end
+-- An admitted count whose room the common path could not compute exactly
+-- (see leaky_bucket.lua).
 if level < t_ms or (level == t_ms and frac <= t_frac) then
   if not probe then
-    set_until(int(frac), ceil_ms(ms, frac), raw)
+    set_until(string.format('%d', frac), ceil_ms(ms, frac), raw)
   end
-  return reply(1, 0, room(level, frac), ceil_ms(level, frac), 0)
+  return string.format('1 0 %d %d 0', room(level, frac), ceil_ms(level, frac))
 end
 -- Refused: Retry-After is the time until the request fits, or a whole
 -- period for a cost above the burst.

@@ -1,0 +1,64 @@
+-- The token bucket check, the rest (see token_bucket.lua): its helpers,
+-- made only when a check gets past the common path, and the other paths.
+
+-- Stores `units` (> 0, below 2^53) until `until_ms`, as set_until does but
+-- from numbers (no conversions): an INCRBY by the difference when the key
+-- holds a number, the expiry written only when it moves (`pexp`, which the
+-- count's GETEX may have moved already).
+local function put(units, until_ms)
+  local target = until_ms + offset
+  if old and old > -EXACT and old < EXACT then
+    if units == old or type(redis.pcall('INCRBY', key, units - old)) == 'number' then
+      if pexp ~= target then
+        redis.call('PEXPIREAT', key, target)
+      end
+      return
+    end
+  end
+  if pexp ~= -2 then
+    redis.call('DEL', key)
+  end
+  redis.call('INCRBY', key, units)
+  redis.call('PEXPIREAT', key, target)
+end
+
+-- ceil(x / d) for integers 0 <= x < 2^53, d >= 1, exactly (as divmod:
+-- x % d is the remainder, or that less d when x / d rounds up to the next
+-- integer, and then (x - r) / d is the ceiling already).
+local function ceil_div(x, d)
+  local r = x % d
+  local q = (x - r) / d
+  if r > 0 then
+    q = q + 1
+  end
+  return q
+end
+
+if charge then
+  -- The cost is added whether or not it fits; the debt saturates at 2^51
+  -- units (as the core), which keeps every sum below 2^53, exact.
+  local debt = left + need_cost
+  if debt > MAX_CHARGED then
+    debt = math.max(left, MAX_CHARGED)
+  end
+  local reset = ceil_div(debt, limit)
+  if debt <= capacity or penalty == 0 then
+    if debt > 0 then
+      put(debt, at + reset)
+    elseif pexp ~= -2 then
+      redis.call('DEL', key)
+    end
+  end
+  if debt <= capacity then
+    return string.format('1 0 %d %d 0', divmod(capacity - debt, unit), reset)
+  end
+  -- Refused as a request of cost 1 would be.
+  local retry = period
+  if capacity > 0 then
+    retry = ceil_div(debt + unit - capacity, limit)
+  end
+  return refuse(retry, 0, reset, raw)
+end
+
+-- A count refused with a penalty (see token_bucket.lua): start it.
+return refuse(retry, room, reset, raw)
