@@ -33,7 +33,8 @@
 # Environment: ROUNDS (3), SECS (10), WARMUP (3), CPU_SECS (4), MALLOC
 #   (jemalloc | libc),
 #   THREADS (1: our client on a current-thread tokio runtime),
-#   CONNECTIONS (4: multiplexed connections per node, the backend's default),
+#   CONNECTIONS (multiplexed connections per node; unset: the backend's
+#   default, one per core from 2 to 4),
 #   CONCURRENCY (64), KEYS (100000), RESULTS (target/valkey-peers).
 # Needs: cargo, node >= 20 + npm, python3; installs redis-tools (for
 # redis-benchmark and redis-cli) with apt-get and valkey-server with
@@ -47,7 +48,7 @@ SECS="${SECS:-10}"
 WARMUP="${WARMUP:-3}"
 CPU_SECS="${CPU_SECS:-4}"
 THREADS="${THREADS:-1}"
-CONNECTIONS="${CONNECTIONS:-4}"
+CONNECTIONS="${CONNECTIONS:-}"
 CONCURRENCY="${CONCURRENCY:-64}"
 KEYS="${KEYS:-100000}"
 MALLOC="${MALLOC:-jemalloc}"
@@ -182,7 +183,7 @@ phase() {
         sw+sw | sw+tb)
             log "round $round/$ROUNDS: ours ($1, $THREADS-thread runtime)"
             "$BENCH" --mode limiter --rules "$1" --flush --threads "$THREADS" \
-                --connections "$CONNECTIONS" "${COMMON[@]}" ;;
+                ${CONNECTIONS:+--connections "$CONNECTIONS"} "${COMMON[@]}" ;;
         single | batch)
             log "round $round/$ROUNDS: redis-benchmark ceiling ($1)"
             ceiling "$1" ;;

@@ -13,6 +13,8 @@
 //!   --concurrency N   concurrent requests (64)
 //!   --keys N          client IPs, chosen uniformly (100000)
 //!   --threads N       tokio runtime: 1 = current-thread (default), N > 1 = N workers
+//!   --connections N   multiplexed connections per node (the backend's default:
+//!                     one per core, 2 to 4)
 //!   --flush           FLUSHALL before each phase (implied on a server of its own)
 //! ```
 //!
@@ -70,7 +72,8 @@ struct Opts {
     concurrency: usize,
     keys: u32,
     threads: usize,
-    connections: usize,
+    /// `None`: the backend's default.
+    connections: Option<usize>,
     flush: bool,
 }
 
@@ -84,7 +87,7 @@ fn opts() -> Opts {
         concurrency: 64,
         keys: 100_000,
         threads: 1,
-        connections: 4,
+        connections: None,
         flush: false,
     };
     let mut args = std::env::args().skip(1);
@@ -99,7 +102,7 @@ fn opts() -> Opts {
             "--concurrency" => o.concurrency = val().parse().expect("--concurrency"),
             "--keys" => o.keys = val().parse().expect("--keys"),
             "--threads" => o.threads = val().parse().expect("--threads"),
-            "--connections" => o.connections = val().parse().expect("--connections"),
+            "--connections" => o.connections = Some(val().parse().expect("--connections")),
             "--flush" => o.flush = true,
             // `cargo bench` passes `--bench`; ignore what is not ours.
             _ => {}
@@ -344,17 +347,17 @@ async fn flush(conn: &mut MultiplexedConnection, o: &Opts) {
     }
 }
 
-async fn limiter_of(url: &str, rules: RuleSet, connections: usize) -> Limiter {
+async fn limiter_of(url: &str, rules: RuleSet, connections: Option<usize>) -> Limiter {
     // A deadline well above the latencies seen here: this measures
     // throughput, and on a loaded 2-core machine a stall can pass the
     // default 50 ms (a timed-out check would be a 503 and is counted).
-    let backend = ValkeyBackend::builder(url)
+    let mut builder = ValkeyBackend::builder(url)
         .key_prefix(PREFIX)
-        .deadline(Duration::from_secs(1))
-        .connections(connections)
-        .build()
-        .await
-        .expect("backend");
+        .deadline(Duration::from_secs(1));
+    if let Some(n) = connections {
+        builder = builder.connections(n);
+    }
+    let backend = builder.build().await.expect("backend");
     Limiter::builder(rules).backend(backend).build()
 }
 

@@ -11,7 +11,7 @@ use crate::breaker::{Breaker, BreakerConfig};
 use crate::cluster::SlotMap;
 use crate::hashkey::{FleetKey, NAME};
 use crate::node::Node;
-use crate::pool::DEFAULT_CONNECTIONS;
+use crate::pool::default_connections;
 use crate::scripts::TimeSource;
 use crate::start;
 use crate::url::{addr_of, normalize_url, with_addr};
@@ -50,7 +50,7 @@ impl ValkeyBackend {
             prefix: DEFAULT_PREFIX.into(),
             deadline: DEFAULT_DEADLINE,
             connect_timeout: Duration::from_secs(2),
-            connections: DEFAULT_CONNECTIONS,
+            connections: default_connections(),
             require_connection: false,
             hash_key: None,
             breaker: BreakerConfig::default(),
@@ -108,9 +108,12 @@ impl ValkeyBuilder {
         self
     }
 
-    /// Multiplexed connections per node (default 4), chosen round robin;
-    /// each request's pipeline goes on one of them. Each is remade in the
-    /// background on its own when it breaks.
+    /// Multiplexed connections per node, chosen round robin; each
+    /// request's pipeline goes on one of them. Each is remade in the
+    /// background on its own when it breaks. The default is one per core
+    /// the process may run on, at least 2 and at most 4: more than the
+    /// cores only split the requests in flight into smaller pipelines,
+    /// which cost the server more per call.
     pub fn connections(mut self, n: usize) -> Self {
         self.connections = n;
         self
