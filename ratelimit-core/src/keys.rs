@@ -156,6 +156,27 @@ fn tag(part: &KeyPart) -> u8 {
     }
 }
 
+/// The subject of a key that is the client address alone (`["ip"]`): the
+/// same digest as [`subject`] gives for it (the part's tag, its length and
+/// the address bytes), written as one 8-byte word and the rest into a new
+/// hasher, whose position is then known where this is inlined (no
+/// buffering of short writes to track).
+#[inline]
+pub(crate) fn ip_subject(key: &HashKey, ip: IpAddr) -> KeyDigest {
+    let (b, n) = ip_bytes(ip);
+    let mut h = key.hasher();
+    // tag (1 byte), length (4 bytes, little-endian), the first 3 bytes.
+    let head = [tag(&KeyPart::Ip), n as u8, 0, 0, 0, b[0], b[1], b[2]];
+    h.write_u64(u64::from_le_bytes(head));
+    if n == 8 {
+        h.write_u32(u32::from_le_bytes([b[3], b[4], b[5], b[6]]));
+        h.write_u8(b[7]);
+    } else {
+        h.write_u8(b[3]);
+    }
+    h.finish128()
+}
+
 /// The subject of `rule` for `req`. With `jwt_off` (the emergency switch)
 /// every claim counts as missing.
 pub fn subject(rule: &Rule, req: &dyn RequestView, key: &HashKey, jwt_off: bool) -> KeyOutcome {

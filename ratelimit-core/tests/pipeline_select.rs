@@ -124,3 +124,40 @@ async fn reject_answers_400_without_counting() {
     assert_eq!(v.outcome, Outcome::BadRequest);
     assert_eq!(probe.calls(), 0);
 }
+
+#[tokio::test]
+async fn a_rule_keyed_on_the_address_alone_counts_the_subject_the_admin_api_names() {
+    // A plain rule keyed on `ip` (hashed in words, `keys::ip_subject`), and
+    // the same key where another rule continues it (the general path): the
+    // subject decided is the one `subject_of` names, and the same on both
+    // paths, for IPv4, IPv6 and IPv4-mapped IPv6.
+    use ratelimit_core::rules::RuleSet;
+    use ratelimit_core::{HashKey, Limiter, RequestAttrs};
+    let fw = |id: &str, key: &str| {
+        format!(
+            r#"{{"id": "{id}", "expression": "true", "algorithm": "fixed_window",
+                 "limit": 100, "period": "1m", "key": {key}}}"#
+        )
+    };
+    let build = |rules: &[String]| {
+        let rules = RuleSet::from_json(&set(rules)).unwrap();
+        let key = HashKey::new([7; 16]);
+        Limiter::builder(rules).hash_key(key).reports(true).build()
+    };
+    let plain = build(&[fw("plain", r#"["ip"]"#)]);
+    let shared = build(&[
+        fw("shared", r#"["ip"]"#),
+        fw("longer", r#"["ip", "method"]"#),
+    ]);
+    for ip in ["192.0.2.1", "2001:db8:1:2::7", "::ffff:198.51.100.9"] {
+        let q = RequestAttrs::new(ip.parse().unwrap());
+        let (a, b) = (plain.check(&q).await, shared.check(&q).await);
+        assert_eq!(a.reports[0].subject, plain.subject_of("plain", &q).unwrap());
+        assert_eq!(b.reports[0].rule.as_ref(), "shared");
+        assert_eq!(
+            b.reports[0].subject,
+            shared.subject_of("shared", &q).unwrap()
+        );
+        assert_eq!(a.reports[0].subject, b.reports[0].subject, "{ip}");
+    }
+}

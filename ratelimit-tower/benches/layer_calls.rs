@@ -123,6 +123,25 @@
 //! | ours, `for_axum` (`FOR_AXUM=1`) | 6,123 / 8 |
 //! | refusing, the layer itself (`REFUSE=1`, not `SAME`) | 6,950 / 10 |
 //! | refusing, `for_axum` | 6,957 / 10 |
+//!
+//! The decision's pass for HTTP (2026-11-30, after `0dfcf88`): a plain rule
+//! keyed on the address alone hashes its key as one 8-byte word and a byte
+//! into a new hasher (`keys::ip_subject`, -150), the answer to a request
+//! of one rule comes back from the store as a return value
+//! (`Backend::check_now_one`, -45), and settling it is inlined (-25).
+//! Allocations are unchanged in every mode:
+//!
+//! | mode | before | after |
+//! | --- | --- | --- |
+//! | `AXUM=1 SAME=1` | 5,513 / 8 | 5,291 / 8 |
+//! | `AXUM=1` | 5,819 / 8.1 | 5,575 / 8.1 |
+//! | `AXUM=1 REFUSE=1` | 6,228 / 9 | 6,081 / 9 |
+//! | `AXUM=1 SAME=1 FOR_AXUM=1 ROUTER=1` | 5,572 | 5,350 |
+//! | allowed | 12,821 | 12,746 |
+//! | `REFUSE=1` | 11,913 | 11,785 |
+//! | `PROXIES=1` | 18,754 | 18,529 |
+//!
+//! `AXUM=1 SAME=1` over the handler alone (3,082): 2,209 (2,431 before).
 #![allow(clippy::print_stdout)]
 
 use std::convert::Infallible;

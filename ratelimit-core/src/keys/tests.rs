@@ -245,3 +245,37 @@ fn a_key_continued_from_an_earlier_rules_prefix_is_the_same_subject() {
         }
     }
 }
+
+#[test]
+fn an_address_key_hashed_in_words_is_the_same_subject() {
+    // `ip_subject` (a plain rule keyed on `ip` alone) against the general
+    // path and against the whole encoding hashed at once, for IPv4, IPv6
+    // (its /64) and IPv4-mapped IPv6, under several hash keys.
+    let r = rule(&["ip"], OnMissingKey::FallbackIp);
+    let keys = [
+        HashKey::DEFAULT,
+        HashKey::new([0; 16]),
+        HashKey::new(core::array::from_fn(|i| i as u8 * 17)),
+    ];
+    for ip in [
+        "192.0.2.1",
+        "0.0.0.0",
+        "255.255.255.255",
+        "203.0.113.77",
+        "2001:db8:1:2::1",
+        "ffff:ffff:ffff:ffff::",
+        "::",
+        "::ffff:198.51.100.9",
+    ] {
+        let addr: IpAddr = ip.parse().unwrap();
+        let (b, n) = ip_bytes(addr);
+        let mut whole = Vec::new();
+        encoded(&mut whole, 1, &b[..n]);
+        for key in keys {
+            let fast = ip_subject(&key, addr);
+            assert_eq!(fast, key.digest(&whole), "{ip}");
+            let general = subject(&r, &req(ip), &key, false);
+            assert_eq!(KeyOutcome::Subject(fast), general, "{ip}");
+        }
+    }
+}

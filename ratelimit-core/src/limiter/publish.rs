@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::current::Writer;
 use super::Limiter;
 use crate::backend::namespace;
-use crate::rules::{FailMode, Rule, RuleError, RuleSet};
+use crate::rules::{FailMode, KeyPart, Rule, RuleError, RuleSet};
 use crate::stats::RuleStats;
 
 /// One published rule.
@@ -33,6 +33,9 @@ pub(crate) struct Entry {
     /// start of it (no hash to keep or continue). Selection then keys it
     /// with no test but the key itself (`Selector::pick`).
     pub(crate) plain: bool,
+    /// The key is the client address alone (`["ip"]`): a plain rule's
+    /// subject is then `keys::ip_subject`.
+    pub(crate) ip_key: bool,
 }
 
 /// A rule set as the request path reads it.
@@ -90,6 +93,7 @@ impl Published {
                 added_at_run_time,
                 key_shared,
                 plain,
+                ip_key: *rule.key == [KeyPart::Ip],
             });
             if rule.is_count_rule() {
                 p.counts.push(entry);

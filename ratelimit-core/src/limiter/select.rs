@@ -21,7 +21,7 @@ use super::inline::{Inline, MAX_CHECKED, MAX_COUNTED};
 use super::publish::{Entry, Published};
 use crate::algorithm::distinct;
 use crate::backend::state_key_with;
-use crate::keys::{distinct_value, subject_after, KeyOutcome, KeyPrefix};
+use crate::keys::{distinct_value, ip_subject, subject_after, KeyOutcome, KeyPrefix};
 use crate::stats::Event;
 use crate::switches::Switches;
 use crate::{HashKey, KeyDigest, RequestView};
@@ -111,8 +111,17 @@ impl<'a> Selector<'a> {
     /// (`Entry::plain`): the same pick, the other tests known false.
     #[inline(always)]
     fn pick_plain<'p: 'a>(&self, e: &'p Arc<Entry>) -> Pick<'p> {
-        let jwt_off = self.switches.jwt_disabled();
         let (req, key) = (self.req, self.hash_key);
+        if e.ip_key {
+            // Never missing: the address is always there.
+            return Pick::Take(Picked {
+                entry: e,
+                subject: ip_subject(key, req.client_ip()),
+                bit: None,
+                blocks: self.blocks(e),
+            });
+        }
+        let jwt_off = self.switches.jwt_disabled();
         match subject_after(&e.rule, req, key, jwt_off, &mut None, false) {
             KeyOutcome::Subject(subject) => Pick::Take(Picked {
                 entry: e,

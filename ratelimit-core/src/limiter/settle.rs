@@ -60,7 +60,7 @@ impl<'l, 'v> Settle<'l, 'v> {
 
     /// Settles `p` with its check and the backend's answer (either missing:
     /// the backend failed).
-    #[inline]
+    #[inline(always)]
     pub(super) fn answered<E: AsRef<Entry>>(
         &mut self,
         p: &Pending<E>,
@@ -89,7 +89,9 @@ impl<'l, 'v> Settle<'l, 'v> {
         }
     }
 
-    #[inline]
+    // Inlined into each caller: the decision is then not copied into
+    // the call, and the tests of what the caller knows fold away.
+    #[inline(always)]
     fn apply<E: AsRef<Entry>>(
         &mut self,
         p: &Pending<E>,
