@@ -269,18 +269,6 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
         }
     }
 
-    /// [`Backend::check_now`] of a batch of one check, `check` at `now_ms`
-    /// (the batch's time): its answer, or `None`, having counted nothing,
-    /// when the backend cannot answer at once (the default). The limiter
-    /// asks this first when a request is checked against one rule (the
-    /// usual case), then [`Backend::check_now_each`] if it got `None`; a
-    /// backend that answers at once overrides it to save handing the answer
-    /// over through a callback.
-    fn check_now_one(&self, check: &Check, now_ms: u64) -> Option<CheckResult> {
-        let _ = (check, now_ms);
-        None
-    }
-
     /// Reads a subject's state at `now_ms` without counting: remaining,
     /// reset time and the end of a penalty (`blocked_until_ms`).
     fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
@@ -325,10 +313,6 @@ impl<B: Backend + ?Sized> Backend for Arc<B> {
 
     fn check_now_each(&self, batch: &Batch, answer: &mut dyn FnMut(CheckResult)) -> bool {
         (**self).check_now_each(batch, answer)
-    }
-
-    fn check_now_one(&self, check: &Check, now_ms: u64) -> Option<CheckResult> {
-        (**self).check_now_one(check, now_ms)
     }
 
     fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {

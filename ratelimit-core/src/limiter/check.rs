@@ -78,20 +78,8 @@ impl Limiter {
                 }
             }
         };
-        let backend = &self.inner.backend;
-        let at_once = match &batch.checks[..] {
-            [] => true,
-            // One rule (the usual request): its answer returned, not handed
-            // over through a callback.
-            [one] => match backend.check_now_one(one, batch.now_ms) {
-                Some(answer) => {
-                    each(answer);
-                    true
-                }
-                None => backend.check_now_each(batch, &mut each),
-            },
-            _ => backend.check_now_each(batch, &mut each),
-        };
+        let at_once =
+            batch.checks.is_empty() || (self.inner.backend).check_now_each(batch, &mut each);
         if at_once {
             // Cached rules after the last answer, and rules the backend
             // left unanswered (failed).

@@ -168,14 +168,6 @@ impl Backend for MemoryBackend {
         true
     }
 
-    fn check_now_one(&self, c: &Check, now_ms: u64) -> Option<CheckResult> {
-        // The count path inlined: the decision built where it is returned.
-        if c.mode == CheckMode::Count && supports(c.rule.algorithm, c.mode) {
-            return Some(Ok(self.count(c, now_ms, CheckMode::Count)));
-        }
-        Some(self.answer(c, now_ms))
-    }
-
     fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
         let algorithm = check.rule.algorithm;
         let d = self.map.peek(&check.state_key, algorithm, |s| {
@@ -247,32 +239,5 @@ mod tests {
             assert_eq!(err.kind(), BackendErrorKind::Unsupported);
             assert!(err.to_string().contains("rule spray"), "{err}");
         }
-    }
-
-    /// `check_now_one` gives what a batch of that one check gives, counted
-    /// the same, in every mode and for a rule that only counts.
-    #[test]
-    fn one_check_answers_as_a_batch_of_one() {
-        let (one, batch) = (MemoryBackend::default(), MemoryBackend::default());
-        let tokens = || RuleBuilder::new("tokens").token_bucket(3, Duration::from_secs(60), 3);
-        let spray = || RuleBuilder::new("spray").distinct("path", 2, Duration::from_secs(60));
-        let mut seen = Vec::new();
-        for step in 0..12u64 {
-            let now = T0 + step * 7_000;
-            for c in [
-                check(tokens(), 1, CheckMode::Count),
-                check(tokens(), 2, CheckMode::Charge),
-                check(tokens(), 1, CheckMode::Probe),
-                check(spray(), 1, CheckMode::Count),
-                check(spray(), 1, CheckMode::Probe),
-            ] {
-                let got = one.check_now_one(&c, now).expect("answered at once");
-                let want = run(&batch, now, c);
-                assert_eq!(got, want, "step {step}");
-                seen.push(got.map(|d| d.allowed));
-            }
-        }
-        assert!(seen.contains(&Ok(true)) && seen.contains(&Ok(false)));
-        assert_eq!(one.len(), batch.len());
     }
 }
