@@ -1,7 +1,8 @@
 //! A request's checks travel as one script call (per hash slot in a
 //! cluster): one `EVALSHA` per request on a standalone server, one per
-//! slot on a cluster, a redirect taking a slot's checks together; and one
-//! check's error leaves the others' decisions as they are.
+//! slot on a cluster, a redirect taking a slot's checks together; one
+//! check's error, or its own bad argument (its line is the script's error
+//! as `-ERR message`), leaves the others' decisions as they are.
 
 use std::time::Duration;
 
@@ -78,11 +79,7 @@ async fn a_checks_error_leaves_the_others_decided() {
 async fn a_malformed_batch_call_runs_nothing() {
     let server = server();
     let mut conn = connect(server.url()).await;
-    let sha: String = redis::Script::new(ratelimit_valkey::batch_script_source())
-        .prepare_invoke()
-        .load_async(&mut conn)
-        .await
-        .expect("SCRIPT LOAD");
+    let sha = load_batch_script(&mut conn).await;
     let key = unique("malformed");
     // Two keys, the arguments of one sliding-window check.
     let r: redis::RedisResult<redis::Value> = redis::cmd("EVALSHA")
@@ -103,6 +100,52 @@ async fn a_malformed_batch_call_runs_nothing() {
         .await
         .expect("EXISTS");
     assert_eq!(exists, 0);
+}
+
+/// Two sliding window checks in one batch call, the second with a mode the
+/// scripts do not know: its line is `-ERR` and the script's message, the
+/// first is decided and counted, the second's key is not written.
+#[tokio::test]
+async fn a_checks_bad_argument_is_its_err_line() {
+    let server = server();
+    let mut conn = connect(server.url()).await;
+    let sha = load_batch_script(&mut conn).await;
+    let (good, bad) = (unique("good"), unique("bad"));
+    let reply: String = redis::cmd("EVALSHA")
+        .arg(&sha)
+        .arg(2)
+        .arg(&good)
+        .arg(&bad)
+        .arg(T0)
+        .arg(1u64 << 42)
+        .arg(&[2, 0, 0, 10, 60_000, 1][..])
+        .arg(&[2, 0, 7, 10, 60_000, 1][..])
+        .query_async(&mut conn)
+        .await
+        .expect("EVALSHA");
+    let lines: Vec<&str> = reply.lines().collect();
+    assert_eq!(lines.len(), 2, "{reply}");
+    assert!(lines[0].starts_with("1 0 9 "), "{reply}");
+    assert!(lines[1].starts_with("-ERR "), "{reply}");
+    assert!(lines[1].contains("bad penalty or mode argument"), "{reply}");
+    let exists: (u64, u64) = redis::pipe()
+        .cmd("EXISTS")
+        .arg(&good)
+        .cmd("EXISTS")
+        .arg(&bad)
+        .query_async(&mut conn)
+        .await
+        .expect("EXISTS");
+    assert_eq!(exists, (1, 0));
+}
+
+/// Loads the batch script on `conn`'s server; its SHA.
+async fn load_batch_script(conn: &mut redis::aio::MultiplexedConnection) -> String {
+    redis::Script::new(ratelimit_valkey::batch_script_source())
+        .prepare_invoke()
+        .load_async(conn)
+        .await
+        .expect("SCRIPT LOAD")
 }
 
 /// Three rules on subject A and one on subject B (another slot of the same

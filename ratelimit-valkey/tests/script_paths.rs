@@ -5,8 +5,6 @@
 //! - A sliding window count refused on the fast path whose Retry-After
 //!   needs a product past 2^53: the common path (`sliding_window.lua`)
 //!   leaves it to the rest of the check (`muldiv`'s limbs).
-//! - A batch check whose own arguments are wrong: its line is the script's
-//!   error as `-ERR message`, the other checks are decided.
 
 use std::time::Duration;
 
@@ -15,7 +13,7 @@ use ratelimit_core::rules::RuleBuilder;
 use ratelimit_core::store::MemoryBackend;
 use ratelimit_testkit::checks::{check_of, one, template, T0};
 use ratelimit_testkit::unique;
-use ratelimit_testkit::valkey::{connect, injected, server};
+use ratelimit_testkit::valkey::{injected, server};
 
 /// Limit 10^9 per day, a previous window full: just after the next window
 /// starts, a count of 1 is admitted (the key now holds this window) and a
@@ -48,45 +46,4 @@ async fn a_fast_path_refusal_past_2_53_is_the_cores() {
         assert_eq!(v, m, "step {i}");
         assert_eq!(v.allowed, i < 2, "step {i}");
     }
-}
-
-/// Two sliding window checks in one batch call, the second with a mode the
-/// scripts do not know: its line is `-ERR` and the script's message, the
-/// first is decided and counted, the second's key is not written.
-#[tokio::test]
-async fn a_checks_bad_argument_is_its_err_line() {
-    let server = server();
-    let mut conn = connect(server.url()).await;
-    let sha: String = redis::Script::new(ratelimit_valkey::batch_script_source())
-        .prepare_invoke()
-        .load_async(&mut conn)
-        .await
-        .expect("SCRIPT LOAD");
-    let (good, bad) = (unique("good"), unique("bad"));
-    let reply: String = redis::cmd("EVALSHA")
-        .arg(&sha)
-        .arg(2)
-        .arg(&good)
-        .arg(&bad)
-        .arg(T0)
-        .arg(1u64 << 42)
-        .arg(&[2, 0, 0, 10, 60_000, 1][..])
-        .arg(&[2, 0, 7, 10, 60_000, 1][..])
-        .query_async(&mut conn)
-        .await
-        .expect("EVALSHA");
-    let lines: Vec<&str> = reply.lines().collect();
-    assert_eq!(lines.len(), 2, "{reply}");
-    assert!(lines[0].starts_with("1 0 9 "), "{reply}");
-    assert!(lines[1].starts_with("-ERR "), "{reply}");
-    assert!(lines[1].contains("bad penalty or mode argument"), "{reply}");
-    let exists: (u64, u64) = redis::pipe()
-        .cmd("EXISTS")
-        .arg(&good)
-        .cmd("EXISTS")
-        .arg(&bad)
-        .query_async(&mut conn)
-        .await
-        .expect("EXISTS");
-    assert_eq!(exists, (1, 0));
 }
