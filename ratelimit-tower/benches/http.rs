@@ -16,6 +16,12 @@
 //! on every response); with `LAYER_BODY` set, the layer itself instead
 //! (its `ResponseBody`, boxed by axum).
 //!
+//! Beside throughput, each run gives the server's CPU time per request
+//! (user and system, read from `/proc` for the server's own threads, in
+//! ticks of 10 ms): less noisy than throughput on a machine that `wrk`
+//! shares, and its difference to plain axum's is what the layer costs a
+//! request, kernel work included.
+//!
 //! With `SERVE=<variant number>` (0 plain, 1 tower_governor allowing, 2
 //! ours allowing, 3 tower_governor refusing, 4 ours refusing) only that
 //! server starts, prints its address and serves until killed: for a
@@ -23,8 +29,9 @@
 #![allow(clippy::print_stdout)]
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::routing::get;
@@ -72,12 +79,48 @@ fn governor(allowing: bool) -> Router {
     app().layer(GovernorLayer::new(config))
 }
 
+/// A server: its address and its threads' `/proc` stat files.
+struct Server {
+    addr: SocketAddr,
+    threads: Arc<Mutex<Vec<PathBuf>>>,
+}
+
+impl Server {
+    /// CPU time its threads have used so far, in ticks (user + system).
+    fn ticks(&self) -> u64 {
+        let threads = self.threads.lock().expect("threads");
+        threads.iter().map(|stat| thread_ticks(stat)).sum()
+    }
+}
+
+/// Records the calling thread's `/proc` stat file in `threads`.
+fn record_thread(threads: &Mutex<Vec<PathBuf>>) {
+    let task = std::fs::read_link("/proc/thread-self").expect("/proc/thread-self");
+    let stat = PathBuf::from("/proc").join(task).join("stat");
+    threads.lock().expect("threads").push(stat);
+}
+
+/// utime + stime of one thread (fields 14 and 15 of its stat file; the
+/// name before them, in parentheses, may hold spaces).
+fn thread_ticks(stat: &Path) -> u64 {
+    let text = std::fs::read_to_string(stat).expect("thread stat");
+    let after_name = &text[text.rfind(')').expect("stat: name") + 2..];
+    let fields: Vec<&str> = after_name.split(' ').collect();
+    let field = |i: usize| fields[i].parse::<u64>().expect("stat: a number");
+    // Field 3 (the state) is the first after the name.
+    field(14 - 3) + field(15 - 3)
+}
+
 /// Serves `router` on a thread of its own with a one-worker runtime.
-fn serve(router: Router) -> SocketAddr {
+fn serve(router: Router) -> Server {
     let (tx, rx) = std::sync::mpsc::channel();
+    let threads = Arc::new(Mutex::new(Vec::new()));
+    let (mine, workers) = (threads.clone(), threads.clone());
     std::thread::spawn(move || {
+        record_thread(&mine);
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
+            .on_thread_start(move || record_thread(&workers))
             .enable_all()
             .build()
             .expect("runtime");
@@ -88,11 +131,14 @@ fn serve(router: Router) -> SocketAddr {
             let _ = axum::serve(listener, svc).await;
         });
     });
-    rx.recv().expect("server address")
+    let addr = rx.recv().expect("server address");
+    Server { addr, threads }
 }
 
-/// One `wrk` run: (requests per second, p99 in µs).
-fn wrk(addr: SocketAddr, secs: u64, connections: u64) -> (f64, f64) {
+/// One `wrk` run: (requests per second, p99 in µs, server CPU µs per
+/// request).
+fn wrk(server: &Server, secs: u64, connections: u64) -> (f64, f64, f64) {
+    let (addr, before) = (server.addr, server.ticks());
     let out = Command::new("wrk")
         .args(["-t1", &format!("-c{connections}"), &format!("-d{secs}s")])
         .arg("--latency")
@@ -110,7 +156,14 @@ fn wrk(addr: SocketAddr, secs: u64, connections: u64) -> (f64, f64) {
         .find_map(|l| l.trim().strip_prefix("99%"))
         .map(|v| micros(v.trim()))
         .unwrap_or_else(|| panic!("no 99% latency in wrk's output:\n{text}"));
-    (rps, p99)
+    let requests: f64 = text
+        .lines()
+        .find_map(|l| l.trim().split_once(" requests in "))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or_else(|| panic!("no request count in wrk's output:\n{text}"));
+    // A tick is 10 ms (Linux's USER_HZ, 100).
+    let cpu = (server.ticks() - before) as f64 * 10_000.0 / requests;
+    (rps, p99, cpu)
 }
 
 /// `1.29ms` -> 1290.0
@@ -150,7 +203,8 @@ fn main() {
             .and_then(|i| targets.get(i))
             .expect("SERVE: a variant number, 0 to 4");
         println!(
-            "serving {name} on http://{addr}/ (pid {})",
+            "serving {name} on http://{}/ (pid {})",
+            addr.addr,
             std::process::id()
         );
         loop {
@@ -160,13 +214,15 @@ fn main() {
     std::thread::sleep(Duration::from_millis(200));
     let mut ratio = vec![Vec::new(); targets.len()];
     let mut p99 = vec![Vec::new(); targets.len()];
+    let mut cpu = vec![Vec::new(); targets.len()];
     for round in 0..rounds as usize {
         let mut rps = vec![0.0; targets.len()];
         for k in 0..targets.len() {
             let i = (k + round) % targets.len();
-            let (r, p) = wrk(targets[i].1, secs, conns);
+            let (r, p, c) = wrk(&targets[i].1, secs, conns);
             rps[i] = r;
             p99[i].push(p);
+            cpu[i].push(c);
         }
         for i in 0..targets.len() {
             ratio[i].push(rps[i] / rps[0]);
@@ -174,15 +230,16 @@ fn main() {
         let rounded: Vec<u64> = rps.iter().map(|v| v.round() as u64).collect();
         println!("round {}: req/s {rounded:?}", round + 1);
     }
-    println!("\n| variant | req/s as a ratio of plain axum in the same round (median of {rounds}) | p99 µs (median) | p99 / plain's |");
-    println!("| --- | ---: | ---: | ---: |");
-    let plain_p99 = median(p99[0].clone());
+    println!("\n| variant | req/s as a ratio of plain axum in the same round (median of {rounds}) | p99 µs (median) | p99 / plain's | server CPU µs / request (median) | over plain's |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    let (plain_p99, plain_cpu) = (median(p99[0].clone()), median(cpu[0].clone()));
     for (i, (name, _)) in targets.iter().enumerate() {
-        let p = median(p99[i].clone());
+        let (p, c) = (median(p99[i].clone()), median(cpu[i].clone()));
         println!(
-            "| {name} | {:.3} | {p:.0} | {:.2} |",
+            "| {name} | {:.3} | {p:.0} | {:.2} | {c:.3} | {:+.3} |",
             median(ratio[i].clone()),
-            p / plain_p99
+            p / plain_p99,
+            c - plain_cpu
         );
     }
 }
