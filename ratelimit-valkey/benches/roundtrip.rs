@@ -23,14 +23,15 @@ fn keys(round: usize) -> Vec<String> {
         .collect()
 }
 
-/// now (Valkey TIME), expiry offset.
+/// The time: "", read Valkey TIME.
 fn time(cmd: &mut redis::Cmd) {
-    cmd.arg("").arg(0);
+    cmd.arg("");
 }
 
-/// A check's arguments: penalty, mode (count), limit, period, cost.
+/// A check's arguments: its head (1: a fixed-window count without a
+/// penalty), limit, period, cost.
 fn args(cmd: &mut redis::Cmd) {
-    cmd.arg(0).arg(0).arg(1_000_000_000u64).arg(60_000).arg(1);
+    cmd.arg(1).arg(1_000_000_000u64).arg(60_000).arg(1);
 }
 
 async fn pipelined(conn: &mut MultiplexedConnection, single: &Script, round: usize) {
@@ -52,8 +53,6 @@ async fn multi_key(conn: &mut MultiplexedConnection, multi: &Script, round: usiz
     cmd.arg(multi.get_hash()).arg(CHECKS).arg(&ks);
     time(&mut cmd);
     for _ in 0..CHECKS {
-        // The algorithm: 1, the fixed window.
-        cmd.arg(1);
         args(&mut cmd);
     }
     let v: String = cmd.query_async(conn).await.expect("batch");

@@ -30,13 +30,16 @@ pub(crate) const LUA_FACTOR: u64 = 1 << 31;
 /// decide staleness themselves. About 139 years.
 pub(crate) const INJECTED_EXPIRY_OFFSET_MS: u64 = 1 << 42;
 
-/// One check: `begin.lua` (on key `k`, its arguments from ARGV[o]), the
-/// algorithm's common path, the shared helpers and the rest of the
-/// algorithm's check (see the header of `prelude.lua`: the helpers are
-/// made only by a check that gets past its common path).
+/// One check: `begin.lua` (on key `k`, its head at ARGV[o], `ALG` its
+/// algorithm's digit), the algorithm's common path, the shared helpers
+/// and the rest of the algorithm's check (see the header of `prelude.lua`:
+/// the helpers are made only by a check that gets past its common path).
 macro_rules! check {
-    ($name:literal) => {
+    ($digit:literal, $name:literal) => {
         concat!(
+            "local ALG = '",
+            $digit,
+            "'\n",
             include_str!("scripts/begin.lua"),
             include_str!(concat!("scripts/", $name, ".lua")),
             include_str!("scripts/helpers.lua"),
@@ -46,34 +49,34 @@ macro_rules! check {
 }
 
 /// One check's script: the prelude and the check at the top level, on
-/// KEYS[1], its arguments from ARGV[3] (`$params` parameters after the
-/// penalty and mode).
+/// KEYS[1], its head at ARGV[first] (after the time, see the prelude) and
+/// its `$params` parameters after it.
 macro_rules! single_source {
-    ($name:literal, $params:literal) => {
+    ($digit:literal, $name:literal, $params:literal) => {
         concat!(
             include_str!("scripts/prelude.lua"),
-            "\nif #KEYS ~= 1 or #ARGV ~= 4 + ",
+            "\nlocal k, o = KEYS[1], first\nif #KEYS ~= 1 or #ARGV ~= o + ",
             $params,
-            " then\n  error('expected 1 key and ",
+            " then\n  error('expected 1 key, the time, a head and ",
             $params,
-            " + 4 arguments')\nend\nlocal k, o = KEYS[1], 3\n",
-            check!($name),
+            " parameters')\nend\n",
+            check!($digit, $name),
         )
     };
 }
 
 /// An algorithm in the batch script: its function of one check (its key
-/// `k`, its arguments from ARGV[o]), the check as one check's script runs
-/// it; made only when the batch uses it.
+/// `k`, its head at ARGV[o]), the check as one check's script runs it;
+/// made only when the batch uses it.
 macro_rules! batch_part {
-    ($i:literal, $name:literal) => {
+    ($digit:literal, $name:literal) => {
         concat!(
             "if uses",
-            $i,
+            $digit,
             " then\n",
             $name,
             " = function(k, o)\n",
-            check!($name),
+            check!($digit, $name),
             "end\nend\n"
         )
     };
@@ -85,11 +88,11 @@ pub(crate) const BATCH: usize = 5;
 /// The source of each algorithm's script, by [`index`], then the batch
 /// script's (prelude included).
 pub(crate) const SOURCES: [&str; 6] = [
-    single_source!("fixed_window", "3"),
-    single_source!("sliding_window", "3"),
-    single_source!("token_bucket", "4"),
-    single_source!("leaky_bucket", "6"),
-    single_source!("distinct", "4"),
+    single_source!("1", "fixed_window", "3"),
+    single_source!("2", "sliding_window", "3"),
+    single_source!("3", "token_bucket", "4"),
+    single_source!("4", "leaky_bucket", "6"),
+    single_source!("5", "distinct", "4"),
     concat!(
         include_str!("scripts/prelude.lua"),
         "\n",
@@ -108,9 +111,20 @@ static SCRIPTS: LazyLock<[Script; 6]> = LazyLock::new(|| SOURCES.map(Script::new
 /// The Lua source of `algorithm`'s script (prelude included), as sent to
 /// Valkey for a call of one check: for inspection, tooling and benchmarks.
 ///
-/// `EVALSHA sha 1 key now offset penalty mode params...`: `now` is Unix ms
-/// or `""` for Valkey `TIME`, `offset` 0 with Valkey time (see the header
-/// of each script for the parameters).
+/// `EVALSHA sha 1 key time head params...`: `time` is `""` for Valkey
+/// `TIME` (one argument), else the time in Unix ms and an expiry offset
+/// in ms (two); `head` is the algorithm's digit (1 fixed window, 2 sliding
+/// window, 3 token bucket, 4 leaky bucket, 5 distinct) for a count without
+/// a penalty, else followed by the mode's digit (0 count, 1 probe, 2
+/// charge) and the penalty in ms if any: `2` counts, `21` probes,
+/// `2030000` counts with a 30 s penalty (see the header of each script for
+/// the parameters).
+///
+/// ```
+/// use ratelimit_core::algorithm::Algorithm;
+/// let lua = ratelimit_valkey::script_source(Algorithm::SlidingWindow);
+/// assert!(lua.contains("local ALG = '2'"));
+/// ```
 pub fn script_source(algorithm: Algorithm) -> &'static str {
     SOURCES[index(algorithm)]
 }
@@ -119,12 +133,11 @@ pub fn script_source(algorithm: Algorithm) -> &'static str {
 /// several checks of one request on one node (one hash slot in a cluster):
 /// for inspection, tooling and benchmarks.
 ///
-/// `EVALSHA sha N key1..keyN now offset (algorithm penalty mode params...)
-/// x N`, `algorithm` the index of the check's algorithm (1 fixed window, 2
-/// sliding window, 3 token bucket, 4 leaky bucket, 5 distinct) and the rest
-/// as for [`script_source`]. The reply is one string of N lines, each a
-/// check's decision (as [`crate::decode_reply`] reads one) or its error as
-/// `-CODE message`; a check's error leaves the others decided.
+/// `EVALSHA sha N key1..keyN time (head params...) x N`, each check's
+/// head and parameters as for [`script_source`]. The reply is one string
+/// of N lines, each a check's decision (as [`crate::decode_reply`] reads
+/// one) or its error as `-CODE message`; a check's error leaves the others
+/// decided.
 pub fn batch_script_source() -> &'static str {
     SOURCES[BATCH]
 }
@@ -161,11 +174,42 @@ pub(crate) struct Invocation {
     pub(crate) script: usize,
     /// The subject's key.
     pub(crate) key: String,
-    /// ARGV[1-2]: now (or `""` for Valkey `TIME`) and the expiry offset,
-    /// the same for every check of a batch.
-    pub(crate) time: [Arg; 2],
-    /// The check's own arguments: penalty, mode, the algorithm's parameters.
+    /// The injected time in Unix ms, `None` for Valkey `TIME`: the same
+    /// for every check of a batch (see [`push_time`]).
+    pub(crate) now: Option<u64>,
+    /// The check's head: its algorithm, mode and penalty.
+    pub(crate) head: Head,
+    /// The algorithm's parameters.
     pub(crate) args: Vec<Arg>,
+}
+
+/// A check's head, one argument (see the header of `prelude.lua`): the
+/// algorithm's digit alone for a count without a penalty (the common
+/// case, which the scripts compare as a string), else followed by the
+/// mode's digit and the penalty in ms when there is one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Head {
+    /// The algorithm's digit: its script index + 1.
+    pub(crate) algorithm: u8,
+    /// 0 count, 1 probe, 2 charge.
+    pub(crate) mode: u8,
+    /// The penalty in ms, 0 for none.
+    pub(crate) penalty: u64,
+}
+
+impl Head {
+    /// The head as the scripts read it, e.g. `2`, `21`, `2030000`.
+    pub(crate) fn encode(self) -> String {
+        let mut s = String::with_capacity(2);
+        s.push(char::from(b'0' + self.algorithm));
+        if self.mode != 0 || self.penalty != 0 {
+            s.push(char::from(b'0' + self.mode));
+            if self.penalty != 0 {
+                s.push_str(&self.penalty.to_string());
+            }
+        }
+        s
+    }
 }
 
 /// One argument.
@@ -175,17 +219,25 @@ pub(crate) enum Arg {
     U(u64),
     /// A signed number.
     I(i64),
-    /// The empty string (read Valkey `TIME`).
-    Empty,
 }
 
-/// Appends `args` to `cmd`.
-pub(crate) fn push_args(cmd: &mut Cmd, args: &[Arg]) {
-    for a in args {
+/// Appends the time of a call to `cmd`: `""` (read Valkey `TIME`, the
+/// expiry offset 0 and not sent), or the injected time and the expiry
+/// offset (see [`INJECTED_EXPIRY_OFFSET_MS`]).
+pub(crate) fn push_time(cmd: &mut Cmd, now: Option<u64>) {
+    match now {
+        None => cmd.arg(""),
+        Some(now) => cmd.arg(now).arg(INJECTED_EXPIRY_OFFSET_MS),
+    };
+}
+
+/// Appends one check's head and parameters to `cmd`.
+pub(crate) fn push_check(cmd: &mut Cmd, inv: &Invocation) {
+    cmd.arg(inv.head.encode());
+    for a in &inv.args {
         match *a {
             Arg::U(v) => cmd.arg(v),
             Arg::I(v) => cmd.arg(v),
-            Arg::Empty => cmd.arg(""),
         };
     }
 }
@@ -260,11 +312,11 @@ pub(crate) fn invocation(
 ) -> Result<Invocation, BackendError> {
     let q: &Quota = &check.quota;
     let algorithm = check.rule.algorithm;
-    let time = match time {
-        TimeSource::Valkey => [Arg::Empty, Arg::U(0)],
-        TimeSource::Injected => [Arg::U(now_ms), Arg::U(INJECTED_EXPIRY_OFFSET_MS)],
+    let now = match time {
+        TimeSource::Valkey => None,
+        TimeSource::Injected => Some(now_ms),
     };
-    let mut args = Vec::with_capacity(8);
+    let mut args = Vec::with_capacity(6);
     let (penalty, mode) = match check.mode {
         CheckMode::Count => (check.penalty_ms.unwrap_or(0), 0),
         _ if algorithm == Algorithm::Distinct => return Err(unsupported(check)),
@@ -272,8 +324,6 @@ pub(crate) fn invocation(
         _ => (check.penalty_ms.unwrap_or(0), 2),
     };
     let charge = mode == 2;
-    args.push(Arg::U(penalty));
-    args.push(Arg::U(mode));
     let period = q.period_ms.max(1);
     let limit = q.limit.max(1);
     // A charge's cost * period, in bucket units: at most what a bucket
@@ -352,10 +402,16 @@ pub(crate) fn invocation(
             ]);
         }
     }
+    let script = index(algorithm);
     Ok(Invocation {
-        script: index(algorithm),
+        script,
         key: key_of(prefix, check),
-        time,
+        now,
+        head: Head {
+            algorithm: script as u8 + 1,
+            mode,
+            penalty,
+        },
         args,
     })
 }

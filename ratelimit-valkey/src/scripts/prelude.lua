@@ -10,18 +10,28 @@
 -- same code (see scripts.rs).
 --
 -- ARGV[1]  now in Unix ms, or "" to read Valkey TIME
--- ARGV[2]  expiry offset in ms: 0 with Valkey TIME; with injected time a
+-- ARGV[2]  only with a time in ARGV[1]: the expiry offset in ms, a
 --          constant added to every expiry so that past injected times
---          still give live keys (the script itself decides staleness)
--- Then each check's arguments (one check's script: from ARGV[3]; the
--- batch script: after the algorithm's index, see batch_head.lua):
--- penalty  in ms (0: none)
--- mode     (see `CheckMode`): "0" count the request when it fits;
+--          still give live keys (the script itself decides staleness);
+--          with Valkey TIME the offset is 0 and not sent
+-- Then each check's arguments, from ARGV[first] (2 with Valkey TIME, else
+-- 3), in turn (the batch script: one check after the other, see
+-- batch_head.lua):
+-- head     one string: the algorithm's digit (1 fixed window, 2 sliding
+--          window, 3 token bucket, 4 leaky bucket, 5 distinct) alone for
+--          the common case, a count without a penalty; else followed by
+--          the mode's digit and the penalty in ms, if any (none: 0). The
+--          mode (see `CheckMode`): "0" count the request when it fits;
 --          "1" probe: decide as a count would, write nothing, start no
 --          penalty; "2" charge: add the cost whether or not it fits (the
 --          total may pass the limit), and when it is then over the limit
 --          answer as refused (Retry-After: until a request of cost 1
---          fits) and start the penalty. Distinct counts only.
+--          fits) and start the penalty. Distinct counts only. E.g. "2"
+--          (a sliding window count), "21" (its probe), "2030000" (a
+--          count with a 30 s penalty), "22" (a charge). A head is one
+--          argument (each costs Valkey some 900 instructions: its RESP
+--          parse, its Lua string, its ARGV slot) and the common one is
+--          compared as a string, without a conversion.
 -- params   the algorithm's parameters (see each algorithm's header; `p`
 --          is the position of the first one)
 --
@@ -65,7 +75,7 @@
 -- (an admitted sliding window count: TIME once per script call, then
 -- PEXPIRETIME and INCRBY).
 
-local now, offset
+local now, offset, first
 if ARGV[1] == '' then
   -- Seconds and microseconds as decimal strings: each converted once by
   -- the arithmetic (tonumber, a call, converts a string twice), the
@@ -73,10 +83,10 @@ if ARGV[1] == '' then
   local t = redis.call('TIME')
   local us = t[2] + 0
   now = t[1] * 1000 + (us - us % 1000) / 1000
-  offset = 0
+  offset, first = 0, 2
 else
   now = tonumber(ARGV[1])
-  offset = tonumber(ARGV[2])
+  offset, first = tonumber(ARGV[2]), 3
 end
 if not (now and offset) then
   error('bad time argument')

@@ -24,20 +24,24 @@ fn every_script_has_the_prelude_and_its_argument_check() {
         let count = |s: &str| src.matches(s).count();
         if i == BATCH {
             assert!(names.iter().all(|n| checks(n)));
-            assert!(names
-                .iter()
-                .all(|n| src.contains(&format!("\n{n} = function(k, o)\n{begin}"))));
+            assert!(names.iter().enumerate().all(|(j, n)| src.contains(&format!(
+                "\n{n} = function(k, o)\nlocal ALG = '{}'\n{begin}",
+                j + 1
+            ))));
             assert_eq!((count(begin), count(helpers)), (5, 5));
             assert!(src.contains("'wrong number of arguments for the keys'"));
-            assert!(src.contains("pcall(run, KEYS[i], o + 1)"));
+            assert!(src.contains("pcall(run, KEYS[i], o)"));
         } else {
             assert!(
                 names.iter().enumerate().all(|(j, n)| checks(n) == (i == j)),
                 "{i}"
             );
-            assert!(src.contains("if #KEYS ~= 1 or #ARGV ~= 4 + "), "{i}");
             assert!(
-                src.contains(&format!("\nlocal k, o = KEYS[1], 3\n{begin}")),
+                src.contains("\nlocal k, o = KEYS[1], first\nif #KEYS ~= 1 or #ARGV ~= o + "),
+                "{i}"
+            );
+            assert!(
+                src.contains(&format!("end\nlocal ALG = '{}'\n{begin}", i + 1)),
                 "{i}"
             );
             assert_eq!((count(begin), count(helpers)), (1, 1), "{i}");
@@ -46,7 +50,8 @@ fn every_script_has_the_prelude_and_its_argument_check() {
     }
 }
 
-fn args(rule: RuleBuilder, cost: u64, mode: CheckMode) -> Vec<u64> {
+/// The head and parameters of a check of `rule` (with a 9 s penalty).
+fn args(rule: RuleBuilder, cost: u64, mode: CheckMode) -> (String, Vec<u64>) {
     use ratelimit_core::backend::namespace;
     let rule = Arc::new(
         rule.key(["ip"])
@@ -59,33 +64,57 @@ fn args(rule: RuleBuilder, cost: u64, mode: CheckMode) -> Vec<u64> {
     let check =
         Check::new(rule.clone(), ns, subject, quota, rule.penalty_ms, Some(1)).with_mode(mode);
     let inv = invocation("rl:", &check, 5, TimeSource::Injected).expect("invocation");
-    inv.args
+    assert_eq!(inv.now, Some(5));
+    let params = inv
+        .args
         .iter()
         .map(|a| match *a {
             Arg::U(v) => v,
-            _ => u64::MAX,
+            Arg::I(_) => u64::MAX,
         })
-        .collect()
+        .collect();
+    (inv.head.encode(), params)
 }
 
-/// The check's first two arguments, penalty and mode: a probe starts no penalty; a
-/// charge's bucket units are bounded as the core bounds a debt.
+/// The check's head: the algorithm's digit, then the mode's and the
+/// penalty; a probe starts no penalty; a charge's bucket units are bounded
+/// as the core bounds a debt.
 #[test]
-fn the_mode_follows_the_penalty() {
+fn the_head_holds_the_mode_and_penalty() {
     let m = Duration::from_secs(60);
     let fw = || RuleBuilder::new("a").fixed_window(10, m);
+    let head = |a, c, mode| args(a, c, mode).0;
     assert_eq!(
-        args(fw(), 1, CheckMode::Count)[..],
-        [9000, 0, 10, 60_000, 1]
+        args(fw(), 1, CheckMode::Count),
+        ("109000".into(), vec![10, 60_000, 1])
     );
-    assert_eq!(args(fw(), 1, CheckMode::Probe)[..], [0, 1, 10, 60_000, 1]);
+    assert_eq!(head(fw(), 1, CheckMode::Probe), "11");
     assert_eq!(
-        args(fw(), 7, CheckMode::Charge)[..],
-        [9000, 2, 10, 60_000, 7]
+        args(fw(), 7, CheckMode::Charge),
+        ("129000".into(), vec![10, 60_000, 7])
     );
     let tb = || RuleBuilder::new("b").token_bucket(10, m, 5);
-    assert_eq!(args(tb(), 2, CheckMode::Charge)[4], 120_000);
-    assert_eq!(args(tb(), u64::MAX, CheckMode::Charge)[4], 1 << 51);
+    assert_eq!(head(tb(), 2, CheckMode::Charge), "329000");
+    assert_eq!(args(tb(), 2, CheckMode::Charge).1[2], 120_000);
+    assert_eq!(args(tb(), u64::MAX, CheckMode::Charge).1[2], 1 << 51);
+}
+
+/// Without a penalty, a count's head is its algorithm's digit alone, a
+/// charge's the digit and its mode's.
+#[test]
+fn a_count_without_a_penalty_is_the_digit_alone() {
+    let h = |algorithm, mode, penalty| {
+        Head {
+            algorithm,
+            mode,
+            penalty,
+        }
+        .encode()
+    };
+    assert_eq!(h(2, 0, 0), "2");
+    assert_eq!(h(3, 2, 0), "32");
+    assert_eq!(h(5, 0, 30_000), "5030000");
+    assert_eq!(h(4, 2, u64::MAX), format!("42{}", u64::MAX));
 }
 
 #[test]
