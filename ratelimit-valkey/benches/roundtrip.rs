@@ -28,10 +28,10 @@ fn time(cmd: &mut redis::Cmd) {
     cmd.arg("");
 }
 
-/// A check's arguments: its head (1: a fixed-window count without a
-/// penalty), limit, period, cost.
+/// A check's arguments: its head (1: a fixed-window count of cost 1
+/// without a penalty), limit, period.
 fn args(cmd: &mut redis::Cmd) {
-    cmd.arg(1).arg(1_000_000_000u64).arg(60_000).arg(1);
+    cmd.arg(1).arg(1_000_000_000u64).arg(60_000);
 }
 
 async fn pipelined(conn: &mut MultiplexedConnection, single: &Script, round: usize) {

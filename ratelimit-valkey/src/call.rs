@@ -139,8 +139,9 @@ mod tests {
                 algorithm: script as u8 + 1,
                 mode: 0,
                 penalty: 0,
+                cost: 1,
             },
-            args: vec![Arg::U(10), Arg::U(60_000), Arg::U(1)],
+            args: vec![Arg::U(10), Arg::U(60_000)],
         }
     }
 
@@ -159,10 +160,7 @@ mod tests {
         assert_eq!(call.script(), 1);
         let w = words(&call.evalsha());
         let sha = script(1).get_hash();
-        assert_eq!(
-            w,
-            ["EVALSHA", sha, "1", "rl:{a}x", "", "2", "10", "60000", "1"]
-        );
+        assert_eq!(w, ["EVALSHA", sha, "1", "rl:{a}x", "", "2", "10", "60000"]);
     }
 
     #[test]
@@ -170,6 +168,7 @@ mod tests {
         let mut one = inv(2, "rl:{a}x");
         one.now = Some(1_767_225_600_000);
         one.head.penalty = 30_000;
+        one.head.cost = 4;
         let call = one_call(vec![(0, one)]).expect("a call");
         let w = words(&call.evalsha());
         let offset = crate::scripts::INJECTED_EXPIRY_OFFSET_MS.to_string();
@@ -180,10 +179,9 @@ mod tests {
                 "rl:{a}x",
                 "1767225600000",
                 &offset,
-                "3030000",
+                "3030000x4",
                 "10",
-                "60000",
-                "1"
+                "60000"
             ]
         );
     }
@@ -196,7 +194,7 @@ mod tests {
         let w = words(&call.evalsha());
         assert_eq!(w[1], script(BATCH).get_hash());
         let tail = [
-            "2", "rl:{a}x", "rl:{b}y", "", "2", "10", "60000", "1", "3", "10", "60000", "1",
+            "2", "rl:{a}x", "rl:{b}y", "", "2", "10", "60000", "3", "10", "60000",
         ];
         assert_eq!(w[2..], tail);
         assert!(one_call(Vec::new()).is_none());

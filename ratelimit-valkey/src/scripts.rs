@@ -88,9 +88,9 @@ pub(crate) const BATCH: usize = 5;
 /// The source of each algorithm's script, by [`index`], then the batch
 /// script's (prelude included).
 pub(crate) const SOURCES: [&str; 6] = [
-    single_source!("1", "fixed_window", "3"),
-    single_source!("2", "sliding_window", "3"),
-    single_source!("3", "token_bucket", "4"),
+    single_source!("1", "fixed_window", "2"),
+    single_source!("2", "sliding_window", "2"),
+    single_source!("3", "token_bucket", "3"),
     single_source!("4", "leaky_bucket", "6"),
     single_source!("5", "distinct", "4"),
     concat!(
@@ -114,11 +114,13 @@ static SCRIPTS: LazyLock<[Script; 6]> = LazyLock::new(|| SOURCES.map(Script::new
 /// `EVALSHA sha 1 key time head params...`: `time` is `""` for Valkey
 /// `TIME` (one argument), else the time in Unix ms and an expiry offset
 /// in ms (two); `head` is the algorithm's digit (1 fixed window, 2 sliding
-/// window, 3 token bucket, 4 leaky bucket, 5 distinct) for a count without
-/// a penalty, else followed by the mode's digit (0 count, 1 probe, 2
-/// charge) and the penalty in ms if any: `2` counts, `21` probes,
-/// `2030000` counts with a 30 s penalty (see the header of each script for
-/// the parameters).
+/// window, 3 token bucket, 4 leaky bucket, 5 distinct) for a count of
+/// cost 1 without a penalty, else followed by the mode's digit (0 count, 1
+/// probe, 2 charge), the penalty in ms if any and `x` and the cost if not 1
+/// (the cost of fixed window, sliding window and token bucket checks, the
+/// others' is in their parameters): `2` counts, `21` probes, `2030000`
+/// counts with a 30 s penalty, `20x5` counts 5 (see the header of each
+/// script for the parameters).
 ///
 /// ```
 /// use ratelimit_core::algorithm::Algorithm;
@@ -184,9 +186,10 @@ pub(crate) struct Invocation {
 }
 
 /// A check's head, one argument (see the header of `prelude.lua`): the
-/// algorithm's digit alone for a count without a penalty (the common
-/// case, which the scripts compare as a string), else followed by the
-/// mode's digit and the penalty in ms when there is one.
+/// algorithm's digit alone for a count of cost 1 without a penalty (the
+/// common case, which the scripts compare as a string), else followed by
+/// the mode's digit, the penalty in ms when there is one and `x` and the
+/// cost when it is not 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Head {
     /// The algorithm's digit: its script index + 1.
@@ -195,17 +198,24 @@ pub(crate) struct Head {
     pub(crate) mode: u8,
     /// The penalty in ms, 0 for none.
     pub(crate) penalty: u64,
+    /// The cost of a fixed window, sliding window or token bucket check
+    /// (1 for the others: their cost is in their parameters).
+    pub(crate) cost: u64,
 }
 
 impl Head {
-    /// The head as the scripts read it, e.g. `2`, `21`, `2030000`.
+    /// The head as the scripts read it, e.g. `2`, `21`, `2030000`, `20x5`.
     pub(crate) fn encode(self) -> String {
         let mut s = String::with_capacity(2);
         s.push(char::from(b'0' + self.algorithm));
-        if self.mode != 0 || self.penalty != 0 {
+        if self.mode != 0 || self.penalty != 0 || self.cost != 1 {
             s.push(char::from(b'0' + self.mode));
             if self.penalty != 0 {
                 s.push_str(&self.penalty.to_string());
+            }
+            if self.cost != 1 {
+                s.push('x');
+                s.push_str(&self.cost.to_string());
             }
         }
         s
@@ -331,7 +341,7 @@ pub(crate) fn invocation(
     let charged_units = |p: u128| (q.cost as u128 * p).min(MAX_CHARGED_UNITS);
     match algorithm {
         Algorithm::FixedWindow => {
-            args.extend([Arg::U(q.limit), Arg::U(period), Arg::U(q.cost)]);
+            args.extend([Arg::U(q.limit), Arg::U(period)]);
         }
         Algorithm::SlidingWindow => {
             // The estimate splits by the period (period^2 < 2^53); the
@@ -343,29 +353,21 @@ pub(crate) fn invocation(
             {
                 return Err(too_large("sliding window limit or period"));
             }
-            args.extend([Arg::U(q.limit), Arg::U(period), Arg::U(q.cost)]);
+            args.extend([Arg::U(q.limit), Arg::U(period)]);
         }
         Algorithm::TokenBucket => {
+            // The script's need is cost * period, a charge's at most 2^51
+            // units (see token_bucket.lua), which stays exact when this holds.
             let capacity = q.burst as u128 * period as u128;
-            let need = if charge {
-                charged_units(period as u128)
-            } else {
-                q.cost as u128 * period as u128
-            };
             let fits = if charge {
                 capacity + u128::from(period) < LUA_EXACT / 2
             } else {
-                capacity + need < LUA_EXACT
+                capacity + u128::from(q.cost) * u128::from(period) < LUA_EXACT
             };
             if !fits {
                 return Err(too_large("token bucket burst * period"));
             }
-            args.extend([
-                Arg::U(limit),
-                Arg::U(capacity as u64),
-                Arg::U(need as u64),
-                Arg::U(q.period_ms),
-            ]);
+            args.extend([Arg::U(limit), Arg::U(capacity as u64), Arg::U(q.period_ms)]);
         }
         Algorithm::LeakyBucket => {
             let (l, p) = (limit as u128, period as u128);
@@ -403,6 +405,11 @@ pub(crate) fn invocation(
         }
     }
     let script = index(algorithm);
+    // The cost of the algorithms that take it from the head.
+    let cost = match algorithm {
+        Algorithm::FixedWindow | Algorithm::SlidingWindow | Algorithm::TokenBucket => q.cost,
+        _ => 1,
+    };
     Ok(Invocation {
         script,
         key: key_of(prefix, check),
@@ -411,6 +418,7 @@ pub(crate) fn invocation(
             algorithm: script as u8 + 1,
             mode,
             penalty,
+            cost,
         },
         args,
     })

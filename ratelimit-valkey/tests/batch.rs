@@ -89,7 +89,7 @@ async fn a_malformed_batch_call_runs_nothing() {
         .arg(format!("{key}2"))
         .arg(T0)
         .arg(0)
-        .arg(&[2, 10, 60_000, 1][..])
+        .arg(&[2, 10, 60_000][..])
         .query_async(&mut conn)
         .await;
     let e = r.expect_err("refused");
@@ -119,8 +119,8 @@ async fn a_checks_bad_argument_is_its_err_line() {
         .arg(&bad)
         .arg(T0)
         .arg(1u64 << 42)
-        .arg(&[2, 10, 60_000, 1][..])
-        .arg(&[27, 10, 60_000, 1][..])
+        .arg(&[2, 10, 60_000][..])
+        .arg(&[27, 10, 60_000][..])
         .query_async(&mut conn)
         .await
         .expect("EVALSHA");
@@ -128,7 +128,10 @@ async fn a_checks_bad_argument_is_its_err_line() {
     assert_eq!(lines.len(), 2, "{reply}");
     assert!(lines[0].starts_with("1 0 9 "), "{reply}");
     assert!(lines[1].starts_with("-ERR "), "{reply}");
-    assert!(lines[1].contains("bad penalty or mode argument"), "{reply}");
+    assert!(
+        lines[1].contains("bad mode, penalty or cost argument"),
+        "{reply}"
+    );
     let exists: (u64, u64) = redis::pipe()
         .cmd("EXISTS")
         .arg(&good)

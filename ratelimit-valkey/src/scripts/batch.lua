@@ -17,11 +17,11 @@ for i = 1, #KEYS do
   end
   local run, n = distinct, 5
   if a == '1' then
-    run, n = fixed_window, 4
+    run, n = fixed_window, 3
   elseif a == '2' then
-    run, n = sliding_window, 4
+    run, n = sliding_window, 3
   elseif a == '3' then
-    run, n = token_bucket, 5
+    run, n = token_bucket, 4
   elseif a == '4' then
     run, n = leaky_bucket, 7
   end

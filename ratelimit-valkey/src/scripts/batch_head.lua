@@ -18,18 +18,18 @@ do
   for _ = 1, #KEYS do
     -- The check's head, then its parameters: `o` moves past them (1 + the
     -- algorithm's parameters, see each header). A head longer than its
-    -- digit (a mode or a penalty, which begin.lua reads) is taken by its
-    -- first character.
+    -- digit (a mode, penalty or cost, which begin.lua reads) is taken by
+    -- its first character.
     local a = ARGV[o]
     if a and #a > 1 then
       a = string.sub(a, 1, 1)
     end
     if a == '1' then
-      uses1, o = true, o + 4
+      uses1, o = true, o + 3
     elseif a == '2' then
-      uses2, o = true, o + 4
+      uses2, o = true, o + 3
     elseif a == '3' then
-      uses3, o = true, o + 5
+      uses3, o = true, o + 4
     elseif a == '4' then
       uses4, o = true, o + 7
     elseif a == '5' then

@@ -19,19 +19,22 @@
 -- batch_head.lua):
 -- head     one string: the algorithm's digit (1 fixed window, 2 sliding
 --          window, 3 token bucket, 4 leaky bucket, 5 distinct) alone for
---          the common case, a count without a penalty; else followed by
---          the mode's digit and the penalty in ms, if any (none: 0). The
---          mode (see `CheckMode`): "0" count the request when it fits;
---          "1" probe: decide as a count would, write nothing, start no
---          penalty; "2" charge: add the cost whether or not it fits (the
---          total may pass the limit), and when it is then over the limit
---          answer as refused (Retry-After: until a request of cost 1
---          fits) and start the penalty. Distinct counts only. E.g. "2"
---          (a sliding window count), "21" (its probe), "2030000" (a
---          count with a 30 s penalty), "22" (a charge). A head is one
---          argument (each costs Valkey some 900 instructions: its RESP
---          parse, its Lua string, its ARGV slot) and the common one is
---          compared as a string, without a conversion.
+--          the common case, a count of cost 1 without a penalty; else
+--          followed by the mode's digit, the penalty in ms if any, and
+--          `x` and the cost if not 1 (a fixed window, sliding window or
+--          token bucket check's: the others' is in their parameters).
+--          The mode (see `CheckMode`): "0" count the request when it
+--          fits; "1" probe: decide as a count would, write nothing, start
+--          no penalty; "2" charge: add the cost whether or not it fits
+--          (the total may pass the limit), and when it is then over the
+--          limit answer as refused (Retry-After: until a request of cost
+--          1 fits) and start the penalty. Distinct counts only. E.g. "2"
+--          (a sliding window count), "21" (its probe), "2030000" (a count
+--          with a 30 s penalty), "22x5" (a charge of cost 5). A head is
+--          one argument (each costs Valkey some 900 instructions: its RESP
+--          parse, its Lua string, its ARGV slot, and a number's conversion
+--          some 500 more) and the common one is compared as a string,
+--          without a conversion; only another is parsed (begin.lua).
 -- params   the algorithm's parameters (see each algorithm's header; `p`
 --          is the position of the first one)
 --

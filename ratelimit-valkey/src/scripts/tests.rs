@@ -76,9 +76,9 @@ fn args(rule: RuleBuilder, cost: u64, mode: CheckMode) -> (String, Vec<u64>) {
     (inv.head.encode(), params)
 }
 
-/// The check's head: the algorithm's digit, then the mode's and the
-/// penalty; a probe starts no penalty; a charge's bucket units are bounded
-/// as the core bounds a debt.
+/// The check's head: the algorithm's digit, then the mode's, the penalty
+/// and the cost; a probe starts no penalty; a charge's bucket units are
+/// bounded as the core bounds a debt.
 #[test]
 fn the_head_holds_the_mode_and_penalty() {
     let m = Duration::from_secs(60);
@@ -86,35 +86,50 @@ fn the_head_holds_the_mode_and_penalty() {
     let head = |a, c, mode| args(a, c, mode).0;
     assert_eq!(
         args(fw(), 1, CheckMode::Count),
-        ("109000".into(), vec![10, 60_000, 1])
+        ("109000".into(), vec![10, 60_000])
     );
     assert_eq!(head(fw(), 1, CheckMode::Probe), "11");
     assert_eq!(
         args(fw(), 7, CheckMode::Charge),
-        ("129000".into(), vec![10, 60_000, 7])
+        ("129000x7".into(), vec![10, 60_000])
     );
     let tb = || RuleBuilder::new("b").token_bucket(10, m, 5);
-    assert_eq!(head(tb(), 2, CheckMode::Charge), "329000");
-    assert_eq!(args(tb(), 2, CheckMode::Charge).1[2], 120_000);
-    assert_eq!(args(tb(), u64::MAX, CheckMode::Charge).1[2], 1 << 51);
+    assert_eq!(
+        args(tb(), 2, CheckMode::Charge),
+        ("329000x2".into(), vec![10, 300_000, 60_000])
+    );
+    let huge = format!("329000x{}", u64::MAX);
+    assert_eq!(head(tb(), u64::MAX, CheckMode::Charge), huge);
+    // The leaky bucket's cost is in its parameters (whole ms and the
+    // fraction), a charge's bounded.
+    let lb = || RuleBuilder::new("c").leaky_bucket(10, m, 5);
+    assert_eq!(
+        args(lb(), 3, CheckMode::Charge),
+        ("429000".into(), vec![10, 18_000, 0, 30_000, 0, 60_000])
+    );
+    assert_eq!(args(lb(), u64::MAX, CheckMode::Charge).1[1], (1 << 51) / 10);
 }
 
-/// Without a penalty, a count's head is its algorithm's digit alone, a
-/// charge's the digit and its mode's.
+/// A count of cost 1 without a penalty: its algorithm's digit alone; else
+/// the mode's digit, a penalty's and a cost's follow.
 #[test]
 fn a_count_without_a_penalty_is_the_digit_alone() {
-    let h = |algorithm, mode, penalty| {
+    let h = |algorithm, mode, penalty, cost| {
         Head {
             algorithm,
             mode,
             penalty,
+            cost,
         }
         .encode()
     };
-    assert_eq!(h(2, 0, 0), "2");
-    assert_eq!(h(3, 2, 0), "32");
-    assert_eq!(h(5, 0, 30_000), "5030000");
-    assert_eq!(h(4, 2, u64::MAX), format!("42{}", u64::MAX));
+    assert_eq!(h(2, 0, 0, 1), "2");
+    assert_eq!(h(3, 2, 0, 1), "32");
+    assert_eq!(h(5, 0, 30_000, 1), "5030000");
+    assert_eq!(h(4, 2, u64::MAX, 1), format!("42{}", u64::MAX));
+    assert_eq!(h(1, 0, 0, 0), "10x0");
+    assert_eq!(h(2, 1, 0, 7), "21x7");
+    assert_eq!(h(3, 0, 9, 12), "309x12");
 }
 
 #[test]
