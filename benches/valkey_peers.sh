@@ -135,12 +135,12 @@ ceiling() {
     if [[ "$kind" == single ]]; then
         rb="$(grep '^RB ' <<<"$args")"
         sha="$(field sha)"; key="$(field key)"; limit="$(field limit)"; period="$(field period_ms)"
-        cmd=(EVALSHA "$sha" 1 "$key" "" 2 "$limit" "$period")
+        cmd=(EVALSHA "$sha" 1 "$key" 2 "$limit" "$period")
         name=redis-benchmark; per=1; label="EVALSHA sliding_window"
     else
         rb="$(grep '^RB2 ' <<<"$args")"
         sha="$(field sha)"; limit="$(field limit)"; period="$(field period_ms)"
-        cmd=(EVALSHA "$sha" 2 "$(field key1)" "$(field key2)" ""
+        cmd=(EVALSHA "$sha" 2 "$(field key1)" "$(field key2)"
             2 "$limit" "$period" 2 "$limit" "$period")
         name=redis-benchmark-batch; per=2; label="EVALSHA batch sw+sw"
     fi

@@ -23,13 +23,9 @@ fn keys(round: usize) -> Vec<String> {
         .collect()
 }
 
-/// The time: "", read Valkey TIME.
-fn time(cmd: &mut redis::Cmd) {
-    cmd.arg("");
-}
-
 /// A check's arguments: its head (1: a fixed-window count of cost 1
-/// without a penalty), limit, period.
+/// without a penalty), limit, period (no time after the checks: Valkey
+/// TIME).
 fn args(cmd: &mut redis::Cmd) {
     cmd.arg(1).arg(1_000_000_000u64).arg(60_000);
 }
@@ -39,7 +35,6 @@ async fn pipelined(conn: &mut MultiplexedConnection, single: &Script, round: usi
     for k in keys(round) {
         let mut cmd = redis::cmd("EVALSHA");
         cmd.arg(single.get_hash()).arg(1).arg(k);
-        time(&mut cmd);
         args(&mut cmd);
         pipe.add_command(cmd);
     }
@@ -51,7 +46,6 @@ async fn multi_key(conn: &mut MultiplexedConnection, multi: &Script, round: usiz
     let ks = keys(round);
     let mut cmd = redis::cmd("EVALSHA");
     cmd.arg(multi.get_hash()).arg(CHECKS).arg(&ks);
-    time(&mut cmd);
     for _ in 0..CHECKS {
         args(&mut cmd);
     }

@@ -46,9 +46,9 @@ impl Call {
         }
     }
 
-    /// `EVALSHA sha N key1..keyN time (head params...) x N`: the same
-    /// arguments for one check (its algorithm's script) and for several
-    /// (the batch script).
+    /// `EVALSHA sha N key1..keyN (head params...) x N [now offset]`: the
+    /// same arguments for one check (its algorithm's script) and for
+    /// several (the batch script).
     pub(crate) fn evalsha(&self) -> Cmd {
         let mut cmd = redis::cmd("EVALSHA");
         cmd.arg(script(self.script()).get_hash())
@@ -56,11 +56,11 @@ impl Call {
         for inv in &self.invs {
             cmd.arg(&inv.key);
         }
-        if let Some(first) = self.invs.first() {
-            push_time(&mut cmd, first.now);
-        }
         for inv in &self.invs {
             push_check(&mut cmd, inv);
+        }
+        if let Some(first) = self.invs.first() {
+            push_time(&mut cmd, first.now);
         }
         cmd
     }
@@ -160,7 +160,7 @@ mod tests {
         assert_eq!(call.script(), 1);
         let w = words(&call.evalsha());
         let sha = script(1).get_hash();
-        assert_eq!(w, ["EVALSHA", sha, "1", "rl:{a}x", "", "2", "10", "60000"]);
+        assert_eq!(w, ["EVALSHA", sha, "1", "rl:{a}x", "2", "10", "60000"]);
     }
 
     #[test]
@@ -177,11 +177,11 @@ mod tests {
             [
                 "1",
                 "rl:{a}x",
-                "1767225600000",
-                &offset,
                 "3030000x4",
                 "10",
-                "60000"
+                "60000",
+                "1767225600000",
+                &offset,
             ]
         );
     }
@@ -194,7 +194,7 @@ mod tests {
         let w = words(&call.evalsha());
         assert_eq!(w[1], script(BATCH).get_hash());
         let tail = [
-            "2", "rl:{a}x", "rl:{b}y", "", "2", "10", "60000", "3", "10", "60000",
+            "2", "rl:{a}x", "rl:{b}y", "2", "10", "60000", "3", "10", "60000",
         ];
         assert_eq!(w[2..], tail);
         assert!(one_call(Vec::new()).is_none());

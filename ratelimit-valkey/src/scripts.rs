@@ -1,8 +1,9 @@
 //! The Lua scripts, one per algorithm, embedded with `include_str!` and
 //! built once into static [`Script`]s, and the arguments of one check.
 //!
-//! Each script is the shared `prelude.lua` (time, the state every check
-//! shares) followed by its checks: each `begin.lua` (mode, penalty, key
+//! Each script is the shared `prelude.lua` (the arguments, what every
+//! check shares), its arguments' check, `time.lua` (the time, once per
+//! call) and its checks: each `begin.lua` (mode, penalty, cost, key
 //! expiry), the algorithm's common path (`<algorithm>.lua`), the shared
 //! helpers (`helpers.lua`: exact integers, expiry, penalty marker) and the
 //! rest of the check (`<algorithm>_rest.lua`). The scripts
@@ -48,18 +49,20 @@ macro_rules! check {
     };
 }
 
-/// One check's script: the prelude and the check at the top level, on
-/// KEYS[1], its head at ARGV[first] (after the time, see the prelude) and
-/// its `$params` parameters after it.
+/// One check's script: the prelude, the time (`time.lua`) and the check at
+/// the top level, on KEYS[1], its head at ARGV[1] and its `$params`
+/// parameters after it, then the time if injected (at `tail`).
 macro_rules! single_source {
     ($digit:literal, $name:literal, $params:literal) => {
         concat!(
             include_str!("scripts/prelude.lua"),
-            "\nlocal k, o = KEYS[1], first\nif #KEYS ~= 1 or #ARGV ~= o + ",
+            "\nlocal k, o = KEYS[1], 1\nlocal tail = o + 1 + ",
             $params,
-            " then\n  error('expected 1 key, the time, a head and ",
+            "\nlocal n = #ARGV\nif #KEYS ~= 1 or (n ~= tail - 1 and n ~= tail + 1) then\n",
+            "  error('expected 1 key, a head and ",
             $params,
-            " parameters')\nend\n",
+            " parameters, then the time if injected')\nend\n",
+            include_str!("scripts/time.lua"),
             check!($digit, $name),
         )
     };
@@ -97,6 +100,7 @@ pub(crate) const SOURCES: [&str; 6] = [
         include_str!("scripts/prelude.lua"),
         "\n",
         include_str!("scripts/batch_head.lua"),
+        include_str!("scripts/time.lua"),
         batch_part!("1", "fixed_window"),
         batch_part!("2", "sliding_window"),
         batch_part!("3", "token_bucket"),
@@ -111,9 +115,9 @@ static SCRIPTS: LazyLock<[Script; 6]> = LazyLock::new(|| SOURCES.map(Script::new
 /// The Lua source of `algorithm`'s script (prelude included), as sent to
 /// Valkey for a call of one check: for inspection, tooling and benchmarks.
 ///
-/// `EVALSHA sha 1 key time head params...`: `time` is `""` for Valkey
-/// `TIME` (one argument), else the time in Unix ms and an expiry offset
-/// in ms (two); `head` is the algorithm's digit (1 fixed window, 2 sliding
+/// `EVALSHA sha 1 key head params... [now offset]`: `now offset`, the time
+/// in Unix ms and an expiry offset in ms, only with injected time (without
+/// them the script reads Valkey `TIME`); `head` is the algorithm's digit (1 fixed window, 2 sliding
 /// window, 3 token bucket, 4 leaky bucket, 5 distinct) for a count of
 /// cost 1 without a penalty, else followed by the mode's digit (0 count, 1
 /// probe, 2 charge), the penalty in ms if any and `x` and the cost if not 1
@@ -135,8 +139,8 @@ pub fn script_source(algorithm: Algorithm) -> &'static str {
 /// several checks of one request on one node (one hash slot in a cluster):
 /// for inspection, tooling and benchmarks.
 ///
-/// `EVALSHA sha N key1..keyN time (head params...) x N`, each check's
-/// head and parameters as for [`script_source`]. The reply is one string
+/// `EVALSHA sha N key1..keyN (head params...) x N [now offset]`, each
+/// check's head and parameters and the time as for [`script_source`]. The reply is one string
 /// of N lines, each a check's decision (as [`crate::decode_reply`] reads
 /// one) or its error as `-CODE message`; a check's error leaves the others
 /// decided.
@@ -231,14 +235,13 @@ pub(crate) enum Arg {
     I(i64),
 }
 
-/// Appends the time of a call to `cmd`: `""` (read Valkey `TIME`, the
-/// expiry offset 0 and not sent), or the injected time and the expiry
-/// offset (see [`INJECTED_EXPIRY_OFFSET_MS`]).
+/// Appends the time of a call to `cmd`, after the checks' arguments:
+/// nothing for Valkey `TIME` (the expiry offset 0), else the injected time
+/// and the expiry offset (see [`INJECTED_EXPIRY_OFFSET_MS`]).
 pub(crate) fn push_time(cmd: &mut Cmd, now: Option<u64>) {
-    match now {
-        None => cmd.arg(""),
-        Some(now) => cmd.arg(now).arg(INJECTED_EXPIRY_OFFSET_MS),
-    };
+    if let Some(now) = now {
+        cmd.arg(now).arg(INJECTED_EXPIRY_OFFSET_MS);
+    }
 }
 
 /// Appends one check's head and parameters to `cmd`.

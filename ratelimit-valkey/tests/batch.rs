@@ -87,9 +87,9 @@ async fn a_malformed_batch_call_runs_nothing() {
         .arg(2)
         .arg(&key)
         .arg(format!("{key}2"))
+        .arg(&[2, 10, 60_000][..])
         .arg(T0)
         .arg(0)
-        .arg(&[2, 10, 60_000][..])
         .query_async(&mut conn)
         .await;
     let e = r.expect_err("refused");
@@ -117,10 +117,10 @@ async fn a_checks_bad_argument_is_its_err_line() {
         .arg(2)
         .arg(&good)
         .arg(&bad)
-        .arg(T0)
-        .arg(1u64 << 42)
         .arg(&[2, 10, 60_000][..])
         .arg(&[27, 10, 60_000][..])
+        .arg(T0)
+        .arg(1u64 << 42)
         .query_async(&mut conn)
         .await
         .expect("EVALSHA");

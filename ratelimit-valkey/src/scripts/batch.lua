@@ -5,7 +5,7 @@
 -- The replies so far, joined (one concatenation per check: cheaper than a
 -- table and table.concat for the few checks of a request).
 local out
-local o = first
+local o = 1
 for i = 1, #KEYS do
   -- The check's head (checked by batch_head.lua): its algorithm's digit
   -- alone is compared as a string, no conversion; a longer head by its

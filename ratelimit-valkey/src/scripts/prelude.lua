@@ -1,6 +1,6 @@
 -- Shared prelude, concatenated at build time in front of the algorithms
--- (see scripts.rs). It reads the time (once per call) and declares what
--- every check shares. A check is `begin.lua` (its mode, penalty and key
+-- (see scripts.rs). It declares what every check shares; `time.lua` reads
+-- the time (once per call) after the arguments' count is checked. A check is `begin.lua` (its mode, penalty and key
 -- expiry), then its algorithm's common path (`sliding_window.lua`, which
 -- reads its parameters from ARGV[p]), then, when the check goes further,
 -- the shared helpers (`helpers.lua`) and the rest of the algorithm
@@ -9,14 +9,9 @@
 -- one check (`sliding_window = function(k, o) ... end`), so both run the
 -- same code (see scripts.rs).
 --
--- ARGV[1]  now in Unix ms, or "" to read Valkey TIME
--- ARGV[2]  only with a time in ARGV[1]: the expiry offset in ms, a
---          constant added to every expiry so that past injected times
---          still give live keys (the script itself decides staleness);
---          with Valkey TIME the offset is 0 and not sent
--- Then each check's arguments, from ARGV[first] (2 with Valkey TIME, else
--- 3), in turn (the batch script: one check after the other, see
--- batch_head.lua):
+-- ARGV: each check's arguments in turn, from ARGV[1] (the batch script:
+-- one check after the other, see batch_head.lua), then the time when it
+-- is injected:
 -- head     one string: the algorithm's digit (1 fixed window, 2 sliding
 --          window, 3 token bucket, 4 leaky bucket, 5 distinct) alone for
 --          the common case, a count of cost 1 without a penalty; else
@@ -37,6 +32,11 @@
 --          without a conversion; only another is parsed (begin.lua).
 -- params   the algorithm's parameters (see each algorithm's header; `p`
 --          is the position of the first one)
+-- now      only with injected time: now in Unix ms, then
+-- offset   the expiry offset in ms, a constant added to every expiry so
+--          that past injected times still give live keys (the script
+--          itself decides staleness). Without them (no argument: each
+--          costs, see the head) the script reads Valkey TIME, offset 0.
 --
 -- Every decision is one string of five decimal integers separated by
 -- spaces, "status retry remaining reset until" (a string: Valkey turns a
@@ -77,23 +77,6 @@
 -- more than all the Lua of a check: a common path makes as few as it can
 -- (an admitted sliding window count: TIME once per script call, then
 -- PEXPIRETIME and INCRBY).
-
-local now, offset, first
-if ARGV[1] == '' then
-  -- Seconds and microseconds as decimal strings: each converted once by
-  -- the arithmetic (tonumber, a call, converts a string twice), the
-  -- microseconds floored to ms exactly (below 10^6) without math.floor.
-  local t = redis.call('TIME')
-  local us = t[2] + 0
-  now = t[1] * 1000 + (us - us % 1000) / 1000
-  offset, first = 0, 2
-else
-  now = tonumber(ARGV[1])
-  offset, first = tonumber(ARGV[2]), 3
-end
-if not (now and offset) then
-  error('bad time argument')
-end
 
 -- The algorithms in the batch script, each a function of one check (its
 -- key and the position of its arguments) that returns the decision.

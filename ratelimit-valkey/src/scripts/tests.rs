@@ -17,6 +17,7 @@ fn every_script_has_the_prelude_and_its_argument_check() {
     ];
     for (i, src) in SOURCES.iter().enumerate() {
         assert!(src.starts_with("-- Shared prelude"), "{i}");
+        assert_eq!(src.matches("-- The time of the call").count(), 1, "{i}");
         let checks = |name: &str| src.contains(&format!("-- The {} check", name.replace('_', " ")));
         // Each check: begin.lua, the common path, the helpers, the rest.
         let begin = "-- Starts one check (see the prelude)";
@@ -37,7 +38,7 @@ fn every_script_has_the_prelude_and_its_argument_check() {
                 "{i}"
             );
             assert!(
-                src.contains("\nlocal k, o = KEYS[1], first\nif #KEYS ~= 1 or #ARGV ~= o + "),
+                src.contains("\nlocal k, o = KEYS[1], 1\nlocal tail = o + 1 + "),
                 "{i}"
             );
             assert!(
