@@ -2,6 +2,7 @@
 //! of each mode.
 
 use super::*;
+use ratelimit_core::backend::{BackendErrorKind, CheckMode};
 use ratelimit_core::rules::RuleBuilder;
 use std::sync::Arc;
 use std::time::Duration;
