@@ -116,7 +116,7 @@ async fn a_malformed_single_call_gets_its_error() {
 
 /// The batch script: heads of every form in one call, with Valkey time (no
 /// time after the checks) and with injected time; a time of one argument
-/// only is the wrong count.
+/// only is the wrong count, an unknown algorithm's digit its own error.
 #[tokio::test]
 async fn a_batch_takes_each_head_and_the_time_after_the_checks() {
     let server = server();
@@ -160,4 +160,11 @@ async fn a_batch_takes_each_head_and_the_time_after_the_checks() {
         .await
         .expect_err("refused");
     assert!(e.contains("wrong number of arguments for the keys"), "{e}");
+    // An algorithm's digit the scripts do not know, alone or with a mode.
+    for head in ["9", "90x2", ""] {
+        let e = eval(&mut conn, &sha, &[&a], &[head, "10", "60000"])
+            .await
+            .expect_err("refused");
+        assert!(e.contains("bad algorithm argument"), "{head}: {e}");
+    }
 }
