@@ -32,7 +32,7 @@ pub(crate) const LUA_FACTOR: u64 = 1 << 31;
 /// decide staleness themselves. About 139 years.
 pub(crate) const INJECTED_EXPIRY_OFFSET_MS: u64 = 1 << 42;
 
-/// One check: `begin.lua` (on key `k`, its head at ARGV[o], `ALG` its
+/// One check: `begin.lua` (on key `k`, its head at `ARGV[o]`, `ALG` its
 /// algorithm's digit), the algorithm's common path, the shared helpers
 /// and the rest of the algorithm's check (see the header of `prelude.lua`:
 /// the helpers are made only by a check that gets past its common path).
@@ -51,7 +51,7 @@ macro_rules! check {
 }
 
 /// One check's script: the prelude, the time (`time.lua`) and the check at
-/// the top level, on KEYS[1], its head at ARGV[1] and its `$params`
+/// the top level, on `KEYS[1]`, its head at `ARGV[1]` and its `$params`
 /// parameters after it, then the time if injected (at `tail`).
 macro_rules! single_source {
     ($digit:literal, $name:literal, $params:literal) => {
@@ -70,7 +70,7 @@ macro_rules! single_source {
 }
 
 /// An algorithm in the batch script: its function of one check (its key
-/// `k`, its head at ARGV[o]), the check as one check's script runs it;
+/// `k`, its head at `ARGV[o]`), the check as one check's script runs it;
 /// made only when the batch uses it.
 macro_rules! batch_part {
     ($digit:literal, $name:literal) => {
