@@ -1,7 +1,8 @@
 -- Starts one check (see the prelude): its key `k`, its head at ARGV[o]
 -- (`ALG`, its algorithm's digit, is the head of a count of cost 1 without
 -- a penalty); its parameters follow it. Inline code, not a function:
--- scripts.rs puts it in front of every check, after `local ALG = '<digit>'`.
+-- scripts.rs puts it in front of every check, after
+-- `local ALG = '<digit>'`.
 --
 -- The check's state and constants are locals of the check (in the batch
 -- script, of its algorithm's function), not of the script: a local of the
@@ -14,12 +15,12 @@ local EXACT = 9007199254740992
 -- The value of a "blocked until" penalty marker (see `refuse`).
 local MARKER = '-1'
 
--- The check being decided: its key, penalty in ms, mode, cost (of a
--- fixed window, sliding window or token bucket check: the others' is in
--- their parameters), and the key's
--- expiry as Valkey holds it (`pexp`: -2 absent, -1 none, else Unix ms,
--- plus the offset with injected time) and in script time (`exp`: nil when
--- absent, without expiry, or already past; a stale key counts as absent).
+-- The check being decided: its key, penalty in ms, mode, cost (of a fixed
+-- window, sliding window or token bucket check: the others' is in their
+-- parameters), and the key's expiry as Valkey holds it (`pexp`: -2
+-- absent, -1 none, else Unix ms, plus the offset with injected time) and
+-- in script time (`exp`: nil when absent, without expiry, or already
+-- past; a stale key counts as absent).
 local key = k
 -- ARGV as a local: the global is looked up once per check.
 local argv = ARGV

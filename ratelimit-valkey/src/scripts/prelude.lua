@@ -1,9 +1,10 @@
 -- Shared prelude, concatenated at build time in front of the algorithms
 -- (see scripts.rs). It declares what every check shares; `time.lua` reads
--- the time (once per call) after the arguments' count is checked. A check is `begin.lua` (its mode, penalty and key
--- expiry), then its algorithm's common path (`sliding_window.lua`, which
--- reads its parameters from ARGV[p]), then, when the check goes further,
--- the shared helpers (`helpers.lua`) and the rest of the algorithm
+-- the time (once per call) after the arguments' count is checked. A check
+-- is `begin.lua` (its mode, penalty, cost and key expiry), then its
+-- algorithm's common path (`sliding_window.lua`, which reads its
+-- parameters from ARGV[p]), then, when the check goes further, the shared
+-- helpers (`helpers.lua`) and the rest of the algorithm
 -- (`sliding_window_rest.lua`). One check's script runs the check at the
 -- top level, the batch script as the body of the algorithm's function of
 -- one check (`sliding_window = function(k, o) ... end`), so both run the
