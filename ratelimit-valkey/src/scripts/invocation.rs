@@ -52,11 +52,26 @@ pub(crate) struct Head {
 }
 
 impl Head {
+    /// A count of cost 1 without a penalty: the digit alone.
+    fn is_plain(self) -> bool {
+        self.mode == 0 && self.penalty == 0 && self.cost == 1
+    }
+
+    /// Appends the head to `cmd`; the common one as its digit, a number
+    /// (nothing allocated).
+    pub(crate) fn push(self, cmd: &mut Cmd) {
+        if self.is_plain() {
+            cmd.arg(self.algorithm);
+        } else {
+            cmd.arg(self.encode());
+        }
+    }
+
     /// The head as the scripts read it, e.g. `2`, `21`, `2030000`, `20x5`.
     pub(crate) fn encode(self) -> String {
         let mut s = String::with_capacity(2);
         s.push(char::from(b'0' + self.algorithm));
-        if self.mode != 0 || self.penalty != 0 || self.cost != 1 {
+        if !self.is_plain() {
             s.push(char::from(b'0' + self.mode));
             if self.penalty != 0 {
                 s.push_str(&self.penalty.to_string());
@@ -90,7 +105,7 @@ pub(crate) fn push_time(cmd: &mut Cmd, now: Option<u64>) {
 
 /// Appends one check's head and parameters to `cmd`.
 pub(crate) fn push_check(cmd: &mut Cmd, inv: &Invocation) {
-    cmd.arg(inv.head.encode());
+    inv.head.push(cmd);
     for a in &inv.args {
         match *a {
             Arg::U(v) => cmd.arg(v),
