@@ -70,8 +70,9 @@ macro_rules! single_source {
 }
 
 /// An algorithm in the batch script: its function of one check (its key
-/// `k`, its head at `ARGV[o]`), the check as one check's script runs it;
-/// made only when the batch uses it.
+/// `k`, its head at `ARGV[o]`, the call's `now` and `offset` as arguments,
+/// not upvalues), the check as one check's script runs it; made only when
+/// the batch uses it.
 macro_rules! batch_part {
     ($digit:literal, $name:literal) => {
         concat!(
@@ -79,7 +80,7 @@ macro_rules! batch_part {
             $digit,
             " then\n",
             $name,
-            " = function(k, o)\n",
+            " = function(k, o, now, offset)\n",
             check!($digit, $name),
             "end\nend\n"
         )

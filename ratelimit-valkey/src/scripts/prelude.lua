@@ -7,8 +7,8 @@
 -- helpers (`helpers.lua`) and the rest of the algorithm
 -- (`sliding_window_rest.lua`). One check's script runs the check at the
 -- top level, the batch script as the body of the algorithm's function of
--- one check (`sliding_window = function(k, o) ... end`), so both run the
--- same code (see scripts.rs).
+-- one check (`sliding_window = function(k, o, now, offset) ... end`), so
+-- both run the same code (see scripts.rs).
 --
 -- ARGV: each check's arguments in turn, from ARGV[1] (the batch script:
 -- one check after the other, see batch_head.lua), then the time when it
@@ -72,7 +72,8 @@
 -- its `_rest.lua`) are defined after the common path, and only a check
 -- that gets that far makes them. A check's state is local to the check
 -- (see begin.lua). The batch script makes one function per algorithm it
--- uses (each check runs in a protected call).
+-- uses (each check runs in a protected call), with no upvalue: the time
+-- is its argument.
 --
 -- Commands: each redis.call costs some 6,000 to 8,000 server instructions,
 -- more than all the Lua of a check: a common path makes as few as it can

@@ -27,12 +27,12 @@ fn every_script_has_the_prelude_and_its_argument_check() {
         if i == BATCH {
             assert!(names.iter().all(|n| checks(n)));
             assert!(names.iter().enumerate().all(|(j, n)| src.contains(&format!(
-                "\n{n} = function(k, o)\nlocal ALG = '{}'\n{begin}",
+                "\n{n} = function(k, o, now, offset)\nlocal ALG = '{}'\n{begin}",
                 j + 1
             ))));
             assert_eq!((count(begin), count(helpers)), (5, 5));
             assert!(src.contains("'wrong number of arguments for the keys'"));
-            assert!(src.contains("pcall(run, KEYS[i], o)"));
+            assert!(src.contains("pcall(run, KEYS[i], o, now, offset)"));
         } else {
             assert!(
                 names.iter().enumerate().all(|(j, n)| checks(n) == (i == j)),
@@ -47,7 +47,7 @@ fn every_script_has_the_prelude_and_its_argument_check() {
                 "{i}"
             );
             assert_eq!((count(begin), count(helpers)), (1, 1), "{i}");
-            assert!(!src.contains("= function(k, o)\n"), "{i}");
+            assert!(!src.contains("= function(k, o, now, offset)\n"), "{i}");
         }
     }
 }
