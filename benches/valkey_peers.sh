@@ -135,13 +135,13 @@ ceiling() {
     if [[ "$kind" == single ]]; then
         rb="$(grep '^RB ' <<<"$args")"
         sha="$(field sha)"; key="$(field key)"; limit="$(field limit)"; period="$(field period_ms)"
-        cmd=(EVALSHA "$sha" 1 "$key" "" 0 0 0 "$limit" "$period" 1)
+        cmd=(EVALSHA "$sha" 1 "$key" 2 "$limit" "$period")
         name=redis-benchmark; per=1; label="EVALSHA sliding_window"
     else
         rb="$(grep '^RB2 ' <<<"$args")"
         sha="$(field sha)"; limit="$(field limit)"; period="$(field period_ms)"
-        cmd=(EVALSHA "$sha" 2 "$(field key1)" "$(field key2)" "" 0
-            2 0 0 "$limit" "$period" 1 2 0 0 "$limit" "$period" 1)
+        cmd=(EVALSHA "$sha" 2 "$(field key1)" "$(field key2)"
+            2 "$limit" "$period" 2 "$limit" "$period")
         name=redis-benchmark-batch; per=2; label="EVALSHA batch sw+sw"
     fi
     local common=(-h 127.0.0.1 -p "$PORT" -c "$CONCURRENCY" -P 16 -r "$KEYS")

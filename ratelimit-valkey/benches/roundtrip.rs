@@ -23,14 +23,11 @@ fn keys(round: usize) -> Vec<String> {
         .collect()
 }
 
-/// now (Valkey TIME), expiry offset.
-fn time(cmd: &mut redis::Cmd) {
-    cmd.arg("").arg(0);
-}
-
-/// A check's arguments: penalty, mode (count), limit, period, cost.
+/// A check's arguments: its head (1: a fixed-window count of cost 1
+/// without a penalty), limit, period (no time after the checks: Valkey
+/// TIME).
 fn args(cmd: &mut redis::Cmd) {
-    cmd.arg(0).arg(0).arg(1_000_000_000u64).arg(60_000).arg(1);
+    cmd.arg(1).arg(1_000_000_000u64).arg(60_000);
 }
 
 async fn pipelined(conn: &mut MultiplexedConnection, single: &Script, round: usize) {
@@ -38,7 +35,6 @@ async fn pipelined(conn: &mut MultiplexedConnection, single: &Script, round: usi
     for k in keys(round) {
         let mut cmd = redis::cmd("EVALSHA");
         cmd.arg(single.get_hash()).arg(1).arg(k);
-        time(&mut cmd);
         args(&mut cmd);
         pipe.add_command(cmd);
     }
@@ -50,10 +46,7 @@ async fn multi_key(conn: &mut MultiplexedConnection, multi: &Script, round: usiz
     let ks = keys(round);
     let mut cmd = redis::cmd("EVALSHA");
     cmd.arg(multi.get_hash()).arg(CHECKS).arg(&ks);
-    time(&mut cmd);
     for _ in 0..CHECKS {
-        // The algorithm: 1, the fixed window.
-        cmd.arg(1);
         args(&mut cmd);
     }
     let v: String = cmd.query_async(conn).await.expect("batch");

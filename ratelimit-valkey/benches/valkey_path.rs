@@ -463,9 +463,9 @@ async fn load(conn: &mut MultiplexedConnection, source: &str) -> String {
 /// Prints the two ceilings' commands for redis-benchmark: `RB`, the
 /// sliding-window script of one check (the `site` rule); `RB2`, the batch
 /// script with both checks of a `sw+sw` request (`site` and `api`, two
-/// subjects), as the backend sends them with Valkey time (ARGV: now "",
-/// expiry offset 0, then per check its algorithm (2, the sliding window),
-/// penalty 0, mode 0 (count), limit, period, cost).
+/// subjects), as the backend sends them with Valkey time (ARGV: per check
+/// its head (2: a sliding-window count of cost 1 without a penalty),
+/// limit, period; no time after them: the script reads Valkey TIME).
 async fn redis_benchmark_args(conn: &mut MultiplexedConnection) {
     let sha = load(conn, script_source(Algorithm::SlidingWindow)).await;
     let site = key_template(&sw_check("site"));

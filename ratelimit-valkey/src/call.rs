@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use redis::{Cmd, Value};
 
 use crate::cluster;
-use crate::scripts::{push_args, script, Invocation, BATCH};
+use crate::scripts::{push_check, push_time, script, Invocation, BATCH};
 
 /// The checks of one script call: their positions in the batch and their
 /// invocations, never empty.
@@ -46,24 +46,21 @@ impl Call {
         }
     }
 
-    /// `EVALSHA sha N key1..keyN now offset args...`: for one check its
-    /// arguments, for several each check's algorithm (1-based) then its
-    /// arguments.
+    /// `EVALSHA sha N key1..keyN (head params...) x N [now offset]`: the
+    /// same arguments for one check (its algorithm's script) and for
+    /// several (the batch script).
     pub(crate) fn evalsha(&self) -> Cmd {
-        let s = self.script();
         let mut cmd = redis::cmd("EVALSHA");
-        cmd.arg(script(s).get_hash()).arg(self.invs.len());
+        cmd.arg(script(self.script()).get_hash())
+            .arg(self.invs.len());
         for inv in &self.invs {
             cmd.arg(&inv.key);
         }
-        if let Some(first) = self.invs.first() {
-            push_args(&mut cmd, &first.time);
-        }
         for inv in &self.invs {
-            if s == BATCH {
-                cmd.arg(inv.script + 1);
-            }
-            push_args(&mut cmd, &inv.args);
+            push_check(&mut cmd, inv);
+        }
+        if let Some(first) = self.invs.first() {
+            push_time(&mut cmd, first.now);
         }
         cmd
     }
@@ -131,14 +128,20 @@ pub(crate) fn one_call(invs: Vec<(usize, Invocation)>) -> Option<Call> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scripts::Arg;
+    use crate::scripts::{Arg, Head};
 
     fn inv(script: usize, key: &str) -> Invocation {
         Invocation {
             script,
             key: key.into(),
-            time: [Arg::Empty, Arg::U(0)],
-            args: vec![Arg::U(0), Arg::U(0), Arg::U(10), Arg::U(60_000), Arg::U(1)],
+            now: None,
+            head: Head {
+                algorithm: script as u8 + 1,
+                mode: 0,
+                penalty: 0,
+                cost: 1,
+            },
+            args: vec![Arg::U(10), Arg::U(60_000)],
         }
     }
 
@@ -157,9 +160,29 @@ mod tests {
         assert_eq!(call.script(), 1);
         let w = words(&call.evalsha());
         let sha = script(1).get_hash();
+        assert_eq!(w, ["EVALSHA", sha, "1", "rl:{a}x", "2", "10", "60000"]);
+    }
+
+    #[test]
+    fn injected_time_sends_the_offset_and_a_penalty_its_head() {
+        let mut one = inv(2, "rl:{a}x");
+        one.now = Some(1_767_225_600_000);
+        one.head.penalty = 30_000;
+        one.head.cost = 4;
+        let call = one_call(vec![(0, one)]).expect("a call");
+        let w = words(&call.evalsha());
+        let offset = crate::scripts::INJECTED_EXPIRY_OFFSET_MS.to_string();
         assert_eq!(
-            w,
-            ["EVALSHA", sha, "1", "rl:{a}x", "", "0", "0", "0", "10", "60000", "1"]
+            w[2..],
+            [
+                "1",
+                "rl:{a}x",
+                "3030000x4",
+                "10",
+                "60000",
+                "1767225600000",
+                &offset,
+            ]
         );
     }
 
@@ -171,8 +194,7 @@ mod tests {
         let w = words(&call.evalsha());
         assert_eq!(w[1], script(BATCH).get_hash());
         let tail = [
-            "2", "rl:{a}x", "rl:{b}y", "", "0", "2", "0", "0", "10", "60000", "1", "3", "0", "0",
-            "10", "60000", "1",
+            "2", "rl:{a}x", "rl:{b}y", "2", "10", "60000", "3", "10", "60000",
         ];
         assert_eq!(w[2..], tail);
         assert!(one_call(Vec::new()).is_none());

@@ -1,8 +1,10 @@
 //! The Lua scripts, one per algorithm, embedded with `include_str!` and
-//! built once into static [`Script`]s, and the arguments of one check.
+//! built once into static [`Script`]s, and the arguments of one check
+//! (`scripts/invocation.rs`).
 //!
-//! Each script is the shared `prelude.lua` (time, the state every check
-//! shares) followed by its checks: each `begin.lua` (mode, penalty, key
+//! Each script is the shared `prelude.lua` (the arguments, what every
+//! check shares), its arguments' check, `time.lua` (the time, once per
+//! call) and its checks: each `begin.lua` (mode, penalty, cost, key
 //! expiry), the algorithm's common path (`<algorithm>.lua`), the shared
 //! helpers (`helpers.lua`: exact integers, expiry, penalty marker) and the
 //! rest of the check (`<algorithm>_rest.lua`). The scripts
@@ -15,9 +17,9 @@ use std::sync::LazyLock;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
-use ratelimit_core::algorithm::{distinct, Algorithm, Quota};
-use ratelimit_core::backend::{BackendError, BackendErrorKind, Check, CheckMode};
-use redis::{Cmd, Script};
+use ratelimit_core::algorithm::Algorithm;
+use ratelimit_core::backend::Check;
+use redis::Script;
 
 /// Values below this are exact in a Lua number (a double).
 pub(crate) const LUA_EXACT: u128 = 1 << 53;
@@ -30,13 +32,16 @@ pub(crate) const LUA_FACTOR: u64 = 1 << 31;
 /// decide staleness themselves. About 139 years.
 pub(crate) const INJECTED_EXPIRY_OFFSET_MS: u64 = 1 << 42;
 
-/// One check: `begin.lua` (on key `k`, its arguments from ARGV[o]), the
-/// algorithm's common path, the shared helpers and the rest of the
-/// algorithm's check (see the header of `prelude.lua`: the helpers are
-/// made only by a check that gets past its common path).
+/// One check: `begin.lua` (on key `k`, its head at `ARGV[o]`, `ALG` its
+/// algorithm's digit), the algorithm's common path, the shared helpers
+/// and the rest of the algorithm's check (see the header of `prelude.lua`:
+/// the helpers are made only by a check that gets past its common path).
 macro_rules! check {
-    ($name:literal) => {
+    ($digit:literal, $name:literal) => {
         concat!(
+            "local ALG = '",
+            $digit,
+            "'\n",
             include_str!("scripts/begin.lua"),
             include_str!(concat!("scripts/", $name, ".lua")),
             include_str!("scripts/helpers.lua"),
@@ -45,35 +50,38 @@ macro_rules! check {
     };
 }
 
-/// One check's script: the prelude and the check at the top level, on
-/// KEYS[1], its arguments from ARGV[3] (`$params` parameters after the
-/// penalty and mode).
+/// One check's script: the prelude, the time (`time.lua`) and the check at
+/// the top level, on `KEYS[1]`, its head at `ARGV[1]` and its `$params`
+/// parameters after it, then the time if injected (at `tail`).
 macro_rules! single_source {
-    ($name:literal, $params:literal) => {
+    ($digit:literal, $name:literal, $params:literal) => {
         concat!(
             include_str!("scripts/prelude.lua"),
-            "\nif #KEYS ~= 1 or #ARGV ~= 4 + ",
+            "\nlocal k, o = KEYS[1], 1\nlocal tail = o + 1 + ",
             $params,
-            " then\n  error('expected 1 key and ",
+            "\nlocal n = #ARGV\nif #KEYS ~= 1 or (n ~= tail - 1 and n ~= tail + 1) then\n",
+            "  error('expected 1 key, a head and ",
             $params,
-            " + 4 arguments')\nend\nlocal k, o = KEYS[1], 3\n",
-            check!($name),
+            " parameters, then the time if injected')\nend\n",
+            include_str!("scripts/time.lua"),
+            check!($digit, $name),
         )
     };
 }
 
 /// An algorithm in the batch script: its function of one check (its key
-/// `k`, its arguments from ARGV[o]), the check as one check's script runs
-/// it; made only when the batch uses it.
+/// `k`, its head at `ARGV[o]`, the call's `now` and `offset` as arguments,
+/// not upvalues), the check as one check's script runs it; made only when
+/// the batch uses it.
 macro_rules! batch_part {
-    ($i:literal, $name:literal) => {
+    ($digit:literal, $name:literal) => {
         concat!(
             "if uses",
-            $i,
+            $digit,
             " then\n",
             $name,
-            " = function(k, o)\n",
-            check!($name),
+            " = function(k, o, now, offset)\n",
+            check!($digit, $name),
             "end\nend\n"
         )
     };
@@ -85,15 +93,16 @@ pub(crate) const BATCH: usize = 5;
 /// The source of each algorithm's script, by [`index`], then the batch
 /// script's (prelude included).
 pub(crate) const SOURCES: [&str; 6] = [
-    single_source!("fixed_window", "3"),
-    single_source!("sliding_window", "3"),
-    single_source!("token_bucket", "4"),
-    single_source!("leaky_bucket", "6"),
-    single_source!("distinct", "4"),
+    single_source!("1", "fixed_window", "2"),
+    single_source!("2", "sliding_window", "2"),
+    single_source!("3", "token_bucket", "3"),
+    single_source!("4", "leaky_bucket", "6"),
+    single_source!("5", "distinct", "4"),
     concat!(
         include_str!("scripts/prelude.lua"),
         "\n",
         include_str!("scripts/batch_head.lua"),
+        include_str!("scripts/time.lua"),
         batch_part!("1", "fixed_window"),
         batch_part!("2", "sliding_window"),
         batch_part!("3", "token_bucket"),
@@ -108,9 +117,26 @@ static SCRIPTS: LazyLock<[Script; 6]> = LazyLock::new(|| SOURCES.map(Script::new
 /// The Lua source of `algorithm`'s script (prelude included), as sent to
 /// Valkey for a call of one check: for inspection, tooling and benchmarks.
 ///
-/// `EVALSHA sha 1 key now offset penalty mode params...`: `now` is Unix ms
-/// or `""` for Valkey `TIME`, `offset` 0 with Valkey time (see the header
-/// of each script for the parameters).
+/// `EVALSHA sha 1 key head params... [now offset]`: `now offset`, the
+/// time in Unix ms and an expiry offset in ms, only with injected time
+/// (without them the script reads Valkey `TIME`); `head` is the
+/// algorithm's digit (1 fixed window, 2 sliding window, 3 token bucket, 4
+/// leaky bucket, 5 distinct) for a count of cost 1 without a penalty, else
+/// followed by the mode's digit (0 count, 1 probe, 2 charge), the penalty
+/// in ms if any and `x` and the cost if not 1 (the cost of fixed window,
+/// sliding window and token bucket checks, the others' is in their
+/// parameters): `2` counts, `21` probes, `2030000` counts with a 30 s
+/// penalty, `20x5` counts 5 (see the header of each script for the
+/// parameters). These arguments are private to this crate's version: a
+/// script is called by its SHA, so versions that send different arguments
+/// run different scripts side by side on one server, on keys, values and
+/// expiries that stay the same.
+///
+/// ```
+/// use ratelimit_core::algorithm::Algorithm;
+/// let lua = ratelimit_valkey::script_source(Algorithm::SlidingWindow);
+/// assert!(lua.contains("local ALG = '2'"));
+/// ```
 pub fn script_source(algorithm: Algorithm) -> &'static str {
     SOURCES[index(algorithm)]
 }
@@ -119,12 +145,11 @@ pub fn script_source(algorithm: Algorithm) -> &'static str {
 /// several checks of one request on one node (one hash slot in a cluster):
 /// for inspection, tooling and benchmarks.
 ///
-/// `EVALSHA sha N key1..keyN now offset (algorithm penalty mode params...)
-/// x N`, `algorithm` the index of the check's algorithm (1 fixed window, 2
-/// sliding window, 3 token bucket, 4 leaky bucket, 5 distinct) and the rest
-/// as for [`script_source`]. The reply is one string of N lines, each a
-/// check's decision (as [`crate::decode_reply`] reads one) or its error as
-/// `-CODE message`; a check's error leaves the others decided.
+/// `EVALSHA sha N key1..keyN (head params...) x N [now offset]`, each
+/// check's head and parameters and the time as for [`script_source`].
+/// The reply is one string of N lines, each a check's decision (as
+/// [`crate::decode_reply`] reads one) or its error as `-CODE message`; a
+/// check's error leaves the others decided.
 pub fn batch_script_source() -> &'static str {
     SOURCES[BATCH]
 }
@@ -143,51 +168,6 @@ pub(crate) fn index(algorithm: Algorithm) -> usize {
 /// The script of script index `i` (an algorithm's, or [`BATCH`]).
 pub(crate) fn script(i: usize) -> &'static Script {
     &SCRIPTS[i.min(BATCH)]
-}
-
-/// How the scripts read the time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TimeSource {
-    /// Valkey `TIME`.
-    Valkey,
-    /// `Batch::now_ms`.
-    Injected,
-}
-
-/// One check, ready to be sent (see [`crate::call`]).
-#[derive(Debug, Clone)]
-pub(crate) struct Invocation {
-    /// Index of the algorithm's script.
-    pub(crate) script: usize,
-    /// The subject's key.
-    pub(crate) key: String,
-    /// ARGV[1-2]: now (or `""` for Valkey `TIME`) and the expiry offset,
-    /// the same for every check of a batch.
-    pub(crate) time: [Arg; 2],
-    /// The check's own arguments: penalty, mode, the algorithm's parameters.
-    pub(crate) args: Vec<Arg>,
-}
-
-/// One argument.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Arg {
-    /// An unsigned number.
-    U(u64),
-    /// A signed number.
-    I(i64),
-    /// The empty string (read Valkey `TIME`).
-    Empty,
-}
-
-/// Appends `args` to `cmd`.
-pub(crate) fn push_args(cmd: &mut Cmd, args: &[Arg]) {
-    for a in args {
-        match *a {
-            Arg::U(v) => cmd.arg(v),
-            Arg::I(v) => cmd.arg(v),
-            Arg::Empty => cmd.arg(""),
-        };
-    }
 }
 
 /// The Valkey key of a check: `<prefix>{<subject>}<namespace>`, compact.
@@ -218,147 +198,14 @@ fn base64url(bytes: &[u8], out: &mut String) {
     URL_SAFE_NO_PAD.encode_string(bytes, out);
 }
 
+mod invocation;
+
+pub(crate) use invocation::{invocation, push_check, push_time, Invocation, TimeSource};
+#[cfg(test)]
+pub(crate) use invocation::{Arg, Head};
+
 #[cfg(test)]
 mod key_tests;
-
-/// The most a charge leaves in a bucket, in units (as the core).
-const MAX_CHARGED_UNITS: u128 = 1 << 51;
-
-/// A mode the rule's algorithm does not support: `distinct` only counts.
-fn unsupported(check: &Check) -> BackendError {
-    BackendError::new(
-        BackendErrorKind::Unsupported,
-        format!(
-            "rule {}: {} rules only count requests ({:?} check)",
-            check.rule.id,
-            check.rule.algorithm.as_str(),
-            check.mode
-        ),
-    )
-}
-
-fn too_large(what: &str) -> BackendError {
-    BackendError::new(
-        BackendErrorKind::Protocol,
-        format!("{what} too large to compute exactly in a Lua script (2^53)"),
-    )
-}
-
-/// Builds the invocation of one check.
-///
-/// # Errors
-///
-/// A `Protocol` error when a bucket's numbers would pass 2^53 in Lua
-/// (only for a burst above about 10^8 with a long period); an
-/// `Unsupported` error for a `distinct` check in a mode other than
-/// [`CheckMode::Count`].
-pub(crate) fn invocation(
-    prefix: &str,
-    check: &Check,
-    now_ms: u64,
-    time: TimeSource,
-) -> Result<Invocation, BackendError> {
-    let q: &Quota = &check.quota;
-    let algorithm = check.rule.algorithm;
-    let time = match time {
-        TimeSource::Valkey => [Arg::Empty, Arg::U(0)],
-        TimeSource::Injected => [Arg::U(now_ms), Arg::U(INJECTED_EXPIRY_OFFSET_MS)],
-    };
-    let mut args = Vec::with_capacity(8);
-    let (penalty, mode) = match check.mode {
-        CheckMode::Count => (check.penalty_ms.unwrap_or(0), 0),
-        _ if algorithm == Algorithm::Distinct => return Err(unsupported(check)),
-        CheckMode::Probe => (0, 1),
-        _ => (check.penalty_ms.unwrap_or(0), 2),
-    };
-    let charge = mode == 2;
-    args.push(Arg::U(penalty));
-    args.push(Arg::U(mode));
-    let period = q.period_ms.max(1);
-    let limit = q.limit.max(1);
-    // A charge's cost * period, in bucket units: at most what a bucket
-    // holds after a charge (as the core), so the scripts stay exact.
-    let charged_units = |p: u128| (q.cost as u128 * p).min(MAX_CHARGED_UNITS);
-    match algorithm {
-        Algorithm::FixedWindow => {
-            args.extend([Arg::U(q.limit), Arg::U(period), Arg::U(q.cost)]);
-        }
-        Algorithm::SlidingWindow => {
-            // The estimate splits by the period (period^2 < 2^53); the
-            // Retry-After divides by counts, which stay below the limit
-            // (a charge's below 2^31).
-            if u128::from(period) * u128::from(period) >= LUA_EXACT
-                || q.limit >= LUA_FACTOR
-                || (charge && q.limit >= LUA_FACTOR - 1)
-            {
-                return Err(too_large("sliding window limit or period"));
-            }
-            args.extend([Arg::U(q.limit), Arg::U(period), Arg::U(q.cost)]);
-        }
-        Algorithm::TokenBucket => {
-            let capacity = q.burst as u128 * period as u128;
-            let need = if charge {
-                charged_units(period as u128)
-            } else {
-                q.cost as u128 * period as u128
-            };
-            let fits = if charge {
-                capacity + u128::from(period) < LUA_EXACT / 2
-            } else {
-                capacity + need < LUA_EXACT
-            };
-            if !fits {
-                return Err(too_large("token bucket burst * period"));
-            }
-            args.extend([
-                Arg::U(limit),
-                Arg::U(capacity as u64),
-                Arg::U(need as u64),
-                Arg::U(q.period_ms),
-            ]);
-        }
-        Algorithm::LeakyBucket => {
-            let (l, p) = (limit as u128, period as u128);
-            let cost = if charge {
-                charged_units(p)
-            } else {
-                q.cost as u128 * p
-            };
-            let tol = q.burst as u128 * p;
-            if (cost + tol) / l + now_ms as u128 >= LUA_EXACT / 2
-                || limit >= LUA_FACTOR
-                || period >= LUA_FACTOR
-            {
-                return Err(too_large("leaky bucket burst * period / limit"));
-            }
-            args.extend([
-                Arg::U(limit),
-                Arg::U((cost / l) as u64),
-                Arg::U((cost % l) as u64),
-                Arg::U((tol / l) as u64),
-                Arg::U((tol % l) as u64),
-                Arg::U(q.period_ms),
-            ]);
-        }
-        _ => {
-            let bit = check
-                .bit
-                .map_or(-1, |b| i64::from(b % distinct::BITS as u16));
-            args.extend([
-                Arg::U(period),
-                Arg::U(u64::from(distinct::max_bits(q.limit))),
-                Arg::I(bit),
-                Arg::U(q.limit),
-            ]);
-        }
-    }
-    Ok(Invocation {
-        script: index(algorithm),
-        key: key_of(prefix, check),
-        time,
-        args,
-    })
-}
 
 #[cfg(test)]
 mod tests;

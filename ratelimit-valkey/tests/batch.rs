@@ -87,9 +87,9 @@ async fn a_malformed_batch_call_runs_nothing() {
         .arg(2)
         .arg(&key)
         .arg(format!("{key}2"))
+        .arg(&[2, 10, 60_000][..])
         .arg(T0)
         .arg(0)
-        .arg(&[2, 0, 0, 10, 60_000, 1][..])
         .query_async(&mut conn)
         .await;
     let e = r.expect_err("refused");
@@ -103,8 +103,9 @@ async fn a_malformed_batch_call_runs_nothing() {
 }
 
 /// Two sliding window checks in one batch call, the second with a mode the
-/// scripts do not know: its line is `-ERR` and the script's message, the
-/// first is decided and counted, the second's key is not written.
+/// scripts do not know (its head `27`, mode 7): its line is `-ERR` and the
+/// script's message, the first is decided and counted, the second's key is
+/// not written.
 #[tokio::test]
 async fn a_checks_bad_argument_is_its_err_line() {
     let server = server();
@@ -116,10 +117,10 @@ async fn a_checks_bad_argument_is_its_err_line() {
         .arg(2)
         .arg(&good)
         .arg(&bad)
+        .arg(&[2, 10, 60_000][..])
+        .arg(&[27, 10, 60_000][..])
         .arg(T0)
         .arg(1u64 << 42)
-        .arg(&[2, 0, 0, 10, 60_000, 1][..])
-        .arg(&[2, 0, 7, 10, 60_000, 1][..])
         .query_async(&mut conn)
         .await
         .expect("EVALSHA");
@@ -127,7 +128,10 @@ async fn a_checks_bad_argument_is_its_err_line() {
     assert_eq!(lines.len(), 2, "{reply}");
     assert!(lines[0].starts_with("1 0 9 "), "{reply}");
     assert!(lines[1].starts_with("-ERR "), "{reply}");
-    assert!(lines[1].contains("bad penalty or mode argument"), "{reply}");
+    assert!(
+        lines[1].contains("bad mode, penalty or cost argument"),
+        "{reply}"
+    );
     let exists: (u64, u64) = redis::pipe()
         .cmd("EXISTS")
         .arg(&good)

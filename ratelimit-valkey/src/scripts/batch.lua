@@ -5,23 +5,30 @@
 -- The replies so far, joined (one concatenation per check: cheaper than a
 -- table and table.concat for the few checks of a request).
 local out
-local o = 3
+local o = 1
 for i = 1, #KEYS do
-  -- The algorithm's index, one digit (checked by batch_head.lua): compared
-  -- as a string, no conversion.
-  -- The next check's arguments are `n` further (as batch_head.lua).
+  -- The check's head (checked by batch_head.lua): its algorithm's digit
+  -- alone is compared as a string, no conversion; a longer head by its
+  -- first character. The next check's arguments are `n` further (as
+  -- batch_head.lua).
   local a = ARGV[o]
-  local run, n = distinct, 7
-  if a == '1' then
-    run, n = fixed_window, 6
-  elseif a == '2' then
-    run, n = sliding_window, 6
-  elseif a == '3' then
-    run, n = token_bucket, 7
-  elseif a == '4' then
-    run, n = leaky_bucket, 9
+  if #a > 1 then
+    a = string.sub(a, 1, 1)
   end
-  local ok, r = pcall(run, KEYS[i], o + 1)
+  local run, n = distinct, 5
+  if a == '1' then
+    run, n = fixed_window, 3
+  elseif a == '2' then
+    run, n = sliding_window, 3
+  elseif a == '3' then
+    run, n = token_bucket, 4
+  elseif a == '4' then
+    run, n = leaky_bucket, 7
+  end
+  -- The time as arguments: a function that reads the script's locals
+  -- holds them as upvalues, which cost it when it is made (each call) and
+  -- on each read (about 1,300 instructions for a batch of two checks).
+  local ok, r = pcall(run, KEYS[i], o, now, offset)
   if not ok then
     -- A command's error (WRONGTYPE ...) or the script's own (an argument
     -- out of range): "-CODE message" on its line, as RESP writes errors.

@@ -1,29 +1,43 @@
 -- Shared prelude, concatenated at build time in front of the algorithms
--- (see scripts.rs). It reads the time (once per call) and declares what
--- every check shares. A check is `begin.lua` (its mode, penalty and key
--- expiry), then its algorithm's common path (`sliding_window.lua`, which
--- reads its parameters from ARGV[p]), then, when the check goes further,
--- the shared helpers (`helpers.lua`) and the rest of the algorithm
+-- (see scripts.rs). It declares what every check shares; `time.lua` reads
+-- the time (once per call) after the arguments' count is checked. A check
+-- is `begin.lua` (its mode, penalty, cost and key expiry), then its
+-- algorithm's common path (`sliding_window.lua`, which reads its
+-- parameters from ARGV[p]), then, when the check goes further, the shared
+-- helpers (`helpers.lua`) and the rest of the algorithm
 -- (`sliding_window_rest.lua`). One check's script runs the check at the
 -- top level, the batch script as the body of the algorithm's function of
--- one check (`sliding_window = function(k, o) ... end`), so both run the
--- same code (see scripts.rs).
+-- one check (`sliding_window = function(k, o, now, offset) ... end`), so
+-- both run the same code (see scripts.rs).
 --
--- ARGV[1]  now in Unix ms, or "" to read Valkey TIME
--- ARGV[2]  expiry offset in ms: 0 with Valkey TIME; with injected time a
---          constant added to every expiry so that past injected times
---          still give live keys (the script itself decides staleness)
--- Then each check's arguments (one check's script: from ARGV[3]; the
--- batch script: after the algorithm's index, see batch_head.lua):
--- penalty  in ms (0: none)
--- mode     (see `CheckMode`): "0" count the request when it fits;
---          "1" probe: decide as a count would, write nothing, start no
---          penalty; "2" charge: add the cost whether or not it fits (the
---          total may pass the limit), and when it is then over the limit
---          answer as refused (Retry-After: until a request of cost 1
---          fits) and start the penalty. Distinct counts only.
+-- ARGV: each check's arguments in turn, from ARGV[1] (the batch script:
+-- one check after the other, see batch_head.lua), then the time when it
+-- is injected:
+-- head     one string: the algorithm's digit (1 fixed window, 2 sliding
+--          window, 3 token bucket, 4 leaky bucket, 5 distinct) alone for
+--          the common case, a count of cost 1 without a penalty; else
+--          followed by the mode's digit, the penalty in ms if any, and
+--          `x` and the cost if not 1 (a fixed window, sliding window or
+--          token bucket check's: the others' is in their parameters).
+--          The mode (see `CheckMode`): "0" count the request when it
+--          fits; "1" probe: decide as a count would, write nothing, start
+--          no penalty; "2" charge: add the cost whether or not it fits
+--          (the total may pass the limit), and when it is then over the
+--          limit answer as refused (Retry-After: until a request of cost
+--          1 fits) and start the penalty. Distinct counts only. E.g. "2"
+--          (a sliding window count), "21" (its probe), "2030000" (a count
+--          with a 30 s penalty), "22x5" (a charge of cost 5). A head is
+--          one argument (each costs Valkey some 900 instructions: its RESP
+--          parse, its Lua string, its ARGV slot, and a number's conversion
+--          some 500 more) and the common one is compared as a string,
+--          without a conversion; only another is parsed (begin.lua).
 -- params   the algorithm's parameters (see each algorithm's header; `p`
 --          is the position of the first one)
+-- now      only with injected time: now in Unix ms, then
+-- offset   the expiry offset in ms, a constant added to every expiry so
+--          that past injected times still give live keys (the script
+--          itself decides staleness). Without them (no argument: each
+--          costs, see the head) the script reads Valkey TIME, offset 0.
 --
 -- Every decision is one string of five decimal integers separated by
 -- spaces, "status retry remaining reset until" (a string: Valkey turns a
@@ -58,29 +72,13 @@
 -- its `_rest.lua`) are defined after the common path, and only a check
 -- that gets that far makes them. A check's state is local to the check
 -- (see begin.lua). The batch script makes one function per algorithm it
--- uses (each check runs in a protected call).
+-- uses (each check runs in a protected call), with no upvalue: the time
+-- is its argument.
 --
 -- Commands: each redis.call costs some 6,000 to 8,000 server instructions,
 -- more than all the Lua of a check: a common path makes as few as it can
 -- (an admitted sliding window count: TIME once per script call, then
 -- PEXPIRETIME and INCRBY).
-
-local now, offset
-if ARGV[1] == '' then
-  -- Seconds and microseconds as decimal strings: each converted once by
-  -- the arithmetic (tonumber, a call, converts a string twice), the
-  -- microseconds floored to ms exactly (below 10^6) without math.floor.
-  local t = redis.call('TIME')
-  local us = t[2] + 0
-  now = t[1] * 1000 + (us - us % 1000) / 1000
-  offset = 0
-else
-  now = tonumber(ARGV[1])
-  offset = tonumber(ARGV[2])
-end
-if not (now and offset) then
-  error('bad time argument')
-end
 
 -- The algorithms in the batch script, each a function of one check (its
 -- key and the position of its arguments) that returns the decision.

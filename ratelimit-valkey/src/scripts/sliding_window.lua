@@ -3,7 +3,7 @@
 --
 -- ARGV[p]     limit
 -- ARGV[p + 1] period in ms
--- ARGV[p + 2] cost of this request
+-- (The cost of this request is in the head, see begin.lua.)
 -- Reply       the decision (see the prelude)
 --
 -- Storage: current and previous packed in one decimal integer,
@@ -18,7 +18,7 @@ local SHIFT = 10000000000
 
 -- The parameters are ours, decimal integers: `+ 0` converts each once
 -- (tonumber, a call, converts a string twice).
-local limit, period, cost = argv[p] + 0, argv[p + 1] + 0, argv[p + 2] + 0
+local limit, period = argv[p] + 0, argv[p + 1] + 0
 local start = now - now % period
 local elapsed = now - start
 local to_end = period - elapsed

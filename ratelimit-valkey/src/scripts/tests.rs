@@ -2,6 +2,7 @@
 //! of each mode.
 
 use super::*;
+use ratelimit_core::backend::{BackendErrorKind, CheckMode};
 use ratelimit_core::rules::RuleBuilder;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +18,7 @@ fn every_script_has_the_prelude_and_its_argument_check() {
     ];
     for (i, src) in SOURCES.iter().enumerate() {
         assert!(src.starts_with("-- Shared prelude"), "{i}");
+        assert_eq!(src.matches("-- The time of the call").count(), 1, "{i}");
         let checks = |name: &str| src.contains(&format!("-- The {} check", name.replace('_', " ")));
         // Each check: begin.lua, the common path, the helpers, the rest.
         let begin = "-- Starts one check (see the prelude)";
@@ -24,29 +26,34 @@ fn every_script_has_the_prelude_and_its_argument_check() {
         let count = |s: &str| src.matches(s).count();
         if i == BATCH {
             assert!(names.iter().all(|n| checks(n)));
-            assert!(names
-                .iter()
-                .all(|n| src.contains(&format!("\n{n} = function(k, o)\n{begin}"))));
+            assert!(names.iter().enumerate().all(|(j, n)| src.contains(&format!(
+                "\n{n} = function(k, o, now, offset)\nlocal ALG = '{}'\n{begin}",
+                j + 1
+            ))));
             assert_eq!((count(begin), count(helpers)), (5, 5));
             assert!(src.contains("'wrong number of arguments for the keys'"));
-            assert!(src.contains("pcall(run, KEYS[i], o + 1)"));
+            assert!(src.contains("pcall(run, KEYS[i], o, now, offset)"));
         } else {
             assert!(
                 names.iter().enumerate().all(|(j, n)| checks(n) == (i == j)),
                 "{i}"
             );
-            assert!(src.contains("if #KEYS ~= 1 or #ARGV ~= 4 + "), "{i}");
             assert!(
-                src.contains(&format!("\nlocal k, o = KEYS[1], 3\n{begin}")),
+                src.contains("\nlocal k, o = KEYS[1], 1\nlocal tail = o + 1 + "),
+                "{i}"
+            );
+            assert!(
+                src.contains(&format!("end\nlocal ALG = '{}'\n{begin}", i + 1)),
                 "{i}"
             );
             assert_eq!((count(begin), count(helpers)), (1, 1), "{i}");
-            assert!(!src.contains("= function(k, o)\n"), "{i}");
+            assert!(!src.contains("= function(k, o, now, offset)\n"), "{i}");
         }
     }
 }
 
-fn args(rule: RuleBuilder, cost: u64, mode: CheckMode) -> Vec<u64> {
+/// The head and parameters of a check of `rule` (with a 9 s penalty).
+fn args(rule: RuleBuilder, cost: u64, mode: CheckMode) -> (String, Vec<u64>) {
     use ratelimit_core::backend::namespace;
     let rule = Arc::new(
         rule.key(["ip"])
@@ -59,33 +66,72 @@ fn args(rule: RuleBuilder, cost: u64, mode: CheckMode) -> Vec<u64> {
     let check =
         Check::new(rule.clone(), ns, subject, quota, rule.penalty_ms, Some(1)).with_mode(mode);
     let inv = invocation("rl:", &check, 5, TimeSource::Injected).expect("invocation");
-    inv.args
+    assert_eq!(inv.now, Some(5));
+    let params = inv
+        .args
         .iter()
         .map(|a| match *a {
             Arg::U(v) => v,
-            _ => u64::MAX,
+            Arg::I(_) => u64::MAX,
         })
-        .collect()
+        .collect();
+    (inv.head.encode(), params)
 }
 
-/// The check's first two arguments, penalty and mode: a probe starts no penalty; a
-/// charge's bucket units are bounded as the core bounds a debt.
+/// The check's head: the algorithm's digit, then the mode's, the penalty
+/// and the cost; a probe starts no penalty; a charge's bucket units are
+/// bounded as the core bounds a debt.
 #[test]
-fn the_mode_follows_the_penalty() {
+fn the_head_holds_the_mode_and_penalty() {
     let m = Duration::from_secs(60);
     let fw = || RuleBuilder::new("a").fixed_window(10, m);
+    let head = |a, c, mode| args(a, c, mode).0;
     assert_eq!(
-        args(fw(), 1, CheckMode::Count)[..],
-        [9000, 0, 10, 60_000, 1]
+        args(fw(), 1, CheckMode::Count),
+        ("109000".into(), vec![10, 60_000])
     );
-    assert_eq!(args(fw(), 1, CheckMode::Probe)[..], [0, 1, 10, 60_000, 1]);
+    assert_eq!(head(fw(), 1, CheckMode::Probe), "11");
     assert_eq!(
-        args(fw(), 7, CheckMode::Charge)[..],
-        [9000, 2, 10, 60_000, 7]
+        args(fw(), 7, CheckMode::Charge),
+        ("129000x7".into(), vec![10, 60_000])
     );
     let tb = || RuleBuilder::new("b").token_bucket(10, m, 5);
-    assert_eq!(args(tb(), 2, CheckMode::Charge)[4], 120_000);
-    assert_eq!(args(tb(), u64::MAX, CheckMode::Charge)[4], 1 << 51);
+    assert_eq!(
+        args(tb(), 2, CheckMode::Charge),
+        ("329000x2".into(), vec![10, 300_000, 60_000])
+    );
+    let huge = format!("329000x{}", u64::MAX);
+    assert_eq!(head(tb(), u64::MAX, CheckMode::Charge), huge);
+    // The leaky bucket's cost is in its parameters (whole ms and the
+    // fraction), a charge's bounded.
+    let lb = || RuleBuilder::new("c").leaky_bucket(10, m, 5);
+    assert_eq!(
+        args(lb(), 3, CheckMode::Charge),
+        ("429000".into(), vec![10, 18_000, 0, 30_000, 0, 60_000])
+    );
+    assert_eq!(args(lb(), u64::MAX, CheckMode::Charge).1[1], (1 << 51) / 10);
+}
+
+/// A count of cost 1 without a penalty: its algorithm's digit alone; else
+/// the mode's digit, a penalty's and a cost's follow.
+#[test]
+fn a_count_without_a_penalty_is_the_digit_alone() {
+    let h = |algorithm, mode, penalty, cost| {
+        Head {
+            algorithm,
+            mode,
+            penalty,
+            cost,
+        }
+        .encode()
+    };
+    assert_eq!(h(2, 0, 0, 1), "2");
+    assert_eq!(h(3, 2, 0, 1), "32");
+    assert_eq!(h(5, 0, 30_000, 1), "5030000");
+    assert_eq!(h(4, 2, u64::MAX, 1), format!("42{}", u64::MAX));
+    assert_eq!(h(1, 0, 0, 0), "10x0");
+    assert_eq!(h(2, 1, 0, 7), "21x7");
+    assert_eq!(h(3, 0, 9, 12), "309x12");
 }
 
 #[test]

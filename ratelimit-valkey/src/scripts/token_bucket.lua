@@ -4,14 +4,15 @@
 --
 -- ARGV[p]     limit (refill units per ms)
 -- ARGV[p + 1] capacity: burst * period
--- ARGV[p + 2] this request's need: cost * period (a charge's at most 2^51)
--- ARGV[p + 3] period in ms (Retry-After of a cost above the burst)
+-- ARGV[p + 2] period in ms (Retry-After of a cost above the burst)
+-- (The cost of this request is in the head, see begin.lua: its need is
+-- cost * max(period, 1) units, a charge's at most 2^51.)
 -- Reply       the decision (see the prelude)
 --
 -- Storage: the units spent, as an integer; the key expires when the bucket
 -- is full again, updated_ms + ceil(spent / limit), which gives updated_ms
 -- back. The caller checks that capacity + need < 2^53 (for a charge:
--- capacity + period < 2^52).
+-- capacity + period < 2^52), so a count's need is exact.
 --
 -- So a live key (expiring at `exp`, after `now`) holds at most
 -- (exp - now) * limit units now: exactly that less the rounding,
@@ -29,10 +30,16 @@ local MAX_CHARGED = 2251799813685248
 -- (tonumber, a call, converts a string twice), and a malformed one stops
 -- the check with an error as an arithmetic on nil would.
 local limit = argv[p] + 0
-local capacity, need_cost, period = argv[p + 1] + 0, argv[p + 2] + 0, argv[p + 3] + 0
+local capacity, period = argv[p + 1] + 0, argv[p + 2] + 0
 local unit = period
 if unit < 1 then
   unit = 1
+end
+-- A charge's need saturates (as the core); a product past 2^53 rounds to
+-- a number past 2^51 all the same.
+local need_cost = cost * unit
+if charge and need_cost > MAX_CHARGED then
+  need_cost = MAX_CHARGED
 end
 
 -- A count that fits whatever a live key holds (see the header) reads

@@ -1,0 +1,256 @@
+//! One check's arguments, as the scripts read them (see the header of
+//! `prelude.lua`): its key, its head (algorithm, mode, penalty and cost in
+//! one argument), its algorithm's parameters, and the call's time.
+
+use ratelimit_core::algorithm::{distinct, Algorithm, Quota};
+use ratelimit_core::backend::{BackendError, BackendErrorKind, Check, CheckMode};
+use redis::Cmd;
+
+use super::{index, key_of, INJECTED_EXPIRY_OFFSET_MS, LUA_EXACT, LUA_FACTOR};
+
+/// How the scripts read the time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TimeSource {
+    /// Valkey `TIME`.
+    Valkey,
+    /// `Batch::now_ms`.
+    Injected,
+}
+
+/// One check, ready to be sent (see [`crate::call`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Invocation {
+    /// Index of the algorithm's script.
+    pub(crate) script: usize,
+    /// The subject's key.
+    pub(crate) key: String,
+    /// The injected time in Unix ms, `None` for Valkey `TIME`: the same
+    /// for every check of a batch (see [`push_time`]).
+    pub(crate) now: Option<u64>,
+    /// The check's head: its algorithm, mode and penalty.
+    pub(crate) head: Head,
+    /// The algorithm's parameters.
+    pub(crate) args: Vec<Arg>,
+}
+
+/// A check's head, one argument (see the header of `prelude.lua`): the
+/// algorithm's digit alone for a count of cost 1 without a penalty (the
+/// common case, which the scripts compare as a string), else followed by
+/// the mode's digit, the penalty in ms when there is one and `x` and the
+/// cost when it is not 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Head {
+    /// The algorithm's digit: its script index + 1.
+    pub(crate) algorithm: u8,
+    /// 0 count, 1 probe, 2 charge.
+    pub(crate) mode: u8,
+    /// The penalty in ms, 0 for none.
+    pub(crate) penalty: u64,
+    /// The cost of a fixed window, sliding window or token bucket check
+    /// (1 for the others: their cost is in their parameters).
+    pub(crate) cost: u64,
+}
+
+impl Head {
+    /// A count of cost 1 without a penalty: the digit alone.
+    fn is_plain(self) -> bool {
+        self.mode == 0 && self.penalty == 0 && self.cost == 1
+    }
+
+    /// Appends the head to `cmd`; the common one as its digit, a number
+    /// (nothing allocated).
+    pub(crate) fn push(self, cmd: &mut Cmd) {
+        if self.is_plain() {
+            cmd.arg(self.algorithm);
+        } else {
+            cmd.arg(self.encode());
+        }
+    }
+
+    /// The head as the scripts read it, e.g. `2`, `21`, `2030000`, `20x5`.
+    pub(crate) fn encode(self) -> String {
+        let mut s = String::with_capacity(2);
+        s.push(char::from(b'0' + self.algorithm));
+        if !self.is_plain() {
+            s.push(char::from(b'0' + self.mode));
+            if self.penalty != 0 {
+                s.push_str(&self.penalty.to_string());
+            }
+            if self.cost != 1 {
+                s.push('x');
+                s.push_str(&self.cost.to_string());
+            }
+        }
+        s
+    }
+}
+
+/// One argument.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Arg {
+    /// An unsigned number.
+    U(u64),
+    /// A signed number.
+    I(i64),
+}
+
+/// Appends the time of a call to `cmd`, after the checks' arguments:
+/// nothing for Valkey `TIME` (the expiry offset 0), else the injected time
+/// and the expiry offset (see [`INJECTED_EXPIRY_OFFSET_MS`]).
+pub(crate) fn push_time(cmd: &mut Cmd, now: Option<u64>) {
+    if let Some(now) = now {
+        cmd.arg(now).arg(INJECTED_EXPIRY_OFFSET_MS);
+    }
+}
+
+/// Appends one check's head and parameters to `cmd`.
+pub(crate) fn push_check(cmd: &mut Cmd, inv: &Invocation) {
+    inv.head.push(cmd);
+    for a in &inv.args {
+        match *a {
+            Arg::U(v) => cmd.arg(v),
+            Arg::I(v) => cmd.arg(v),
+        };
+    }
+}
+
+/// The most a charge leaves in a bucket, in units (as the core).
+const MAX_CHARGED_UNITS: u128 = 1 << 51;
+
+/// A mode the rule's algorithm does not support: `distinct` only counts.
+fn unsupported(check: &Check) -> BackendError {
+    BackendError::new(
+        BackendErrorKind::Unsupported,
+        format!(
+            "rule {}: {} rules only count requests ({:?} check)",
+            check.rule.id,
+            check.rule.algorithm.as_str(),
+            check.mode
+        ),
+    )
+}
+
+fn too_large(what: &str) -> BackendError {
+    BackendError::new(
+        BackendErrorKind::Protocol,
+        format!("{what} too large to compute exactly in a Lua script (2^53)"),
+    )
+}
+
+/// Builds the invocation of one check.
+///
+/// # Errors
+///
+/// A `Protocol` error when a bucket's numbers would pass 2^53 in Lua
+/// (only for a burst above about 10^8 with a long period); an
+/// `Unsupported` error for a `distinct` check in a mode other than
+/// [`CheckMode::Count`].
+pub(crate) fn invocation(
+    prefix: &str,
+    check: &Check,
+    now_ms: u64,
+    time: TimeSource,
+) -> Result<Invocation, BackendError> {
+    let q: &Quota = &check.quota;
+    let algorithm = check.rule.algorithm;
+    let now = match time {
+        TimeSource::Valkey => None,
+        TimeSource::Injected => Some(now_ms),
+    };
+    let mut args = Vec::with_capacity(6);
+    let (penalty, mode) = match check.mode {
+        CheckMode::Count => (check.penalty_ms.unwrap_or(0), 0),
+        _ if algorithm == Algorithm::Distinct => return Err(unsupported(check)),
+        CheckMode::Probe => (0, 1),
+        _ => (check.penalty_ms.unwrap_or(0), 2),
+    };
+    let charge = mode == 2;
+    let period = q.period_ms.max(1);
+    let limit = q.limit.max(1);
+    // A charge's cost * period, in bucket units: at most what a bucket
+    // holds after a charge (as the core), so the scripts stay exact.
+    let charged_units = |p: u128| (q.cost as u128 * p).min(MAX_CHARGED_UNITS);
+    match algorithm {
+        Algorithm::FixedWindow => {
+            args.extend([Arg::U(q.limit), Arg::U(period)]);
+        }
+        Algorithm::SlidingWindow => {
+            // The estimate splits by the period (period^2 < 2^53); the
+            // Retry-After divides by counts, which stay below the limit
+            // (a charge's below 2^31).
+            if u128::from(period) * u128::from(period) >= LUA_EXACT
+                || q.limit >= LUA_FACTOR
+                || (charge && q.limit >= LUA_FACTOR - 1)
+            {
+                return Err(too_large("sliding window limit or period"));
+            }
+            args.extend([Arg::U(q.limit), Arg::U(period)]);
+        }
+        Algorithm::TokenBucket => {
+            // The script's need is cost * period, a charge's at most 2^51
+            // units (see token_bucket.lua), which stays exact when this holds.
+            let capacity = q.burst as u128 * period as u128;
+            let fits = if charge {
+                capacity + u128::from(period) < LUA_EXACT / 2
+            } else {
+                capacity + u128::from(q.cost) * u128::from(period) < LUA_EXACT
+            };
+            if !fits {
+                return Err(too_large("token bucket burst * period"));
+            }
+            args.extend([Arg::U(limit), Arg::U(capacity as u64), Arg::U(q.period_ms)]);
+        }
+        Algorithm::LeakyBucket => {
+            let (l, p) = (limit as u128, period as u128);
+            let cost = if charge {
+                charged_units(p)
+            } else {
+                q.cost as u128 * p
+            };
+            let tol = q.burst as u128 * p;
+            if (cost + tol) / l + now_ms as u128 >= LUA_EXACT / 2
+                || limit >= LUA_FACTOR
+                || period >= LUA_FACTOR
+            {
+                return Err(too_large("leaky bucket burst * period / limit"));
+            }
+            args.extend([
+                Arg::U(limit),
+                Arg::U((cost / l) as u64),
+                Arg::U((cost % l) as u64),
+                Arg::U((tol / l) as u64),
+                Arg::U((tol % l) as u64),
+                Arg::U(q.period_ms),
+            ]);
+        }
+        _ => {
+            let bit = check
+                .bit
+                .map_or(-1, |b| i64::from(b % distinct::BITS as u16));
+            args.extend([
+                Arg::U(period),
+                Arg::U(u64::from(distinct::max_bits(q.limit))),
+                Arg::I(bit),
+                Arg::U(q.limit),
+            ]);
+        }
+    }
+    let script = index(algorithm);
+    // The cost of the algorithms that take it from the head.
+    let cost = match algorithm {
+        Algorithm::FixedWindow | Algorithm::SlidingWindow | Algorithm::TokenBucket => q.cost,
+        _ => 1,
+    };
+    Ok(Invocation {
+        script,
+        key: key_of(prefix, check),
+        now,
+        head: Head {
+            algorithm: script as u8 + 1,
+            mode,
+            penalty,
+            cost,
+        },
+        args,
+    })
+}
