@@ -19,7 +19,7 @@
 //! Beside throughput, each run gives the server's CPU time per request
 //! (user and system, read from `/proc` for the server's own threads, in
 //! ticks of 10 ms): less noisy than throughput on a machine that `wrk`
-//! shares, and its difference to plain axum's is what the layer costs a
+//! shares, and its difference to plain axum's in the same round is what the layer costs a
 //! request, kernel work included.
 //!
 //! With `SERVE=<variant number>` (0 plain, 1 tower_governor allowing, 2
@@ -228,18 +228,27 @@ fn main() {
             ratio[i].push(rps[i] / rps[0]);
         }
         let rounded: Vec<u64> = rps.iter().map(|v| v.round() as u64).collect();
-        println!("round {}: req/s {rounded:?}", round + 1);
-    }
-    println!("\n| variant | req/s as a ratio of plain axum in the same round (median of {rounds}) | p99 µs (median) | p99 / plain's | server CPU µs / request (median) | over plain's |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
-    let (plain_p99, plain_cpu) = (median(p99[0].clone()), median(cpu[0].clone()));
-    for (i, (name, _)) in targets.iter().enumerate() {
-        let (p, c) = (median(p99[i].clone()), median(cpu[i].clone()));
+        let us: Vec<String> = cpu.iter().map(|c| format!("{:.2}", c[round])).collect();
         println!(
-            "| {name} | {:.3} | {p:.0} | {:.2} | {c:.3} | {:+.3} |",
+            "round {}: req/s {rounded:?}, server CPU µs / request [{}]",
+            round + 1,
+            us.join(", ")
+        );
+    }
+    println!("\n| variant | req/s as a ratio of plain axum in the same round (median of {rounds}) | p99 µs (median) | p99 / plain's | server CPU µs / request (median) | over plain's in the same round (median) |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    let plain_p99 = median(p99[0].clone());
+    for (i, (name, _)) in targets.iter().enumerate() {
+        let p = median(p99[i].clone());
+        // The machine's speed drifts between rounds: the layer's cost is
+        // each round's difference to plain axum's.
+        let over: Vec<f64> = cpu[i].iter().zip(&cpu[0]).map(|(c, p)| c - p).collect();
+        println!(
+            "| {name} | {:.3} | {p:.0} | {:.2} | {:.3} | {:+.3} |",
             median(ratio[i].clone()),
             p / plain_p99,
-            c - plain_cpu
+            median(cpu[i].clone()),
+            median(over)
         );
     }
 }
