@@ -54,7 +54,7 @@ use ratelimit_core::backend::namespace;
 use ratelimit_core::backend::Check;
 use ratelimit_core::rules::{Rule, RuleSet};
 use ratelimit_core::{HashKey, Limiter, Outcome, RequestAttrs};
-use ratelimit_testkit::valkey::ValkeyServer;
+use ratelimit_testkit::valkey::{info_of as info, load_script as load, ValkeyServer};
 use ratelimit_valkey::{batch_script_source, key_of, script_source, ValkeyBackend};
 use redis::aio::MultiplexedConnection;
 
@@ -192,14 +192,6 @@ fn process_cpu() -> f64 {
     let ticks = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
     // Fields 14 and 15 (utime, stime), counted from the state (field 3).
     (ticks(11) + ticks(12)) / 100.0
-}
-
-async fn info(conn: &mut MultiplexedConnection, section: &str) -> String {
-    redis::cmd("INFO")
-        .arg(section)
-        .query_async(conn)
-        .await
-        .expect("INFO")
 }
 
 /// A plain `name:value` line of INFO.
@@ -450,14 +442,6 @@ fn key_template(check: &Check) -> String {
     let template = format!("{}{{0000__rand_int__}}{}", &key[..open], &key[close + 1..]);
     assert_eq!(template.len() - "__rand_int__".len() + 12, key.len());
     template
-}
-
-async fn load(conn: &mut MultiplexedConnection, source: &str) -> String {
-    redis::Script::new(source)
-        .prepare_invoke()
-        .load_async(conn)
-        .await
-        .expect("SCRIPT LOAD")
 }
 
 /// Prints the two ceilings' commands for redis-benchmark: `RB`, the

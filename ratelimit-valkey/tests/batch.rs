@@ -11,9 +11,10 @@ use ratelimit_core::rules::{Rule, RuleBuilder};
 use ratelimit_testkit::checks::{check_of, template, T0};
 use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{
-    calls, connect, injected, injected_cluster, scripts_run, server, spawned, ValkeyServer,
+    calls, connect, exists, injected, injected_cluster, load_script, scripts_run, server, spawned,
+    ValkeyServer,
 };
-use ratelimit_valkey::{cluster, key_of};
+use ratelimit_valkey::{batch_script_source, cluster, key_of};
 
 fn rules() -> [Rule; 3] {
     let m = Duration::from_secs(60);
@@ -79,7 +80,7 @@ async fn a_checks_error_leaves_the_others_decided() {
 async fn a_malformed_batch_call_runs_nothing() {
     let server = server();
     let mut conn = connect(server.url()).await;
-    let sha = load_batch_script(&mut conn).await;
+    let sha = load_script(&mut conn, batch_script_source()).await;
     let key = unique("malformed");
     // Two keys, the arguments of one sliding-window check.
     let r: redis::RedisResult<redis::Value> = redis::cmd("EVALSHA")
@@ -94,12 +95,7 @@ async fn a_malformed_batch_call_runs_nothing() {
         .await;
     let e = r.expect_err("refused");
     assert!(e.to_string().contains("argument"), "{e}");
-    let exists: u64 = redis::cmd("EXISTS")
-        .arg(&key)
-        .query_async(&mut conn)
-        .await
-        .expect("EXISTS");
-    assert_eq!(exists, 0);
+    assert!(!exists(&mut conn, &key).await);
 }
 
 /// Two sliding window checks in one batch call, the second with a mode the
@@ -110,7 +106,7 @@ async fn a_malformed_batch_call_runs_nothing() {
 async fn a_checks_bad_argument_is_its_err_line() {
     let server = server();
     let mut conn = connect(server.url()).await;
-    let sha = load_batch_script(&mut conn).await;
+    let sha = load_script(&mut conn, batch_script_source()).await;
     let (good, bad) = (unique("good"), unique("bad"));
     let reply: String = redis::cmd("EVALSHA")
         .arg(&sha)
@@ -132,24 +128,8 @@ async fn a_checks_bad_argument_is_its_err_line() {
         lines[1].contains("bad mode, penalty or cost argument"),
         "{reply}"
     );
-    let exists: (u64, u64) = redis::pipe()
-        .cmd("EXISTS")
-        .arg(&good)
-        .cmd("EXISTS")
-        .arg(&bad)
-        .query_async(&mut conn)
-        .await
-        .expect("EXISTS");
-    assert_eq!(exists, (1, 0));
-}
-
-/// Loads the batch script on `conn`'s server; its SHA.
-async fn load_batch_script(conn: &mut redis::aio::MultiplexedConnection) -> String {
-    redis::Script::new(ratelimit_valkey::batch_script_source())
-        .prepare_invoke()
-        .load_async(conn)
-        .await
-        .expect("SCRIPT LOAD")
+    assert!(exists(&mut conn, &good).await);
+    assert!(!exists(&mut conn, &bad).await);
 }
 
 /// Three rules on subject A and one on subject B (another slot of the same

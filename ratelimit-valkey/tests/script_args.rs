@@ -6,20 +6,12 @@
 use ratelimit_core::algorithm::Algorithm;
 use ratelimit_testkit::checks::T0;
 use ratelimit_testkit::unique;
-use ratelimit_testkit::valkey::{connect, server};
+use ratelimit_testkit::valkey::{connect, exists, load_script, server};
 use ratelimit_valkey::{batch_script_source, script_source};
 use redis::aio::MultiplexedConnection;
 
 /// The injected expiry offset the backend sends (2^42 ms).
 const OFFSET: u64 = 1 << 42;
-
-async fn load(conn: &mut MultiplexedConnection, source: &str) -> String {
-    redis::Script::new(source)
-        .prepare_invoke()
-        .load_async(conn)
-        .await
-        .expect("SCRIPT LOAD")
-}
 
 /// `EVALSHA sha <keys> <args>`: the reply or the error's text.
 async fn eval(
@@ -44,7 +36,7 @@ async fn eval(
 async fn a_head_carries_the_mode_penalty_and_cost() {
     let server = server();
     let mut conn = connect(server.url()).await;
-    let sha = load(&mut conn, script_source(Algorithm::SlidingWindow)).await;
+    let sha = load_script(&mut conn, script_source(Algorithm::SlidingWindow)).await;
     let key = unique("head");
     let (t, off) = (T0.to_string(), OFFSET.to_string());
     let run = |head: &'static str| {
@@ -77,7 +69,7 @@ async fn a_head_carries_the_mode_penalty_and_cost() {
 async fn a_malformed_single_call_gets_its_error() {
     let server = server();
     let mut conn = connect(server.url()).await;
-    let sha = load(&mut conn, script_source(Algorithm::TokenBucket)).await;
+    let sha = load_script(&mut conn, script_source(Algorithm::TokenBucket)).await;
     let key = unique("bad");
     let t = T0.to_string();
     let cases: [(&[&str], &str); 6] = [
@@ -106,12 +98,7 @@ async fn a_malformed_single_call_gets_its_error() {
             .expect_err("refused");
         assert!(e.contains(want), "{args:?}: {e}");
     }
-    let exists: u64 = redis::cmd("EXISTS")
-        .arg(&key)
-        .query_async(&mut conn)
-        .await
-        .expect("EXISTS");
-    assert_eq!(exists, 0);
+    assert!(!exists(&mut conn, &key).await);
 }
 
 /// The batch script: heads of every form in one call, with Valkey time (no
@@ -121,7 +108,7 @@ async fn a_malformed_single_call_gets_its_error() {
 async fn a_batch_takes_each_head_and_the_time_after_the_checks() {
     let server = server();
     let mut conn = connect(server.url()).await;
-    let sha = load(&mut conn, batch_script_source()).await;
+    let sha = load_script(&mut conn, batch_script_source()).await;
     let (a, b, c) = (unique("a"), unique("b"), unique("c"));
     let keys = [a.as_str(), b.as_str(), c.as_str()];
     // A sliding window count, a token bucket charge of cost 2 with a

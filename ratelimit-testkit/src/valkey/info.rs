@@ -101,3 +101,30 @@ pub async fn process_id(url: &str) -> u32 {
         .and_then(|p| p.parse().ok())
         .expect("INFO server has process_id")
 }
+
+/// Loads a Lua script (`SCRIPT LOAD`) on `conn`'s server; its SHA.
+///
+/// # Panics
+///
+/// When the server refuses the script.
+pub async fn load_script(conn: &mut MultiplexedConnection, source: &str) -> String {
+    redis::Script::new(source)
+        .prepare_invoke()
+        .load_async(conn)
+        .await
+        .expect("SCRIPT LOAD")
+}
+
+/// Whether `key` exists on `conn`'s server.
+///
+/// # Panics
+///
+/// When the command fails.
+pub async fn exists(conn: &mut MultiplexedConnection, key: &str) -> bool {
+    redis::cmd("EXISTS")
+        .arg(key)
+        .query_async::<u64>(conn)
+        .await
+        .expect("EXISTS")
+        == 1
+}

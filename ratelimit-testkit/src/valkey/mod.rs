@@ -35,8 +35,8 @@ use ratelimit_valkey::ValkeyBackend;
 
 pub use cluster::ValkeyCluster;
 pub use info::{
-    calls, cmdstat, connect, evalsha_stats, info, info_field, info_of, process_id, ran,
-    scripts_run, stat,
+    calls, cmdstat, connect, evalsha_stats, exists, info, info_field, info_of, load_script,
+    process_id, ran, scripts_run, stat,
 };
 pub use isolated::IsolatedProxy;
 pub use process::free_port;
