@@ -72,3 +72,60 @@ async fn a_flood_over_the_limit_is_refused_without_backend_calls() {
     assert_eq!(hit(addr, "/search").await.status, 200);
     assert_eq!(backend.calls.load(Ordering::SeqCst), 4);
 }
+
+/// 10 tokens a minute per client, charged after the response, with a
+/// penalty: a request is asked as a probe of cost 1, which starts no
+/// penalty even when refused.
+const TOKENS: &str = r#"[{"id": "tokens", "expression": "true", "algorithm": "fixed_window",
+    "limit": 10, "period": "1m", "key": ["ip"], "charge": "response", "penalty": "5m"}]"#;
+
+/// The upstream: `?cost=N` charges N after the response.
+async fn spend(req: axum::extract::Request) -> axum::response::Response {
+    let cost = req
+        .uri()
+        .query()
+        .and_then(|q| q.strip_prefix("cost="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let mut res = axum::response::IntoResponse::into_response("ok");
+    res.extensions_mut()
+        .insert(ratelimit_tower::ResponseCost(cost));
+    res
+}
+
+#[tokio::test]
+async fn a_flood_of_probes_under_a_penalty_rule_is_refused_without_backend_calls() {
+    let clock = clock();
+    let backend = Arc::new(Counting::default());
+    let limiter = Limiter::builder(rules(TOKENS))
+        .clock(clock.clone())
+        .backend_arc(backend.clone())
+        .build();
+    let app = Router::new()
+        .route("/spend", get(spend))
+        .layer(RateLimitLayer::new(limiter));
+    let addr = serve_axum(app).await;
+    // The whole budget, charged after the response: it fits, so no
+    // penalty starts (the probe, then the charge).
+    assert_eq!(hit(addr, "/spend?cost=10").await.status, 200);
+    for _ in 0..200 {
+        if backend.calls.load(Ordering::SeqCst) == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(backend.calls.load(Ordering::SeqCst), 2, "probe and charge");
+    // The next probe is refused by the backend (the bucket is spent, no
+    // penalty running); the flood after it is answered locally.
+    for _ in 0..50 {
+        let r = hit(addr, "/spend").await;
+        assert_eq!(r.status, 429);
+        assert_eq!(r.header("retry-after"), Some("60"));
+    }
+    assert_eq!(backend.calls.load(Ordering::SeqCst), 3, "answered locally");
+    // The next window admits, asking the backend again (a probe; a cost
+    // of 0 charges nothing).
+    advance(&clock, 60);
+    assert_eq!(hit(addr, "/spend").await.status, 200);
+    assert_eq!(backend.calls.load(Ordering::SeqCst), 4);
+}

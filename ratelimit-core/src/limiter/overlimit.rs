@@ -2,7 +2,8 @@
 //! earliest admission.
 //!
 //! When the backend refuses a request of cost `c` for a subject under a
-//! blocking rule without a penalty, it also says when a retry would be
+//! blocking rule without a penalty (or asked with a probe, which starts
+//! none), it also says when a retry would be
 //! admitted at the earliest, if nothing else happened: `T = now + retry`.
 //! Before `T`, no request of cost `c` or more from that subject can be
 //! admitted by any instance:
@@ -15,10 +16,12 @@
 //! - a larger cost fits no sooner than a smaller one.
 //!
 //! Rules charged after the response (`charge: response`) are asked with a
-//! probe of cost 1: its refusal is cached as any cost-1 refusal, and so is
-//! a charge that passes the limit (as the refusal of a cost-1 request,
-//! until the wait the backend gave): charges only add, so they too move
-//! the earliest admission later, never earlier.
+//! probe of cost 1: its refusal is cached as any cost-1 refusal, also
+//! under a rule with a penalty (a probe starts none, so the penalty cache
+//! would not hold it and every probe of a flood would ask the backend),
+//! and so is a charge that passes the limit without a penalty (as the
+//! refusal of a cost-1 request, until the wait the backend gave): charges
+//! only add, so they too move the earliest admission later, never earlier.
 //!
 //! `T` is taken from the time read *before* the backend call: the backend
 //! decided at that time or later (Valkey `TIME` included, whatever its
@@ -26,9 +29,10 @@
 //!
 //! Left out: `distinct` rules (a different value may be admitted while the
 //! subject is over its limit), count rules and log rules (they never refuse
-//! at request time), rules with a penalty (the penalty cache holds those),
-//! answers of the `fail_mode: local` fallback (not the backend's), and
-//! requests of a smaller cost than the refused one: those still ask.
+//! at request time), counts and charges under a penalty (the penalty cache
+//! holds those), answers of the `fail_mode: local` fallback (not the
+//! backend's), and requests of a smaller cost than the refused one: those
+//! still ask.
 //!
 //! Each entry remembers the published rule it was refused under: after a
 //! publish, a rule (even with the same id, algorithm and period, whose
@@ -48,7 +52,7 @@ use std::sync::{Arc, Weak};
 
 use super::Limiter;
 use crate::algorithm::{Algorithm, Decision};
-use crate::backend::{Check, CheckResult};
+use crate::backend::{Check, CheckMode, CheckResult};
 use crate::rules::Rule;
 use crate::store::{Sharded, WhenFull};
 use crate::KeyDigest;
@@ -142,7 +146,7 @@ impl OverLimitCache {
         let rule = &check.rule;
         if d.retry_after_ms == 0
             || d.blocked_until_ms.is_some()
-            || check.penalty_ms.is_some_and(|p| p > 0)
+            || (check.mode != CheckMode::Probe && check.penalty_ms.is_some_and(|p| p > 0))
             || rule.algorithm == Algorithm::Distinct
             || rule.is_count_rule()
         {
@@ -273,6 +277,29 @@ mod tests {
         );
         c.remember(&check(&d, 2, 1), Some(&Ok(Decision::deny(5, 0, 5))), 0);
         assert!(c.refused(&check(&d, 2, 1).state_key, &d, 1, 1).is_none());
+    }
+
+    #[test]
+    fn a_probe_refused_under_a_penalty_rule_is_kept_a_count_is_not() {
+        let r = rule(FW);
+        let c = OverLimitCache::new(10);
+        let with_penalty = |n, mode| {
+            let mut k = check(&r, n, 1).with_mode(mode);
+            k.penalty_ms = Some(60_000);
+            k
+        };
+        let deny = Ok(Decision::deny(500, 0, 500));
+        // A probe starts no penalty: nothing else would answer its flood.
+        let probe = with_penalty(1, CheckMode::Probe);
+        c.remember(&probe, Some(&deny), 0);
+        assert!(c.refused(&probe.state_key, &r, 1, 1).is_some());
+        // A count or a charge refused here started the penalty: the
+        // penalty cache holds it.
+        for (n, mode) in [(2, CheckMode::Count), (3, CheckMode::Charge)] {
+            let k = with_penalty(n, mode);
+            c.remember(&k, Some(&deny), 0);
+            assert!(c.refused(&k.state_key, &r, 1, 1).is_none(), "{mode:?}");
+        }
     }
 
     #[test]
