@@ -36,10 +36,26 @@ async fn a_slow_node_times_out_within_the_deadline() {
         check_of(&t, &rule, "203.0.113.7", 1, None),
         check_of(&t, &rule, "203.0.113.8", 1, None),
     ];
-    // The batch script loaded (a NOSCRIPT reply behind the delay would
-    // come too late to load it) and both counted once.
-    let warm = backend.check(&Batch::new(T0, checks.clone())).await;
+    // The batch script and the one-check script loaded (a NOSCRIPT reply
+    // behind the delay would come too late to load it), with subjects of
+    // their own: on a busy machine a first call (its NOSCRIPT, the load,
+    // the call again) may take longer than the 50 ms deadline, so it is
+    // tried again until it answers.
+    let warmup = vec![
+        check_of(&t, &rule, "203.0.113.9", 1, None),
+        check_of(&t, &rule, "203.0.113.10", 1, None),
+    ];
+    let mut warm = Vec::new();
+    for _ in 0..20 {
+        warm = backend.check(&Batch::new(T0, warmup.clone())).await;
+        warm.push(one(&backend, &warmup[0], T0).await);
+        if warm.iter().all(Result::is_ok) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     assert!(warm.iter().all(Result::is_ok), "{warm:?}");
+    let before = ran(&mut conn, "evalsha").await;
 
     proxy.set_mode(ProxyMode::Delay(Duration::from_millis(300)));
     let started = Instant::now();
@@ -57,8 +73,8 @@ async fn a_slow_node_times_out_within_the_deadline() {
     // The late call (one batch call for both checks) reaches the server
     // (it may have counted) but is never sent again.
     tokio::time::sleep(Duration::from_millis(700)).await;
-    assert_eq!(ran(&mut conn, "evalsha").await, 2);
+    assert_eq!(ran(&mut conn, "evalsha").await - before, 1);
     proxy.set_mode(ProxyMode::Pass);
     let d = one(&backend, &checks[0], T0).await.expect("answers again");
-    assert_eq!(d.remaining, 7, "the timed-out call did count, once");
+    assert_eq!(d.remaining, 8, "the timed-out call did count, once");
 }
