@@ -101,7 +101,8 @@ if need <= capacity and not charge then
     reset = reset + 1
   end
   if not probe then
-    -- put(need, at + reset) (see the rest), inline.
+    -- set_until(need, at + reset, raw) (see helpers.lua), inline and
+    -- from numbers.
     local target = at + reset + offset
     if
       old

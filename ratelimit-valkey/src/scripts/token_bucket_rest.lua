@@ -1,27 +1,6 @@
 -- The token bucket check, the rest (see token_bucket.lua): its helpers,
 -- made only when a check gets past the common path, and the other paths.
 
--- Stores `units` (> 0, below 2^53) until `until_ms`, as set_until does but
--- from numbers (no conversions): an INCRBY by the difference when the key
--- holds a number, the expiry written only when it moves (`pexp`, which the
--- count's GETEX may have moved already).
-local function put(units, until_ms)
-  local target = until_ms + offset
-  if old and old > -EXACT and old < EXACT then
-    if units == old or type(redis.pcall('INCRBY', key, units - old)) == 'number' then
-      if pexp ~= target then
-        redis.call('PEXPIREAT', key, target)
-      end
-      return
-    end
-  end
-  if pexp ~= -2 then
-    redis.call('DEL', key)
-  end
-  redis.call('INCRBY', key, units)
-  redis.call('PEXPIREAT', key, target)
-end
-
 -- ceil(x / d) for integers 0 <= x < 2^53, d >= 1, exactly (as divmod:
 -- x % d is the remainder, or that less d when x / d rounds up to the next
 -- integer, and then (x - r) / d is the ceiling already).
@@ -44,7 +23,7 @@ if charge then
   local reset = ceil_div(debt, limit)
   if debt <= capacity or penalty == 0 then
     if debt > 0 then
-      put(debt, at + reset)
+      set_until(string.format('%d', debt), at + reset, raw)
     elseif pexp ~= -2 then
       redis.call('DEL', key)
     end
