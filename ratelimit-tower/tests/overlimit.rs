@@ -5,14 +5,15 @@
 
 mod support;
 
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use axum::routing::get;
+use axum::routing::{get, MethodRouter};
 use axum::Router;
 use ratelimit_core::backend::{Backend, Batch, BoxFuture, CheckResult};
 use ratelimit_core::store::MemoryBackend;
-use ratelimit_core::Limiter;
+use ratelimit_core::{Limiter, ManualClock};
 use ratelimit_tower::RateLimitLayer;
 use support::*;
 
@@ -34,22 +35,32 @@ impl Backend for Counting {
     }
 }
 
+/// A server of `route` behind the layer over `rules_json`, on a counting
+/// in-memory backend and a manual clock.
+async fn serve_counted(
+    rules_json: &str,
+    path: &str,
+    route: MethodRouter,
+) -> (SocketAddr, ManualClock, Arc<Counting>) {
+    let clock = clock();
+    let backend = Arc::new(Counting::default());
+    let limiter = Limiter::builder(rules(rules_json))
+        .clock(clock.clone())
+        .backend_arc(backend.clone())
+        .build();
+    let app = Router::new()
+        .route(path, route)
+        .layer(RateLimitLayer::new(limiter));
+    (serve_axum(app).await, clock, backend)
+}
+
 const SEARCH: &str = r#"[{"id": "search", "expression": "http.request.uri.path eq \"/search\"",
     "algorithm": "sliding_window", "limit": 2, "period": "1m", "key": ["ip"],
     "ratelimit_headers": true}]"#;
 
 #[tokio::test]
 async fn a_flood_over_the_limit_is_refused_without_backend_calls() {
-    let clock = clock();
-    let backend = Arc::new(Counting::default());
-    let limiter = Limiter::builder(rules(SEARCH))
-        .clock(clock.clone())
-        .backend_arc(backend.clone())
-        .build();
-    let app = Router::new()
-        .route("/search", get(ok))
-        .layer(RateLimitLayer::new(limiter));
-    let addr = serve_axum(app).await;
+    let (addr, clock, backend) = serve_counted(SEARCH, "/search", get(ok)).await;
     assert_eq!(statuses(addr, "/search", 2).await, [200; 2]);
     let r = hit(addr, "/search").await;
     assert_eq!(
@@ -95,16 +106,7 @@ async fn spend(req: axum::extract::Request) -> axum::response::Response {
 
 #[tokio::test]
 async fn a_flood_of_probes_under_a_penalty_rule_is_refused_without_backend_calls() {
-    let clock = clock();
-    let backend = Arc::new(Counting::default());
-    let limiter = Limiter::builder(rules(TOKENS))
-        .clock(clock.clone())
-        .backend_arc(backend.clone())
-        .build();
-    let app = Router::new()
-        .route("/spend", get(spend))
-        .layer(RateLimitLayer::new(limiter));
-    let addr = serve_axum(app).await;
+    let (addr, clock, backend) = serve_counted(TOKENS, "/spend", get(spend)).await;
     // The whole budget, charged after the response: it fits, so no
     // penalty starts (the probe, then the charge).
     assert_eq!(hit(addr, "/spend?cost=10").await.status, 200);
