@@ -19,8 +19,8 @@
 //! Beside throughput, each run gives the server's CPU time per request
 //! (user and system, read from `/proc` for the server's own threads, in
 //! ticks of 10 ms): less noisy than throughput on a machine that `wrk`
-//! shares, and its difference to plain axum's in the same round is what the layer costs a
-//! request, kernel work included.
+//! shares, and its difference to plain axum's in the same round is what
+//! the layer costs a request, kernel work included.
 //!
 //! With `SERVE=<variant number>` (0 plain, 1 tower_governor allowing, 2
 //! ours allowing, 3 tower_governor refusing, 4 ours refusing) only that
@@ -197,14 +197,14 @@ fn main() {
         ("ours refusing", serve(limited(ours(1, "1h")))),
     ];
     if let Ok(only) = std::env::var("SERVE") {
-        let (name, addr) = only
+        let (name, server) = only
             .parse::<usize>()
             .ok()
             .and_then(|i| targets.get(i))
             .expect("SERVE: a variant number, 0 to 4");
         println!(
             "serving {name} on http://{}/ (pid {})",
-            addr.addr,
+            server.addr,
             std::process::id()
         );
         loop {
