@@ -28,15 +28,15 @@ KINDS=("$@")
 [[ ${#KINDS[@]} -gt 0 ]] || KINDS=(sw swref swblk fw tb tbref tbblk lb batchsw batch)
 
 log() { echo "[script_instructions] $*" >&2; }
+# apt_install, start_valkey
+# shellcheck source=benches/valkey_server.sh
+source benches/valkey_server.sh
 missing=()
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 command -v redis-benchmark >/dev/null 2>&1 || missing+=(redis-tools)
 if [[ ${#missing[@]} -gt 0 ]]; then
-    sudo=""
-    if [[ "$(id -u)" != 0 ]]; then sudo="sudo"; fi
     log "installing ${missing[*]}"
-    $sudo apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >&2
+    apt_install "${missing[@]}"
 fi
 VALKEY_SERVER="$(bash scripts/install-valkey.sh | tail -1)"
 
@@ -44,22 +44,8 @@ DIR="$(mktemp -d)"
 log "writing the scripts to $DIR"
 cargo bench -q -p ratelimit-valkey --bench script_sources -- "$DIR" >/dev/null
 
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$DIR/cg.%p.out" \
-    "$VALKEY_SERVER" --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
-    --dir "$DIR" >"$DIR/server.log" 2>&1 &
-SERVER_PID=$!
-cleanup() {
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-    rm -rf "$DIR"
-}
-trap cleanup EXIT
-CLI=(redis-cli -h 127.0.0.1 -p "$PORT")
-for _ in $(seq 300); do
-    [[ "$("${CLI[@]}" PING 2>/dev/null)" == PONG ]] && break
-    sleep 0.1
-done
+start_valkey 300 valgrind --tool=callgrind --instr-atstart=no \
+    --callgrind-out-file="$DIR/cg.%p.out" "$VALKEY_SERVER"
 log "valkey-server $("$VALKEY_SERVER" --version | cut -d' ' -f3) under callgrind, pid $SERVER_PID, port $PORT"
 
 K='rl:{0000__rand_int__}abcdef'

@@ -59,12 +59,9 @@ rm -f "$RESULTS"/round-*.txt "$RESULTS"/cpu.txt
 log() { echo "[valkey_peers] $*" >&2; }
 
 # --- tools -------------------------------------------------------------
-apt_install() {
-    local sudo=""
-    if [[ "$(id -u)" != 0 ]]; then sudo="sudo"; fi
-    $sudo apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >&2
-}
+# apt_install, start_valkey
+# shellcheck source=benches/valkey_server.sh
+source benches/valkey_server.sh
 if ! command -v redis-benchmark >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
     log "installing redis-tools (redis-benchmark, redis-cli)"
     apt_install redis-tools
@@ -93,22 +90,8 @@ BENCH="$(cargo bench -p ratelimit-valkey --bench valkey_path --no-run 2>&1 \
 [[ -x "$BENCH" ]] || { log "no valkey_path executable found"; exit 1; }
 
 # --- server ------------------------------------------------------------
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 DIR="$(mktemp -d)"
-"${SERVER_ENV[@]}" "$VALKEY_SERVER" --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
-    --daemonize no --dir "$DIR" >"$DIR/valkey.log" 2>&1 &
-SERVER_PID=$!
-cleanup() {
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-    rm -rf "$DIR"
-}
-trap cleanup EXIT
-CLI=(redis-cli -h 127.0.0.1 -p "$PORT")
-for _ in $(seq 100); do
-    [[ "$("${CLI[@]}" PING 2>/dev/null)" == PONG ]] && break
-    sleep 0.1
-done
+start_valkey 100 "${SERVER_ENV[@]}" "$VALKEY_SERVER"
 export VALKEY_URL="redis://127.0.0.1:$PORT"
 ALLOCATOR="glibc malloc"
 if grep -q libjemalloc "/proc/$SERVER_PID/maps" 2>/dev/null; then ALLOCATOR="jemalloc"; fi
