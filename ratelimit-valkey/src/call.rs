@@ -41,7 +41,7 @@ impl Call {
     /// check, else the batch script.
     pub(crate) fn script(&self) -> usize {
         match self.invs.as_slice() {
-            [one] => one.script,
+            [one] => one.script(),
             _ => BATCH,
         }
     }
@@ -132,7 +132,6 @@ mod tests {
 
     fn inv(script: usize, key: &str) -> Invocation {
         Invocation {
-            script,
             key: key.into(),
             now: None,
             head: Head {

@@ -20,8 +20,6 @@ pub(crate) enum TimeSource {
 /// One check, ready to be sent (see [`crate::call`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Invocation {
-    /// Index of the algorithm's script.
-    pub(crate) script: usize,
     /// The subject's key.
     pub(crate) key: String,
     /// The injected time in Unix ms, `None` for Valkey `TIME`: the same
@@ -31,6 +29,13 @@ pub(crate) struct Invocation {
     pub(crate) head: Head,
     /// The algorithm's parameters.
     pub(crate) args: Vec<Arg>,
+}
+
+impl Invocation {
+    /// Index of the algorithm's script: its head's digit less 1.
+    pub(crate) fn script(&self) -> usize {
+        usize::from(self.head.algorithm) - 1
+    }
 }
 
 /// A check's head, one argument (see the header of `prelude.lua`): the
@@ -235,18 +240,16 @@ pub(crate) fn invocation(
             ]);
         }
     }
-    let script = index(algorithm);
     // The cost of the algorithms that take it from the head.
     let cost = match algorithm {
         Algorithm::FixedWindow | Algorithm::SlidingWindow | Algorithm::TokenBucket => q.cost,
         _ => 1,
     };
     Ok(Invocation {
-        script,
         key: key_of(prefix, check),
         now,
         head: Head {
-            algorithm: script as u8 + 1,
+            algorithm: index(algorithm) as u8 + 1,
             mode,
             penalty,
             cost,
