@@ -29,6 +29,9 @@
 //!   `ratelimit_admin`): what changed, from what to what.
 //! - Every value on the page is HTML-escaped; subjects are only ever shown
 //!   as digests (the limiter keeps no raw key).
+//! - The cookie's `Path` is the mount path, percent-encoded outside the
+//!   plain path characters: under a path parameter (`/t/{tenant}/admin`)
+//!   a client cannot add attributes to it with a `;`.
 //! - The cookie is `Secure` by default; [`Admin::secure_cookie`] turns that
 //!   off for plain-HTTP development.
 //!
