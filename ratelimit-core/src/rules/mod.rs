@@ -41,6 +41,7 @@ mod key;
 mod raw;
 mod rule;
 mod schema;
+mod suggest;
 mod validate;
 
 use std::sync::Arc;
