@@ -1,8 +1,10 @@
 //! An admin page for a [`Limiter`], to mount behind the application's own
 //! authentication.
 //!
-//! [`Admin::router`] gives an axum [`Router`] serving one server-rendered
-//! HTML page (plain forms, no JavaScript) and the JSON behind it:
+//! [`Admin::router`] gives an axum
+//! [`Router`](https://docs.rs/axum/0.8/axum/struct.Router.html) serving
+//! one server-rendered HTML page (plain forms, no JavaScript) and the JSON
+//! behind it:
 //!
 //! | route | what |
 //! | --- | --- |
