@@ -30,6 +30,9 @@ macro_rules! chapter {
         #[doc = "[governor]: ../../../ratelimit_tower/guide/migrating_from_tower_governor/index.html"]
         #[doc = "[nginx]: ../../../ratelimit_nginx/guide/migrating_from_nginx/index.html"]
         #[doc = "[schema]: crate::rules::RuleSet::json_schema"]
+        // The operators' guide is not a rustdoc chapter: the admin crate
+        // documents its page and the metric catalogue.
+        #[doc = "[operators]: ../../../ratelimit_admin/index.html"]
         #[doc = "[from_json]: crate::rules::RuleSet::from_json"]
         #[doc = "[json_schema]: crate::rules::RuleSet::json_schema"]
         #[doc = "[builder]: crate::rules::RuleBuilder"]
