@@ -184,6 +184,12 @@ fn enum_of<T: Copy>(v: &Value, options: &[(&str, T)]) -> Result<T, String> {
         .map(|(_, t)| *t)
         .ok_or_else(|| {
             let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
-            format!("{s:?} is not one of {}", names.join(", "))
+            match suggest::closest(s, &names) {
+                Some(name) => format!(
+                    "{s:?} is not one of {}: did you mean {name:?}?",
+                    names.join(", ")
+                ),
+                None => format!("{s:?} is not one of {}", names.join(", ")),
+            }
         })
 }

@@ -316,6 +316,13 @@ fn errors_through_question_mark_read_as_sentences_with_a_suggestion() {
             .ends_with(r#"use "5m" (units s, m, h, d, without spaces)"#),
         "{e}"
     );
+    let e = one(r#""algorithm": "sliding-window", "limit": 5, "period": "1m""#).unwrap_err();
+    assert_eq!(
+        e.message(),
+        r#""sliding-window" is not one of fixed_window, sliding_window, token_bucket, leaky_bucket, distinct: did you mean "sliding_window"?"#
+    );
+    let e = one(&format!(r#"{FW}, "fail_mode": "opne""#)).unwrap_err();
+    assert!(e.message().ends_with(r#"did you mean "open"?"#), "{e}");
     let e = one(&format!(r#"{FW}, "colour": 1"#)).unwrap_err();
     assert_eq!(
         format!("{e:?}"),
