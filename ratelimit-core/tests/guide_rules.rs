@@ -180,3 +180,42 @@ fn the_checker_refuses_what_it_should() {
     assert!(load(ok).is_ok());
     assert!(load(&format!(r#"{{"rules": [{ok}]}}"#)).is_ok());
 }
+
+#[test]
+fn marks_are_checked_as_they_say() {
+    let block = |info: &str, text: &str| Block {
+        at: "test.md:1".into(),
+        info: info.into(),
+        text: text.into(),
+    };
+    let ok = r#"{"id": "t", "expression": "true", "algorithm": "fixed_window",
+        "limit": 1, "period": "1m", "key": ["ip"]}"#;
+    let bad = r#"{"id": "t", "period": "1 minute"}"#;
+    let mut n = 0;
+    assert_eq!(check(&block("json", ok), &mut n), Some(None));
+    assert!(matches!(check(&block("json", bad), &mut n), Some(Some(_))));
+    assert_eq!(check(&block("json,invalid", bad), &mut n), Some(None));
+    assert_eq!(
+        check(&block("json,invalid", ok), &mut n),
+        Some(Some("marked invalid, but it loads".into()))
+    );
+    assert_eq!(
+        check(&block("json,not-rules", r#"{"a": 1}"#), &mut n),
+        Some(None)
+    );
+    assert!(matches!(
+        check(&block("json,not-rules", "{"), &mut n),
+        Some(Some(_))
+    ));
+    assert!(
+        matches!(check(&block("json,ignore", ok), &mut n), Some(Some(_))),
+        "unknown mark"
+    );
+    assert_eq!(
+        check(&block("rust", "r#\"[1\"#"), &mut n),
+        None,
+        "run by rustdoc"
+    );
+    assert_eq!(check(&block("text", bad), &mut n), None);
+    assert_eq!(n, 7);
+}
