@@ -70,6 +70,8 @@ pub(crate) struct NodeFactory {
     connections: usize,
     breaker: BreakerConfig,
     clock: Arc<dyn Clock>,
+    /// Woken when any node's link is restored (the hash key check waits).
+    pub(crate) restored: Arc<tokio::sync::Notify>,
 }
 
 impl NodeFactory {
@@ -83,6 +85,7 @@ impl NodeFactory {
             self.connect_timeout,
             Breaker::with_shared_clock(self.breaker, self.clock.clone()),
             self.connections,
+            self.restored.clone(),
         ))
     }
 }
@@ -213,6 +216,7 @@ impl ValkeyBuilder {
             connections: self.connections,
             breaker: self.breaker,
             clock: self.clock.unwrap_or_else(|| Arc::new(TokioClock::new())),
+            restored: Arc::new(tokio::sync::Notify::new()),
         };
         let key = Arc::new(FleetKey::new(self.hash_key));
         let name = format!("{}{NAME}", self.prefix);
@@ -234,7 +238,8 @@ impl ValkeyBuilder {
                 url: first.clone(),
                 reason: e.to_string(),
             })?;
-            let progress = start::single(node.clone(), key.clone(), name, wait);
+            let restored = factory.restored.clone();
+            let progress = start::single(node.clone(), key.clone(), name, wait, restored);
             start::settle_single(&node, progress, &key, wait, self.require_connection).await?;
             Topology::Single(Box::new(node))
         };

@@ -21,9 +21,11 @@ use std::time::Duration;
 use ratelimit_core::backend::{BackendError, BackendErrorKind};
 use redis::aio::MultiplexedConnection;
 use redis::{ErrorKind, RedisError, Value};
+use tokio::sync::Notify;
 
 use crate::breaker::{Breaker, Permit};
 use crate::call::Call;
+use crate::link::Link;
 use crate::metrics::{error, NodeMetrics};
 use crate::pool::{describe, Connector, Lease, Pool};
 use crate::scripts::SOURCES;
@@ -58,21 +60,23 @@ fn classify(e: &RedisError) -> (BackendErrorKind, bool) {
 impl Node {
     /// A node whose `connections` start connecting at once, in the
     /// background. Must be called within a tokio runtime.
+    /// Each restore of its link wakes `restored` (see [`crate::link`]).
     pub(crate) fn start(
         addr: impl Into<Arc<str>>,
         client: redis::Client,
         connect_timeout: Duration,
         breaker: Breaker,
         connections: usize,
+        restored: Arc<Notify>,
     ) -> Self {
         let addr = addr.into();
         let breaker = Arc::new(breaker);
         let pool = Pool::start(
             Connector {
-                addr: addr.clone(),
                 client,
                 connect_timeout,
                 breaker: breaker.clone(),
+                link: Arc::new(Link::new(addr.clone(), restored)),
             },
             connections,
         );
