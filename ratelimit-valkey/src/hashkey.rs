@@ -166,7 +166,8 @@ impl FleetKey {
                     key = name,
                     "the fleet's hash key in valkey differs from the one configured \
                      (ValkeyBuilder::hash_key): the configured key is kept, and instances \
-                     that read the key from valkey count apart from this one"
+                     that read the key from valkey count apart from this one (delete the \
+                     stored key once every instance has the setting)"
                 );
             }
         }
