@@ -150,6 +150,7 @@ async fn the_probe_fails_within_its_deadline_when_valkey_accepts_and_never_answe
         .await
         .expect_err("the probe fails");
     let took = started.elapsed();
+    eprintln!("the probe failed after {took:?} (deadline {deadline:?}): {e}");
     assert!(
         took < deadline + Duration::from_millis(400),
         "the probe took {took:?} (deadline {deadline:?}, connect time-out 3 s): {e}"

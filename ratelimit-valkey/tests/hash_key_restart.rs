@@ -71,7 +71,9 @@ async fn after_a_restart_without_persistence_two_instances_converge_and_count_to
     assert_ne!(new, old, "B stored a fresh key");
 
     // A checks the stored key periodically and at its reconnection.
+    let waited = Instant::now();
     let converged = eventually(Duration::from_secs(15), async || a.hash_key() == Some(new)).await;
+    eprintln!("A adopted B's key {:?} after B started", waited.elapsed());
     let rule = RuleBuilder::new("login")
         .key(["ip"])
         .fixed_window(5, Duration::from_secs(60))
@@ -119,10 +121,15 @@ async fn an_instance_alone_writes_its_key_back_after_a_restart() {
     let key = a.hash_key().expect("read at build");
 
     let _server = restart(&mut first, port);
+    let waited = Instant::now();
     let back = eventually(Duration::from_secs(15), async || {
         stored(&url, &prefix).await.is_some()
     })
     .await;
+    eprintln!(
+        "A wrote its key back {:?} after the restart",
+        waited.elapsed()
+    );
     assert!(back, "A wrote its key back to the empty server");
     assert_eq!(stored(&url, &prefix).await, Some(key));
     assert_eq!(a.hash_key(), Some(key), "A kept its key");
