@@ -26,6 +26,7 @@ macro_rules! chapter {
         #[doc = "[keyed]: crate::guide::keyed"]
         #[doc = "[observability]: crate::guide::observability"]
         #[doc = "[valkey]: ../../../ratelimit_valkey/guide/valkey/index.html"]
+        #[doc = "[valkey-hash-key]: ../../../ratelimit_valkey/guide/valkey/index.html#the-fleets-hash-key"]
         #[doc = "[security]: ../../../ratelimit_tower/guide/security/index.html"]
         #[doc = "[governor]: ../../../ratelimit_tower/guide/migrating_from_tower_governor/index.html"]
         #[doc = "[nginx]: ../../../ratelimit_nginx/guide/migrating_from_nginx/index.html"]
