@@ -34,7 +34,7 @@ const NFA_SIZE_LIMIT: usize = 1 << 20;
 pub(super) const DFA_SIZE_LIMIT: usize = 2 << 20;
 /// The bound of the memory used while building the DFA, in bytes: the
 /// load-time work of a pattern.
-const DETERMINIZE_SIZE_LIMIT: usize = 512 << 10;
+const DETERMINIZE_SIZE_LIMIT: usize = 1 << 20;
 /// The deepest nesting of groups, repetitions and classes in a `matches`
 /// pattern (the regex crate's 250 overflows a 2 MiB stack in debug builds).
 const NEST_LIMIT: u32 = 64;
