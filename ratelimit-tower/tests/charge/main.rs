@@ -11,6 +11,7 @@
 mod support;
 
 mod gate;
+mod headers;
 mod scenarios;
 
 use std::convert::Infallible;
