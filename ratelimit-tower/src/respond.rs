@@ -5,7 +5,7 @@
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use ratelimit_core::verdict::{HeaderItem, ResponseTicket};
-use ratelimit_core::{Outcome, Verdict};
+use ratelimit_core::{Limiter, Outcome, Verdict};
 use tracing::Span;
 
 use crate::layer::Shared;
@@ -46,6 +46,18 @@ impl After {
             would_limit,
             ticket,
             charge,
+        }
+    }
+
+    /// The response future was dropped while the inner service worked (a
+    /// client that hung up, whose request hyper cancels): charges what the
+    /// service added to its [`Charge`] so far, as a body dropped before its
+    /// end does. Nothing when no `charge: response` rule matched, or when
+    /// the response was already built ([`forwarded`] took the charge).
+    pub(crate) fn cancelled(&mut self, limiter: &Limiter) {
+        if let Some(charge) = self.charge.take() {
+            let ticket = std::mem::take(&mut self.ticket);
+            Meter::new(limiter.clone(), ticket, 0, Some(charge), false).start(false);
         }
     }
 

@@ -10,6 +10,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cancel;
 mod gate;
 mod headers;
 mod scenarios;
