@@ -129,13 +129,8 @@ impl<'l, 'v> Settle<'l, 'v> {
             entry.stats.record(Event::Allowed);
         }
         if blocks && entry.rule.ratelimit_headers {
-            verdict.headers.push(HeaderItem {
-                id: entry.id.clone(),
-                quota: entry.rule.limit,
-                window_s: entry.rule.period_ms / 1000,
-                remaining: d.remaining,
-                reset_s: d.reset_ms.div_ceil(1000),
-            });
+            let item = HeaderItem::of(entry.id.clone(), &entry.rule, d.remaining, d.reset_ms);
+            verdict.headers.push(item);
         }
         if self.reports {
             verdict.reports.push(RuleReport {
