@@ -91,12 +91,20 @@ impl RateLimitLayer {
     /// through [`RateLimitLayer::limiter`].
     ///
     /// ```no_run
+    /// use ratelimit_tower::ratelimit_core::HashKey;
     /// use ratelimit_tower::RateLimitLayer;
     /// use ratelimit_valkey::ValkeyBackend;
     ///
-    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    /// let backend = ValkeyBackend::builder("redis://127.0.0.1:6379").build().await?;
+    /// # async fn run(secret: [u8; 16]) -> Result<(), Box<dyn std::error::Error>> {
+    /// let backend = ValkeyBackend::builder("redis://127.0.0.1:6379")
+    ///     // 16 secret bytes from the service's configuration, the same on every instance
+    ///     .hash_key(HashKey::new(secret))
+    ///     .build()
+    ///     .await?;
     /// let layer = RateLimitLayer::from_json_file_with_backend("rules.json", backend)?;
+    /// let limiter = layer.limiter().clone();
+    /// // later: limiter.publish(RuleSet::from_json_file("rules.json")?),
+    /// // limiter.switches().set_disable_rate_limiting(true)
     /// # Ok(()) }
     /// ```
     ///
