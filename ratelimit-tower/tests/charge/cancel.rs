@@ -87,22 +87,39 @@ async fn a_dropped_response_future_charges_what_was_added_on_valkey() {
     dropped_future_scenario(Arc::new(backend)).await;
 }
 
+/// Adds 1000 to the request's `Charge`, then works for 500 ms.
+async fn handler(req: axum::extract::Request) -> &'static str {
+    if let Some(charge) = req.extensions().get::<Charge>() {
+        charge.add(1000);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    "done"
+}
+
 /// Over TCP through axum and hyper: the handler adds 1000 and works for
 /// 500 ms; the client hangs up after 150 ms. The next request is refused.
 #[tokio::test]
 async fn a_client_that_hangs_up_mid_handler_pays_for_the_work() {
-    async fn handler(req: axum::extract::Request) -> &'static str {
-        if let Some(charge) = req.extensions().get::<Charge>() {
-            charge.add(1000);
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        "done"
-    }
     let limiter = limiter(Arc::new(MemoryBackend::default()));
     let app = axum::Router::new()
         .route("/work", axum::routing::get(handler))
         .layer(RateLimitLayer::new(limiter.clone()));
-    let addr: SocketAddr = serve_axum(app).await;
+    hang_up_scenario(&limiter, serve_axum(app).await).await;
+}
+
+/// The same with the layer `for_axum()`.
+#[tokio::test]
+async fn a_client_that_hangs_up_mid_handler_pays_for_the_work_for_axum() {
+    let limiter = limiter(Arc::new(MemoryBackend::default()));
+    let app = axum::Router::new()
+        .route("/work", axum::routing::get(handler))
+        .layer(RateLimitLayer::new(limiter.clone()).for_axum());
+    hang_up_scenario(&limiter, serve_axum(app).await).await;
+}
+
+/// A raw client sends `GET /work` to `addr` and hangs up after 150 ms;
+/// the handler's 1000 are charged, and the next request is refused.
+async fn hang_up_scenario(limiter: &Limiter, addr: SocketAddr) {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream
         .write_all(b"GET /work HTTP/1.1\r\nhost: localhost\r\n\r\n")
@@ -110,7 +127,7 @@ async fn a_client_that_hangs_up_mid_handler_pays_for_the_work() {
         .unwrap();
     tokio::time::sleep(Duration::from_millis(150)).await;
     drop(stream);
-    left(&limiter, "127.0.0.1", 0).await;
+    left(limiter, "127.0.0.1", 0).await;
     let r = hit(addr, "/work").await;
     assert_eq!(
         (r.status.as_u16(), r.header("retry-after")),
