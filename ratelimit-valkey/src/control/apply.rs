@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ratelimit_core::control::{check_set, ControlError, InstanceReport, SwitchState, MAX_SET_BYTES};
+use ratelimit_core::control::{
+    check_set, ControlError, InstanceReport, SwitchState, MAX_SET_BYTES,
+};
 use ratelimit_core::Limiter;
 
 use super::codec::digest_of_hex;
@@ -30,7 +32,11 @@ pub(crate) const LOST: &str = "the control keys are gone from Valkey (restarted 
 impl ValkeyControl {
     /// Reads the control state and applies what changed; true when
     /// something did.
-    pub(crate) async fn sync(&self, limiter: &Limiter, shared: &Shared) -> Result<bool, ControlError> {
+    pub(crate) async fn sync(
+        &self,
+        limiter: &Limiter,
+        shared: &Shared,
+    ) -> Result<bool, ControlError> {
         let keys = [
             self.keys.set.as_str(),
             self.keys.switches.as_str(),
@@ -39,7 +45,9 @@ impl ValkeyControl {
         let (version, epoch, _schema, json_len, switches, lift_seq): State =
             self.conn.script(&self.scripts.state, &keys, &[]).await?;
         shared.lock().unreachable = false;
-        let mut changed = self.apply_set(limiter, shared, version, epoch, json_len).await?;
+        let mut changed = self
+            .apply_set(limiter, shared, version, epoch, json_len)
+            .await?;
         if !switches.is_empty() {
             let stored = switches_of(&switches);
             if stored != SwitchState::of(limiter.switches()) {
@@ -74,7 +82,10 @@ impl ValkeyControl {
         };
         let epoch = epoch.unwrap_or_default();
         let Ok(v) = version.parse::<u64>() else {
-            let why = format!("the stored version is not a number: {:?}", trimmed(&version));
+            let why = format!(
+                "the stored version is not a number: {:?}",
+                trimmed(&version)
+            );
             return Ok(self.refuse(shared, (epoch, 0), why));
         };
         let seen = (epoch.clone(), v);
@@ -82,7 +93,8 @@ impl ValkeyControl {
             return Ok(false);
         }
         if json_len > MAX_SET_BYTES as u64 {
-            let why = format!("the rule set is {json_len} bytes, over the limit of {MAX_SET_BYTES}");
+            let why =
+                format!("the rule set is {json_len} bytes, over the limit of {MAX_SET_BYTES}");
             return Ok(self.refuse(shared, seen, why));
         }
         // One read of the version with its set: a publish between the two
@@ -94,13 +106,21 @@ impl ValkeyControl {
         let v = ver.and_then(|s| s.parse::<u64>().ok()).unwrap_or(v);
         let seen = (epoch, v);
         let Some(schema) = schema.and_then(|s| s.parse::<u32>().ok()) else {
-            return Ok(self.refuse(shared, seen, "the stored schema is missing or not a number".into()));
+            return Ok(self.refuse(
+                shared,
+                seen,
+                "the stored schema is missing or not a number".into(),
+            ));
         };
         match check_set(json.as_deref().unwrap_or(""), schema) {
             Ok(set) => {
                 limiter.publish(set);
                 let mut a = shared.lock();
-                tracing::info!(version = v, previous = a.version, "control: rule set applied");
+                tracing::info!(
+                    version = v,
+                    previous = a.version,
+                    "control: rule set applied"
+                );
                 metrics::gauge!("ratelimit_control_version").set(v as f64);
                 metrics::gauge!("ratelimit_control_lost").set(0.0);
                 a.version = v;
@@ -124,7 +144,12 @@ impl ValkeyControl {
         true
     }
 
-    async fn apply_lifts(&self, limiter: &Limiter, shared: &Shared, seq: u64) -> Result<bool, ControlError> {
+    async fn apply_lifts(
+        &self,
+        limiter: &Limiter,
+        shared: &Shared,
+        seq: u64,
+    ) -> Result<bool, ControlError> {
         let last = shared.lock().lift_seq;
         if seq == last {
             return Ok(false);
@@ -134,13 +159,16 @@ impl ValkeyControl {
             shared.lock().lift_seq = seq;
             return Ok(false);
         }
-        let n = usize::try_from(seq - last).unwrap_or(LIFTS_KEPT).min(LIFTS_KEPT);
+        let n = usize::try_from(seq - last)
+            .unwrap_or(LIFTS_KEPT)
+            .min(LIFTS_KEPT);
         let mut cmd = redis::cmd("LRANGE");
         cmd.arg(&self.keys.lifts).arg(0).arg(n - 1);
         let entries: Vec<String> = self.conn.cmd(&cmd).await?;
         for entry in entries {
             let mut parts = entry.splitn(3, ' ');
-            let (Some(s), Some(rule), Some(hex)) = (parts.next(), parts.next(), parts.next()) else {
+            let (Some(s), Some(rule), Some(hex)) = (parts.next(), parts.next(), parts.next())
+            else {
                 continue;
             };
             let (Ok(s), Some(subject)) = (s.parse::<u64>(), digest_of_hex(hex)) else {
@@ -157,7 +185,12 @@ impl ValkeyControl {
     }
 
     /// Writes this instance's report; returns the live fleet's size.
-    pub(crate) async fn report(&self, limiter: &Limiter, id: &str, shared: &Shared) -> Result<u64, ControlError> {
+    pub(crate) async fn report(
+        &self,
+        limiter: &Limiter,
+        id: &str,
+        shared: &Shared,
+    ) -> Result<u64, ControlError> {
         let (version, refused) = {
             let a = shared.lock();
             (a.version, a.refused.clone())

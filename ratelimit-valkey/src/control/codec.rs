@@ -185,7 +185,14 @@ mod tests {
 
     #[test]
     fn malformed_entries_are_errors_not_panics() {
-        for bad in ["", "[]", "{}", r#"{"id": 3}"#, "\u{0}", r#"{"version": -1}"#] {
+        for bad in [
+            "",
+            "[]",
+            "{}",
+            r#"{"id": 3}"#,
+            "\u{0}",
+            r#"{"version": -1}"#,
+        ] {
             assert!(report_from_json(bad).is_err(), "{bad:?}");
             assert!(history_entry(bad).is_err(), "{bad:?}");
         }

@@ -173,10 +173,7 @@ impl ValkeyControl {
             self.keys.channel.as_bytes(),
         ];
         let keys = [self.keys.switches.as_str()];
-        let _: u64 = self
-            .conn
-            .script(&self.scripts.switch, &keys, &args)
-            .await?;
+        let _: u64 = self.conn.script(&self.scripts.switch, &keys, &args).await?;
         Ok(())
     }
 

@@ -20,10 +20,7 @@ impl ValkeyControl {
         let keys = [self.keys.instances.as_str(), key.as_str()];
         let (json, ttl) = (report_to_json(report), live_ms());
         let args: [&[u8]; 3] = [report.id.as_bytes(), json.as_bytes(), ttl.as_bytes()];
-        let _: u64 = self
-            .conn
-            .script(&self.scripts.report, &keys, &args)
-            .await?;
+        let _: u64 = self.conn.script(&self.scripts.report, &keys, &args).await?;
         Ok(())
     }
 
