@@ -13,7 +13,7 @@ use ratelimit_core::Limiter;
 use super::codec::digest_of_hex;
 use super::follow::Shared;
 use super::ops::{switches_of, trimmed};
-use super::scripts::LIFTS_KEPT;
+use super::scripts::{LIFTS_KEPT, MAX_VERSION};
 use super::ValkeyControl;
 
 /// The control state as the `STATE` script returns it.
@@ -81,12 +81,15 @@ impl ValkeyControl {
             return Ok(false);
         };
         let epoch = epoch.unwrap_or_default();
-        let Ok(v) = version.parse::<u64>() else {
-            let why = format!(
-                "the stored version is not a number: {:?}",
-                trimmed(&version)
-            );
-            return Ok(self.refuse(shared, (epoch, 0), why));
+        let v = match version.parse::<u64>() {
+            Ok(v) if v <= MAX_VERSION => v,
+            _ => {
+                let why = format!(
+                    "the stored version is not a number below 2^53: {:?}",
+                    trimmed(&version)
+                );
+                return Ok(self.refuse(shared, (epoch, 0), why));
+            }
         };
         let seen = (epoch.clone(), v);
         if shared.lock().seen.as_ref() == Some(&seen) {
@@ -136,6 +139,9 @@ impl ValkeyControl {
 
     fn refuse(&self, shared: &Shared, seen: (String, u64), why: String) -> bool {
         let mut a = shared.lock();
+        if a.refused.as_ref() == Some(&(seen.1, why.clone())) {
+            return false;
+        }
         tracing::warn!(version = seen.1, running = a.version, reason = %why, "control: rule set refused; keeping the running set");
         metrics::counter!("ratelimit_control_refused_total").increment(1);
         a.refused = Some((seen.1, why));

@@ -46,6 +46,10 @@ impl Keys {
     }
 }
 
+/// The largest version: the publish script counts in Lua numbers
+/// (doubles), exact up to 2^53.
+pub(crate) const MAX_VERSION: u64 = (1 << 53) - 1;
+
 /// Lifts kept for instances that were away (newest first).
 pub(crate) const LIFTS_KEPT: usize = 1000;
 
@@ -60,8 +64,8 @@ local stored = redis.call('HGET', KEYS[1], 'version')
 local cur = 0
 if stored then
   cur = tonumber(stored)
-  if cur == nil or cur < 0 or cur ~= math.floor(cur) then
-    return redis.error_reply('the stored version is not a number: ' .. string.sub(stored, 1, 40))
+  if cur == nil or cur < 0 or cur ~= math.floor(cur) or cur >= 9007199254740991 then
+    return redis.error_reply('the stored version is not a number below 2^53: ' .. string.sub(stored, 1, 40))
   end
 end
 if cur ~= tonumber(ARGV[1]) then return {0, cur} end
