@@ -16,11 +16,9 @@ use super::ops::{switches_of, trimmed};
 use super::scripts::{LIFTS_KEPT, MAX_VERSION};
 use super::ValkeyControl;
 
-/// The control state as the `STATE` script returns it.
+/// The control state as a follower reads it.
 type State = (
-    Option<String>,
-    Option<String>,
-    Option<String>,
+    (Option<String>, Option<String>),
     u64,
     HashMap<String, String>,
     Option<String>,
@@ -37,13 +35,20 @@ impl ValkeyControl {
         limiter: &Limiter,
         shared: &Shared,
     ) -> Result<bool, ControlError> {
-        let keys = [
-            self.keys.set.as_str(),
-            self.keys.switches.as_str(),
-            self.keys.lift_seq.as_str(),
-        ];
-        let (version, epoch, _schema, json_len, switches, lift_seq): State =
-            self.conn.script(&self.scripts.state, &keys, &[]).await?;
+        // Plain reads (a script's keys need write access under an ACL),
+        // in one round trip.
+        let mut pipe = redis::pipe();
+        pipe.cmd("HMGET")
+            .arg(&self.keys.set)
+            .arg(&["version", "epoch"])
+            .cmd("HSTRLEN")
+            .arg(&self.keys.set)
+            .arg("json")
+            .cmd("HGETALL")
+            .arg(&self.keys.switches)
+            .cmd("GET")
+            .arg(&self.keys.lift_seq);
+        let ((version, epoch), json_len, switches, lift_seq): State = self.conn.pipe(&pipe).await?;
         shared.lock().unreachable = false;
         let mut changed = self
             .apply_set(limiter, shared, version, epoch, json_len)
@@ -205,7 +210,6 @@ impl ValkeyControl {
         report.last_report_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        self.write_report(&report).await?;
-        Ok(self.live_reports().await?.len() as u64)
+        self.write_report(&report).await
     }
 }
