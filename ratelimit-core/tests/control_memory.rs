@@ -45,7 +45,11 @@ fn the_whole_workflow_runs_in_one_process() {
         assert_eq!((totals[0].allowed, totals[0].would_limit), (2, 3));
         let subject = limiter.subject_of("login", &req).unwrap();
         let top = view.top_subjects("login");
-        assert_eq!((top[0].subject, top[0].count), (subject, 3), "whom it would hit");
+        assert_eq!(
+            (top[0].subject, top[0].count),
+            (subject, 3),
+            "whom it would hit"
+        );
         assert!(view.lagging(v1).is_empty());
 
         let v2 = control
@@ -53,7 +57,11 @@ fn the_whole_workflow_runs_in_one_process() {
             .await
             .unwrap();
         let refused = limiter.check(&req).await;
-        assert_eq!(refused.outcome, Outcome::Limited, "the log-phase count carries over");
+        assert_eq!(
+            refused.outcome,
+            Outcome::Limited,
+            "the log-phase count carries over"
+        );
         assert_eq!(refused.retry_after_secs(), Some(600));
 
         control.lift("login", subject).await.unwrap();
@@ -69,7 +77,14 @@ fn the_whole_workflow_runs_in_one_process() {
             .await
             .unwrap();
         assert!(limiter.check(&req).await.is_forward(), "the kill switch");
-        assert!(control.fleet().await.unwrap().switches.disable_rate_limiting);
+        assert!(
+            control
+                .fleet()
+                .await
+                .unwrap()
+                .switches
+                .disable_rate_limiting
+        );
         control
             .set_switch(Switch::DisableRateLimiting, false)
             .await
@@ -77,7 +92,10 @@ fn the_whole_workflow_runs_in_one_process() {
 
         // Roll back to version 1: publish its JSON again, as version 3.
         let history = control.history(10).await.unwrap();
-        assert_eq!(history.iter().map(|p| p.version).collect::<Vec<_>>(), [v2, v1]);
+        assert_eq!(
+            history.iter().map(|p| p.version).collect::<Vec<_>>(),
+            [v2, v1]
+        );
         let old = history.iter().find(|p| p.version == v1).unwrap();
         let v3 = control
             .publish(v2, &old.json, "rollback to 1", BTreeMap::new())
