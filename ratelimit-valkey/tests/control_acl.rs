@@ -149,3 +149,43 @@ async fn instances_that_only_follow_cannot_publish() {
         .await;
     assert_eq!(r.unwrap_err().code(), Some("NOPERM"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_notices_an_instance_converges_within_the_poll() {
+    let server = ValkeyServer::spawn().unwrap_or_else(|e| panic!("{e}"));
+    let p = unique("acl");
+    let mut admin = connect(server.url()).await;
+    // The follower's rules without the channel: every notice is lost.
+    let rule: Vec<String> = acl_rules(&p)[1]
+        .iter()
+        .filter(|w| !w.starts_with('&'))
+        .map(|w| w.replace("rl-follower", "rl-poller"))
+        .collect();
+    let _: () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg(&rule)
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    let limiter = Limiter::new(RuleSet::default());
+    let poll = Duration::from_millis(300);
+    let poller = ValkeyControl::open(&as_user(server.url(), "rl-poller", "follower-pw"), &p)
+        .unwrap()
+        .follow(limiter, FollowConfig::new("poller").poll(poll));
+    let operator = ValkeyControl::open(server.url(), &p).unwrap();
+    let mut worst = Duration::ZERO;
+    for v in 0..5 {
+        let start = std::time::Instant::now();
+        operator
+            .publish(v, &api_set(3 + v, "log"), "poll", BTreeMap::new())
+            .await
+            .unwrap();
+        let took = wait_until("applied by polling", Duration::from_secs(3), || {
+            poller.running_version() == v + 1
+        })
+        .await;
+        worst = worst.max(took.max(start.elapsed()));
+    }
+    assert_eq!(poller.notices(), 0, "no notice reached it");
+    assert!(worst < poll + Duration::from_millis(200), "worst {worst:?}");
+}

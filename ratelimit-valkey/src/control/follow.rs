@@ -183,14 +183,24 @@ impl ValkeyControl {
 }
 
 /// Subscribes to the channel and wakes the loop on every notice (and after
-/// every reconnect, since notices may have been missed).
+/// every reconnect, since notices may have been missed). Retries after
+/// 200 ms, doubling up to 5 s while it fails; a refused subscription is
+/// logged once (the poll still converges).
 async fn listen(control: ValkeyControl, shared: Arc<Shared>) {
+    let mut backoff = Duration::from_millis(200);
+    let mut warned = false;
     loop {
         match control.conn.client.get_async_pubsub().await {
-            Ok(mut pubsub) => {
-                if let Err(e) = pubsub.subscribe(&control.keys.channel).await {
-                    tracing::warn!(error = %e, "control channel: cannot subscribe");
-                } else {
+            Ok(mut pubsub) => match pubsub.subscribe(&control.keys.channel).await {
+                Err(e) => {
+                    if !warned {
+                        tracing::warn!(error = %e, "control channel: cannot subscribe; following by polling only");
+                        warned = true;
+                    }
+                }
+                Ok(()) => {
+                    backoff = Duration::from_millis(200);
+                    warned = false;
                     shared.wake.notify_one();
                     let mut messages = pubsub.on_message();
                     while messages.next().await.is_some() {
@@ -198,10 +208,11 @@ async fn listen(control: ValkeyControl, shared: Arc<Shared>) {
                         shared.wake.notify_one();
                     }
                 }
-            }
+            },
             Err(e) => tracing::debug!(error = %e, "control channel: cannot connect"),
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(5));
     }
 }
 
