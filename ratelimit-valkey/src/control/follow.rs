@@ -32,6 +32,10 @@ pub struct FollowConfig {
     /// one makes it behave as an older build (refusing newer sets, holding
     /// publishes), to rehearse an upgrade.
     pub schema: u32,
+    /// The fleet size the follower keeps up to date from the registry:
+    /// hand a clone to `LimiterBuilder::fleet_size` when building the
+    /// limiter (default: a new one starting at 1).
+    pub fleet: SharedFleet,
 }
 
 impl FollowConfig {
@@ -42,6 +46,7 @@ impl FollowConfig {
             poll: Duration::from_millis(500),
             report_every: Duration::from_secs(5),
             schema: SCHEMA,
+            fleet: SharedFleet::new(1),
         }
     }
 
@@ -56,6 +61,13 @@ impl FollowConfig {
     #[must_use]
     pub fn schema(mut self, schema: u32) -> Self {
         self.schema = schema;
+        self
+    }
+
+    /// Sets the fleet size the follower keeps (see [`FollowConfig::fleet`]).
+    #[must_use]
+    pub fn fleet_size(mut self, fleet: SharedFleet) -> Self {
+        self.fleet = fleet;
         self
     }
 
@@ -165,7 +177,7 @@ impl ValkeyControl {
             schema: config.schema,
             ..Shared::default()
         });
-        let fleet = SharedFleet::new(1);
+        let fleet = config.fleet.clone();
         let listen = tokio::spawn(listen(self.clone(), shared.clone()));
         let run = tokio::spawn(run(
             self.clone(),

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use ratelimit_core::control::SCHEMA;
 use ratelimit_core::rules::RuleSet;
+use ratelimit_core::switches::SharedFleet;
 use ratelimit_core::Limiter;
 use ratelimit_valkey::control::{FollowConfig, Follower, ValkeyControl};
 use ratelimit_valkey::ValkeyBackend;
@@ -26,6 +27,8 @@ pub(crate) struct Instance {
     pub(crate) limiter: Limiter,
     pub(crate) control: ValkeyControl,
     pub(crate) follower: Follower,
+    /// The fleet size the limiter reads, kept by the follower.
+    pub(crate) fleet: SharedFleet,
 }
 
 /// Starts instance `id` on `url` under `prefix`, running `start` until it
@@ -48,8 +51,10 @@ pub(crate) async fn instance_reading(
         .build()
         .await
         .expect("backend");
+    let fleet = SharedFleet::new(1);
     let limiter = Limiter::builder(RuleSet::from_json(start).expect("start set"))
         .backend(backend)
+        .fleet_size(fleet.clone())
         .build();
     let control = ValkeyControl::open(url, prefix)
         .expect("control")
@@ -57,13 +62,15 @@ pub(crate) async fn instance_reading(
     let config = FollowConfig::new(id)
         .poll(Duration::from_millis(200))
         .report_every(Duration::from_millis(300))
-        .schema(schema);
+        .schema(schema)
+        .fleet_size(fleet.clone());
     let follower = control.follow(limiter.clone(), config);
     Instance {
         id: id.into(),
         limiter,
         control,
         follower,
+        fleet,
     }
 }
 
