@@ -22,6 +22,7 @@
 //! ```
 
 pub mod args;
+pub mod audit;
 pub mod check;
 pub mod diag;
 pub mod input;
@@ -38,6 +39,7 @@ pub const EXIT_USAGE: i32 = 64;
 const USAGE: &str = "\
 usage:
   ratelimit check [--format text|json] [--deny-warnings] [--now TIME] FILE...
+  ratelimit audit [--format text|json] [--deny-warnings] [--now TIME] FILE
   ratelimit help
 
 exit codes: 0 fine, 1 errors, 2 warnings under --deny-warnings, 64 bad usage";
@@ -51,6 +53,7 @@ pub fn run(words: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     };
     let result = match command.as_str() {
         "check" => Args::parse(rest, &check::OPTIONS).and_then(|a| check::run(&a, out)),
+        "audit" => Args::parse(rest, &audit::OPTIONS).and_then(|a| audit::run(&a, out)),
         "help" | "--help" | "-h" => {
             write_ok(writeln!(out, "{USAGE}"));
             Ok(0)
