@@ -25,8 +25,10 @@ pub mod args;
 pub mod audit;
 pub mod check;
 pub mod diag;
+pub mod explain;
 pub mod input;
 pub mod locate;
+pub mod request;
 pub mod time;
 
 use std::io::Write;
@@ -40,6 +42,9 @@ const USAGE: &str = "\
 usage:
   ratelimit check [--format text|json] [--deny-warnings] [--now TIME] FILE...
   ratelimit audit [--format text|json] [--deny-warnings] [--now TIME] FILE
+  ratelimit explain FILE --request 'METHOD /path?query' [-H 'name: value']... [--ip IP]
+        [--host HOST] [--claims JSON] [--app name=value]... [--viewer country=FR]...
+        [--hash-key HEX32] [--now TIME] [--format text|json]
   ratelimit help
 
 exit codes: 0 fine, 1 errors, 2 warnings under --deny-warnings, 64 bad usage";
@@ -54,6 +59,7 @@ pub fn run(words: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let result = match command.as_str() {
         "check" => Args::parse(rest, &check::OPTIONS).and_then(|a| check::run(&a, out)),
         "audit" => Args::parse(rest, &audit::OPTIONS).and_then(|a| audit::run(&a, out)),
+        "explain" => Args::parse(rest, &explain::OPTIONS).and_then(|a| explain::run(&a, out)),
         "help" | "--help" | "-h" => {
             write_ok(writeln!(out, "{USAGE}"));
             Ok(0)
