@@ -28,6 +28,7 @@ pub mod diag;
 pub mod explain;
 pub mod input;
 pub mod locate;
+pub mod replay;
 pub mod request;
 pub mod time;
 
@@ -45,6 +46,7 @@ usage:
   ratelimit explain FILE --request 'METHOD /path?query' [-H 'name: value']... [--ip IP]
         [--host HOST] [--claims JSON] [--app name=value]... [--viewer country=FR]...
         [--hash-key HEX32] [--now TIME] [--format text|json]
+  ratelimit replay FILE --log ACCESS_LOG [--format combined|json] [--speed max] [--top N]
   ratelimit help
 
 exit codes: 0 fine, 1 errors, 2 warnings under --deny-warnings, 64 bad usage";
@@ -60,6 +62,7 @@ pub fn run(words: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         "check" => Args::parse(rest, &check::OPTIONS).and_then(|a| check::run(&a, out)),
         "audit" => Args::parse(rest, &audit::OPTIONS).and_then(|a| audit::run(&a, out)),
         "explain" => Args::parse(rest, &explain::OPTIONS).and_then(|a| explain::run(&a, out)),
+        "replay" => Args::parse(rest, &replay::OPTIONS).and_then(|a| replay::run(&a, out)),
         "help" | "--help" | "-h" => {
             write_ok(writeln!(out, "{USAGE}"));
             Ok(0)

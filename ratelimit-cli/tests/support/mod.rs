@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What a run of the binary gave.
 pub struct Run {
@@ -25,13 +26,13 @@ pub fn ratelimit(args: &[&str]) -> Run {
     }
 }
 
-/// A fresh file under the target's temporary directory holding `bytes`.
+/// A fresh file under the target's temporary directory holding `bytes`:
+/// a directory of its own per call, as tests run in parallel.
 pub fn file(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "cli-{}-{}",
-        std::process::id(),
-        name.replace('/', "_")
-    ));
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
