@@ -37,7 +37,7 @@ fn offset(ms: u64, off: &str) -> Option<u64> {
     }
     let (sign, rest) = off.split_at_checked(1)?;
     let digits: String = rest.chars().filter(|c| *c != ':').collect();
-    if digits.len() != 4 {
+    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     let mins = u64::from(num(&digits[..2])? * 60 + num(&digits[2..])?);
@@ -201,5 +201,8 @@ mod tests {
             assert_eq!(clf_ms(s), None, "{s}");
         }
         assert_eq!(epoch_ms("1.x"), None);
+        // A 4-byte offset that is not 4 digits (found by the log parser's proptest).
+        assert_eq!(clf_ms("01/Dec/2026:16:04:05 +🟣"), None);
+        assert_eq!(rfc3339_ms("2026-12-01T15:04:05-🟣"), None);
     }
 }

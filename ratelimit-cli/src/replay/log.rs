@@ -357,4 +357,21 @@ mod tests {
         );
         assert!(parse(&"a".repeat(MAX_LINE + 1), LogFormat::Combined).is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_parses_or_says_why(line in "\\PC{0,160}", json in proptest::bool::ANY) {
+            let format = if json { LogFormat::Json } else { LogFormat::Combined };
+            let _ = parse(&line, format);
+        }
+
+        #[test]
+        fn mangled_lines_never_panic(cut in 0usize..120, junk in "\\PC{0,8}") {
+            let line = r#"203.0.113.7 - - [01/Dec/2026:10:00:00 +0000] "POST /login?a=1 HTTP/1.1" 401 12 "-" "ua""#;
+            let mut mangled: String = line.chars().take(cut).collect();
+            mangled.push_str(&junk);
+            mangled.extend(line.chars().skip(cut + 1));
+            let _ = parse(&mangled, LogFormat::Combined);
+        }
+    }
 }
