@@ -72,13 +72,15 @@ fn rule_json(r: &RuleExplanation) -> serde_json::Value {
 fn write_rule(out: &mut dyn Write, r: &RuleExplanation) -> std::io::Result<()> {
     let slot = r.slot.map_or("-".to_owned(), |s| s.to_string());
     let mode = if r.blocks { "block" } else { "log" };
+    let status = match (r.group, r.status) {
+        (RuleGroup::Count, RuleStatus::Runs) => "runs: counts the upstream's status",
+        (_, s) => status_text(s),
+    };
+    let group = group_text(r.group);
     writeln!(
         out,
-        "  {slot:>2} {:<20} {:<9} {:<5} {}",
-        r.rule,
-        group_text(r.group),
-        mode,
-        status_text(r.status)
+        "  {slot:>2} {:<20} {group:<9} {mode:<5} {status}",
+        r.rule
     )?;
     if r.status == RuleStatus::NoMatch {
         return Ok(());

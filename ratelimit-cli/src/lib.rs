@@ -9,8 +9,9 @@
 //! | `explain FILE --request 'POST /login' ...` | which rules a request runs, their keys and subject digests |
 //! | `replay FILE --log access.log` | an access log through the rules on the in-memory backend |
 //!
-//! The guide's chapter "The command line" (`docs/cli.md`) shows each with
-//! its output.
+//! The guide's chapter [The command line](guide::cli) shows each with its
+//! output; [The production checklist](guide::production) explains what
+//! `audit` checks.
 //!
 //! # Examples
 //!
@@ -26,6 +27,8 @@ pub mod audit;
 pub mod check;
 pub mod diag;
 pub mod explain;
+#[cfg(any(doc, doctest))]
+pub mod guide;
 pub mod input;
 pub mod locate;
 pub mod replay;

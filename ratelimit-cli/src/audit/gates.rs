@@ -52,7 +52,7 @@ pub static GATES: [Gate; 8] = [
         name: "expires_at has passed",
         source: "rule engine: \"A save or check of the draft warns about a rule of yours whose \
                  expires_at has passed: the rule will not run.\"",
-        guide: "docs/rules.md",
+        guide: "docs/rules.md#rules-that-expire-expires_at",
     },
     Gate {
         code: "RL007",
