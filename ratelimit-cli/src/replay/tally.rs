@@ -103,11 +103,12 @@ impl Tally {
 
     /// Counts one rule's report for a request from `ip` at `now`.
     pub fn report(&mut self, r: &RuleReport, ip: IpAddr, now: u64) {
-        let i = match self
-            .rules
-            .iter()
-            .position(|t| Arc::ptr_eq(&t.rule, &r.rule) || t.rule == r.rule)
-        {
+        // The id is the same Arc on every request of the rule: compare
+        // pointers first, text only when none matches.
+        let same = |t: &RuleTally| Arc::ptr_eq(&t.rule, &r.rule);
+        let found = (self.rules.iter().position(same))
+            .or_else(|| self.rules.iter().position(|t| t.rule == r.rule));
+        let i = match found {
             Some(i) => i,
             None => {
                 self.rules.push(RuleTally {
