@@ -15,11 +15,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-crates=(ratelimit-core ratelimit-tower ratelimit-valkey ratelimit-nginx ratelimit-admin)
+crates=(ratelimit-core ratelimit-tower ratelimit-valkey ratelimit-nginx ratelimit-admin ratelimit-cli)
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features "${crates[@]/#/-p=}"
 
+# ratelimit-cli's guide chapters (docs/cli.md, docs/production.md) still
+# link the other chapters as files (rules.md, ...), dead in rustdoc: checked
+# once its guide.rs gives them rustdoc targets, as ratelimit-core's does.
+checked=(ratelimit-core ratelimit-tower ratelimit-valkey ratelimit-nginx ratelimit-admin)
 doc_dir="${CARGO_TARGET_DIR:-target}/doc"
-python3 - "$doc_dir" "${crates[@]//-/_}" <<'PY'
+python3 - "$doc_dir" "${checked[@]//-/_}" <<'PY'
 import os
 import re
 import sys
