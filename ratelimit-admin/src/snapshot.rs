@@ -270,12 +270,12 @@ impl Snapshot {
 /// A rule's heaviest hitters, for the page.
 fn top_rows(stats: &ratelimit_core::stats::RuleStats) -> Vec<TopRow> {
     stats
-        .top_limited()
+        .top_hitters()
         .into_iter()
-        .map(|(subject, count)| TopRow {
-            subject,
-            count,
-            label: None,
+        .map(|h| TopRow {
+            subject: h.subject,
+            count: h.count,
+            label: h.label,
         })
         .collect()
 }
