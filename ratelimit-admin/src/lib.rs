@@ -60,6 +60,7 @@
 mod catalog;
 mod csrf;
 mod gauges;
+pub mod guard;
 mod html;
 mod routes;
 mod snapshot;
