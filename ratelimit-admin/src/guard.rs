@@ -39,6 +39,10 @@
 
 use std::fmt;
 
+mod driver;
+
+pub use driver::{Guard, RolledBack};
+
 /// The guard's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

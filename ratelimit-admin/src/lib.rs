@@ -57,18 +57,22 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod actions;
 mod catalog;
 mod csrf;
+mod fleet;
 mod gauges;
 pub mod guard;
 mod html;
 mod routes;
 mod snapshot;
+mod workflow;
 
 use std::sync::Arc;
 
 use axum::routing::{get, post};
 use axum::Router;
+use ratelimit_core::control::{Control, MemoryControl};
 use ratelimit_core::Limiter;
 
 pub use catalog::{describe_metrics, Kind, Metric, METRICS};
@@ -79,16 +83,29 @@ pub use gauges::set_state_gauges;
 #[must_use]
 pub struct Admin {
     limiter: Limiter,
+    control: Option<Arc<dyn Control>>,
     secure_cookie: bool,
 }
 
 impl Admin {
-    /// The admin page of `limiter`.
+    /// The admin page of `limiter`. Its actions go through a
+    /// [`MemoryControl`] of it (one process, no Valkey) unless
+    /// [`Admin::control`] gives the fleet's.
     pub fn new(limiter: Limiter) -> Self {
         Self {
             limiter,
+            control: None,
             secure_cookie: true,
         }
+    }
+
+    /// The fleet's control: every action (publish, switch, lift) goes
+    /// through it and applies fleet-wide, the page shows its instances and
+    /// history, and the CSRF secret is its
+    /// ([`Control::csrf_secret`]), so a form posts back to any instance.
+    pub fn control(mut self, control: Arc<dyn Control>) -> Self {
+        self.control = Some(control);
+        self
     }
 
     /// Whether the CSRF cookie is `Secure` (sent over HTTPS only): on by
@@ -102,9 +119,13 @@ impl Admin {
     /// The routes, relative to where they are mounted (see the crate
     /// docs). Mount them behind the application's authentication.
     pub fn router(self) -> Router {
+        let control = self
+            .control
+            .unwrap_or_else(|| Arc::new(MemoryControl::new(self.limiter.clone(), "local")));
         let state = Arc::new(routes::AdminState {
             limiter: self.limiter,
-            csrf: csrf::Csrf::new(),
+            control,
+            csrf: std::sync::OnceLock::new(),
             secure_cookie: self.secure_cookie,
         });
         Router::new()
@@ -113,6 +134,13 @@ impl Admin {
             .route("/rules.json", get(routes::rules_json))
             .route("/reset", post(routes::reset))
             .route("/switch", post(routes::switch))
+            .route("/check", post(actions::check))
+            .route("/rule", post(actions::rule))
+            .route("/publish", post(actions::publish))
+            .route("/canary", post(actions::canary))
+            .route("/promote", post(actions::promote))
+            .route("/demote", post(actions::demote))
+            .route("/rollback", post(actions::rollback))
             .with_state(state)
     }
 }
