@@ -1,6 +1,7 @@
 //! Three instances against a real valkey-server: how fast a publish and
 //! the kill switch reach all of them. Prints the figures the guide quotes
 //! (`cargo test -p ratelimit-valkey --test control_converge -- --nocapture`).
+#![allow(clippy::print_stderr)]
 
 mod control_common;
 
@@ -40,7 +41,7 @@ async fn a_hundred_publishes_reach_three_instances_with_p99_under_a_second() {
         }
     }
     let (p50, p99) = (quantile(&mut times, 0.5), quantile(&mut times, 0.99));
-    println!("publish convergence, 3 instances, 100 publishes: p50 {p50:?}, p99 {p99:?}");
+    eprintln!("publish convergence, 3 instances, 100 publishes: p50 {p50:?}, p99 {p99:?}");
     assert!(p99 < Duration::from_secs(1), "p99 {p99:?}");
 }
 
@@ -84,7 +85,7 @@ async fn the_kill_switch_stops_blocking_on_every_instance() {
         },
     )
     .await;
-    println!(
+    eprintln!(
         "kill switch, 3 instances: applied everywhere in {:?}",
         start.elapsed()
     );

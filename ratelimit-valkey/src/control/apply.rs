@@ -13,14 +13,12 @@ use ratelimit_core::Limiter;
 use super::codec::digest_of_hex;
 use super::follow::Shared;
 use super::ops::{switches_of, trimmed};
-use super::scripts::LIFTS_KEPT;
+use super::scripts::{LIFTS_KEPT, MAX_VERSION};
 use super::ValkeyControl;
 
-/// The control state as the `STATE` script returns it.
+/// The control state as a follower reads it.
 type State = (
-    Option<String>,
-    Option<String>,
-    Option<String>,
+    (Option<String>, Option<String>),
     u64,
     HashMap<String, String>,
     Option<String>,
@@ -37,13 +35,20 @@ impl ValkeyControl {
         limiter: &Limiter,
         shared: &Shared,
     ) -> Result<bool, ControlError> {
-        let keys = [
-            self.keys.set.as_str(),
-            self.keys.switches.as_str(),
-            self.keys.lift_seq.as_str(),
-        ];
-        let (version, epoch, _schema, json_len, switches, lift_seq): State =
-            self.conn.script(&self.scripts.state, &keys, &[]).await?;
+        // Plain reads (a script's keys need write access under an ACL),
+        // in one round trip.
+        let mut pipe = redis::pipe();
+        pipe.cmd("HMGET")
+            .arg(&self.keys.set)
+            .arg(&["version", "epoch"])
+            .cmd("HSTRLEN")
+            .arg(&self.keys.set)
+            .arg("json")
+            .cmd("HGETALL")
+            .arg(&self.keys.switches)
+            .cmd("GET")
+            .arg(&self.keys.lift_seq);
+        let ((version, epoch), json_len, switches, lift_seq): State = self.conn.pipe(&pipe).await?;
         shared.lock().unreachable = false;
         let mut changed = self
             .apply_set(limiter, shared, version, epoch, json_len)
@@ -81,12 +86,15 @@ impl ValkeyControl {
             return Ok(false);
         };
         let epoch = epoch.unwrap_or_default();
-        let Ok(v) = version.parse::<u64>() else {
-            let why = format!(
-                "the stored version is not a number: {:?}",
-                trimmed(&version)
-            );
-            return Ok(self.refuse(shared, (epoch, 0), why));
+        let v = match version.parse::<u64>() {
+            Ok(v) if v <= MAX_VERSION => v,
+            _ => {
+                let why = format!(
+                    "the stored version is not a number below 2^53: {:?}",
+                    trimmed(&version)
+                );
+                return Ok(self.refuse(shared, (epoch, 0), why));
+            }
         };
         let seen = (epoch.clone(), v);
         if shared.lock().seen.as_ref() == Some(&seen) {
@@ -136,6 +144,9 @@ impl ValkeyControl {
 
     fn refuse(&self, shared: &Shared, seen: (String, u64), why: String) -> bool {
         let mut a = shared.lock();
+        if a.refused.as_ref() == Some(&(seen.1, why.clone())) {
+            return false;
+        }
         tracing::warn!(version = seen.1, running = a.version, reason = %why, "control: rule set refused; keeping the running set");
         metrics::counter!("ratelimit_control_refused_total").increment(1);
         a.refused = Some((seen.1, why));
@@ -199,7 +210,6 @@ impl ValkeyControl {
         report.last_report_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        self.write_report(&report).await?;
-        Ok(self.live_reports().await?.len() as u64)
+        self.write_report(&report).await
     }
 }

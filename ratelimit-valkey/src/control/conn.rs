@@ -18,6 +18,11 @@ pub(crate) struct Conn {
 /// A Valkey error as the control says it: a refusal by the ACL or any
 /// other failure leaves the store unavailable to this caller.
 pub(crate) fn unavailable(e: &RedisError) -> ControlError {
+    if e.code() == Some("NOPERM") {
+        return ControlError::Unavailable(format!(
+            "NOPERM: this Valkey user may not do that (see the ACL set-up in \"Running a fleet\"): {e}"
+        ));
+    }
     ControlError::Unavailable(e.to_string())
 }
 
@@ -82,6 +87,19 @@ impl Conn {
     pub(crate) async fn cmd<T: FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, ControlError> {
         let mut c = self.get().await?;
         let r = cmd.query_async(&mut c).await;
+        if let Err(e) = &r {
+            self.forget_after(e).await;
+        }
+        r.map_err(|e| unavailable(&e))
+    }
+
+    /// Runs a pipeline (one round trip, not a transaction).
+    pub(crate) async fn pipe<T: FromRedisValue>(
+        &self,
+        pipe: &redis::Pipeline,
+    ) -> Result<T, ControlError> {
+        let mut c = self.get().await?;
+        let r = pipe.query_async(&mut c).await;
         if let Err(e) = &r {
             self.forget_after(e).await;
         }

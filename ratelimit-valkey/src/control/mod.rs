@@ -68,7 +68,6 @@ pub struct ValkeyControl {
 #[derive(Debug)]
 struct Scripts {
     publish: redis::Script,
-    state: redis::Script,
     switch: redis::Script,
     lift: redis::Script,
     csrf: redis::Script,
@@ -95,7 +94,6 @@ impl ValkeyControl {
             keys: Arc::new(Keys::new(prefix)),
             scripts: Arc::new(Scripts {
                 publish: redis::Script::new(scripts::PUBLISH),
-                state: redis::Script::new(scripts::STATE),
                 switch: redis::Script::new(scripts::SWITCH),
                 lift: redis::Script::new(scripts::LIFT),
                 csrf: redis::Script::new(scripts::CSRF),

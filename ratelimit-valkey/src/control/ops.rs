@@ -115,7 +115,7 @@ impl ValkeyControl {
         match r {
             Ok((1, v)) => Ok(v),
             Ok((_, current)) => Err(ControlError::Conflict { current }),
-            Err(ControlError::Unavailable(why)) if why.contains("not a number") => {
+            Err(ControlError::Unavailable(why)) if why.contains("stored version") => {
                 Err(malformed("published version", why))
             }
             Err(e) => Err(e),

@@ -14,14 +14,14 @@ fn live_ms() -> String {
 }
 
 impl ValkeyControl {
-    /// Writes `report` to the registry, to expire after [`LIVE_FOR`].
-    pub(crate) async fn write_report(&self, report: &InstanceReport) -> Result<(), ControlError> {
+    /// Writes `report` to the registry, to expire after [`LIVE_FOR`];
+    /// returns how many instances reported within it.
+    pub(crate) async fn write_report(&self, report: &InstanceReport) -> Result<u64, ControlError> {
         let key = format!("{}{}", self.keys.instance, report.id);
         let keys = [self.keys.instances.as_str(), key.as_str()];
         let (json, ttl) = (report_to_json(report), live_ms());
         let args: [&[u8]; 3] = [report.id.as_bytes(), json.as_bytes(), ttl.as_bytes()];
-        let _: u64 = self.conn.script(&self.scripts.report, &keys, &args).await?;
-        Ok(())
+        self.conn.script(&self.scripts.report, &keys, &args).await
     }
 
     /// The reports of the instances seen within [`LIVE_FOR`], by id; a

@@ -46,6 +46,10 @@ impl Keys {
     }
 }
 
+/// The largest version: the publish script counts in Lua numbers
+/// (doubles), exact up to 2^53.
+pub(crate) const MAX_VERSION: u64 = (1 << 53) - 1;
+
 /// Lifts kept for instances that were away (newest first).
 pub(crate) const LIFTS_KEPT: usize = 1000;
 
@@ -60,8 +64,8 @@ local stored = redis.call('HGET', KEYS[1], 'version')
 local cur = 0
 if stored then
   cur = tonumber(stored)
-  if cur == nil or cur < 0 or cur ~= math.floor(cur) then
-    return redis.error_reply('the stored version is not a number: ' .. string.sub(stored, 1, 40))
+  if cur == nil or cur < 0 or cur ~= math.floor(cur) or cur >= 9007199254740991 then
+    return redis.error_reply('the stored version is not a number below 2^53: ' .. string.sub(stored, 1, 40))
   end
 end
 if cur ~= tonumber(ARGV[1]) then return {0, cur} end
@@ -78,16 +82,6 @@ redis.call('LPUSH', KEYS[2], entry)
 redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[7]) - 1)
 redis.call('PUBLISH', ARGV[8], v)
 return {1, v}
-";
-
-/// KEYS: set, switches, lift_seq. What a follower reads on each notice or
-/// poll: {version, epoch, schema, json length, switches (flat), lift seq}.
-/// The version and schema come back as stored (strings, or false).
-pub(crate) const STATE: &str = r"
-assert(#KEYS == 3 and #ARGV == 0, 'state expects 3 keys')
-local head = redis.call('HMGET', KEYS[1], 'version', 'epoch', 'schema')
-return {head[1], head[2], head[3], redis.call('HSTRLEN', KEYS[1], 'json'),
-  redis.call('HGETALL', KEYS[2]), redis.call('GET', KEYS[3])}
 ";
 
 /// KEYS: switches. ARGV: name, "1" or "0", channel. Sets one switch and
@@ -119,7 +113,8 @@ return redis.call('GET', KEYS[1])
 ";
 
 /// KEYS: instances, the instance's report. ARGV: id, report JSON, ttl ms.
-/// Writes the report with an expiry and indexes it by Valkey's time.
+/// Writes the report with an expiry and indexes it by Valkey's time;
+/// returns how many instances reported within the ttl.
 pub(crate) const REPORT: &str = r"
 assert(#KEYS == 2 and #ARGV == 3, 'report expects 2 keys and 3 arguments')
 local t = redis.call('TIME')
@@ -129,7 +124,7 @@ redis.call('SET', KEYS[2], ARGV[2], 'PX', ttl)
 redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now - ttl))
 redis.call('PEXPIRE', KEYS[1], ttl * 2)
-return now
+return redis.call('ZCARD', KEYS[1])
 ";
 
 /// KEYS: instances. ARGV: ttl ms. The ids reported within ttl.
