@@ -9,7 +9,7 @@ use std::time::Duration;
 use control_common::{api_set, fleet, instance, wait_until};
 use ratelimit_core::control::{Control, Switch};
 use ratelimit_testkit::unique;
-use ratelimit_testkit::valkey::ValkeyServer;
+use ratelimit_testkit::valkey::{ChaosProxy, ProxyMode, ValkeyServer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_restart_without_persistence_instances_keep_their_set_and_report_it() {
@@ -111,4 +111,62 @@ async fn an_instance_started_during_an_outage_runs_its_own_set_then_converges() 
     )
     .await;
     assert_eq!(late.limiter.rules().get("api").map(|r| r.limit), Some(11));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_cut_off_keeps_its_set_and_switches_and_converges_when_back() {
+    let server = ValkeyServer::spawn().unwrap_or_else(|e| panic!("{e}"));
+    let proxy = ChaosProxy::start(format!("127.0.0.1:{}", server.port().expect("port")))
+        .await
+        .expect("proxy");
+    let prefix = unique("ctl");
+    let fleet = fleet(server.url(), &prefix).await;
+    let cut = instance(&proxy.url(), &prefix, "cut", "[]").await;
+    let operator = &fleet[0].control;
+    operator
+        .publish(0, &api_set(5, "block"), "one", BTreeMap::new())
+        .await
+        .unwrap();
+    operator
+        .set_switch(Switch::DisableConfigBlocking, true)
+        .await
+        .unwrap();
+    wait_until("the cut instance follows", Duration::from_secs(2), || {
+        cut.follower.running_version() == 1 && cut.limiter.switches().config_blocking_disabled()
+    })
+    .await;
+
+    proxy.set_mode(ProxyMode::Down);
+    operator
+        .publish(1, &api_set(6, "block"), "two", BTreeMap::new())
+        .await
+        .unwrap();
+    operator
+        .set_switch(Switch::DisableConfigBlocking, false)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        cut.follower.running_version(),
+        1,
+        "keeps its set while cut off"
+    );
+    assert_eq!(cut.limiter.rules().get("api").map(|r| r.limit), Some(5));
+    assert!(
+        cut.limiter.switches().config_blocking_disabled(),
+        "keeps its switches"
+    );
+    assert_eq!(cut.follower.refused(), None);
+
+    proxy.set_mode(ProxyMode::Pass);
+    wait_until(
+        "the cut instance converges when back",
+        Duration::from_secs(3),
+        || {
+            cut.follower.running_version() == 2
+                && !cut.limiter.switches().config_blocking_disabled()
+        },
+    )
+    .await;
+    assert_eq!(cut.limiter.rules().get("api").map(|r| r.limit), Some(6));
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ratelimit_core::control::{
-    check_set, ControlError, InstanceReport, SwitchState, MAX_SET_BYTES,
+    check_set, ControlError, InstanceReport, SwitchState, MAX_SET_BYTES, SCHEMA,
 };
 use ratelimit_core::Limiter;
 
@@ -120,7 +120,14 @@ impl ValkeyControl {
                 "the stored schema is missing or not a number".into(),
             ));
         };
-        match check_set(json.as_deref().unwrap_or(""), schema) {
+        if schema > shared.schema {
+            let why = format!(
+                "the rule set needs schema {schema}; this build reads schema {}",
+                shared.schema
+            );
+            return Ok(self.refuse(shared, seen, why));
+        }
+        match check_set(json.as_deref().unwrap_or(""), schema.min(SCHEMA)) {
             Ok(set) => {
                 limiter.publish(set);
                 let mut a = shared.lock();
@@ -207,6 +214,7 @@ impl ValkeyControl {
             (a.version, a.refused.clone())
         };
         let mut report = InstanceReport::of(limiter, id, version, refused);
+        report.schema = shared.schema;
         report.last_report_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));

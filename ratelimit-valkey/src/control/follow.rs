@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use ratelimit_core::control::ControlError;
+use ratelimit_core::control::{ControlError, SCHEMA};
 use ratelimit_core::switches::SharedFleet;
 use ratelimit_core::Limiter;
 use tokio::sync::Notify;
@@ -27,6 +27,11 @@ pub struct FollowConfig {
     /// How often the instance reports itself (default 5 s; also right
     /// after it applied a change).
     pub report_every: Duration,
+    /// The rule-set schema this instance reads: the build's
+    /// [`SCHEMA`](ratelimit_core::control::SCHEMA) by default; a lower
+    /// one makes it behave as an older build (refusing newer sets, holding
+    /// publishes), to rehearse an upgrade.
+    pub schema: u32,
 }
 
 impl FollowConfig {
@@ -36,6 +41,7 @@ impl FollowConfig {
             instance: instance.into(),
             poll: Duration::from_millis(500),
             report_every: Duration::from_secs(5),
+            schema: SCHEMA,
         }
     }
 
@@ -43,6 +49,13 @@ impl FollowConfig {
     #[must_use]
     pub fn poll(mut self, every: Duration) -> Self {
         self.poll = every;
+        self
+    }
+
+    /// Sets the schema this instance reads (see [`FollowConfig::schema`]).
+    #[must_use]
+    pub fn schema(mut self, schema: u32) -> Self {
+        self.schema = schema;
         self
     }
 
@@ -76,6 +89,8 @@ pub(crate) struct Applied {
 
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
+    /// The schema this instance reads.
+    pub(crate) schema: u32,
     pub(crate) applied: Mutex<Applied>,
     pub(crate) wake: Notify,
     pub(crate) notices: AtomicU64,
@@ -146,7 +161,10 @@ impl ValkeyControl {
     /// the instance to the registry. Must be called within a tokio
     /// runtime. While Valkey is down the instance keeps what it runs.
     pub fn follow(&self, limiter: Limiter, config: FollowConfig) -> Follower {
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared {
+            schema: config.schema,
+            ..Shared::default()
+        });
         let fleet = SharedFleet::new(1);
         let listen = tokio::spawn(listen(self.clone(), shared.clone()));
         let run = tokio::spawn(run(

@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant};
 
+use ratelimit_core::control::SCHEMA;
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::Limiter;
 use ratelimit_valkey::control::{FollowConfig, Follower, ValkeyControl};
@@ -30,6 +31,18 @@ pub(crate) struct Instance {
 /// Starts instance `id` on `url` under `prefix`, running `start` until it
 /// follows a publish.
 pub(crate) async fn instance(url: &str, prefix: &str, id: &str, start: &str) -> Instance {
+    instance_reading(url, prefix, id, start, SCHEMA).await
+}
+
+/// [`instance`], reading rule-set schema `schema` (an older build's when
+/// lower than this one's).
+pub(crate) async fn instance_reading(
+    url: &str,
+    prefix: &str,
+    id: &str,
+    start: &str,
+    schema: u32,
+) -> Instance {
     let backend = ValkeyBackend::builder(url)
         .key_prefix(prefix)
         .build()
@@ -43,7 +56,8 @@ pub(crate) async fn instance(url: &str, prefix: &str, id: &str, start: &str) -> 
         .with_limiter(limiter.clone());
     let config = FollowConfig::new(id)
         .poll(Duration::from_millis(200))
-        .report_every(Duration::from_millis(300));
+        .report_every(Duration::from_millis(300))
+        .schema(schema);
     let follower = control.follow(limiter.clone(), config);
     Instance {
         id: id.into(),
