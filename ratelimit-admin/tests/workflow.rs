@@ -5,150 +5,15 @@
 
 mod support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use http::StatusCode;
-use ratelimit_admin::guard::{Guard, RolledBack};
+use ratelimit_admin::guard::RolledBack;
 use ratelimit_admin::Admin;
-use ratelimit_core::control::{Control, MemoryControl};
+use ratelimit_core::control::Control;
 use ratelimit_core::rules::Action;
-use ratelimit_core::{Limiter, ManualClock, RequestAttrs};
+use support::flow::*;
 use support::*;
-
-const API: &str = r#"{"id": "api", "expression": "http.request.uri.path eq \"/api\"",
-   "algorithm": "fixed_window", "limit": 5, "period": "1m", "key": ["ip"]}"#;
-
-fn form(pairs: &[(&str, &str)]) -> String {
-    pairs
-        .iter()
-        .map(|(k, v)| format!("{k}={}", urlencode(v)))
-        .collect::<Vec<_>>()
-        .join("&")
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// `n` requests to /api from `ip`.
-async fn hit(l: &Limiter, ip: &str, n: usize) {
-    let r = RequestAttrs::new(ip.parse().unwrap()).with_path("/api");
-    for _ in 0..n {
-        l.check(&r).await;
-    }
-}
-
-/// `minutes` minutes of traffic: each minute, `per_min` requests from each
-/// of `ips`.
-async fn minutes(l: &Limiter, clock: &ManualClock, minutes: u32, ips: &[&str], per_min: usize) {
-    for _ in 0..minutes {
-        for ip in ips {
-            hit(l, ip, per_min).await;
-        }
-        clock.advance(Duration::from_secs(60));
-    }
-}
-
-/// The first addresses of 203.0.113.0/24 whose subject a 50% canary of
-/// the `api` rule takes (`inside`) or leaves out.
-fn clients(l: &Limiter, inside: bool, n: usize) -> Vec<String> {
-    let mut rule = (**l.rules().get("api").unwrap()).clone();
-    rule.canary_bp = Some(5_000);
-    (1..=254)
-        .map(|i| format!("203.0.113.{i}"))
-        .filter(|ip| {
-            let r = RequestAttrs::new(ip.parse().unwrap()).with_path("/api");
-            rule.canary_includes(&l.subject_of("api", &r).unwrap()) == inside
-        })
-        .take(n)
-        .collect()
-}
-
-struct Setup {
-    l: Limiter,
-    clock: ManualClock,
-    control: Arc<MemoryControl>,
-    app: axum::Router,
-    cookie: String,
-    token: String,
-}
-
-async fn setup() -> Setup {
-    let (l, clock) = limiter();
-    let control = Arc::new(MemoryControl::new(l.clone(), "edge-1"));
-    let app = Admin::new(l.clone()).control(control.clone()).router();
-    let (cookie, token) = cookie_and_token(&send(&app, get("/")).await);
-    Setup {
-        l,
-        clock,
-        control,
-        app,
-        cookie,
-        token,
-    }
-}
-
-impl Setup {
-    async fn post(&self, path: &str, fields: &[(&str, &str)]) -> Answer {
-        let mut all = vec![("csrf", self.token.as_str())];
-        all.extend_from_slice(fields);
-        send(&self.app, post(path, Some(&self.cookie), &form(&all))).await
-    }
-
-    async fn version(&self) -> String {
-        let v = self
-            .control
-            .current()
-            .await
-            .unwrap()
-            .map_or(0, |p| p.version);
-        v.to_string()
-    }
-
-    /// The published set with the `api` rule added (as the draft says: no
-    /// action, i.e. block) and published from the page.
-    async fn publish_api(&self) {
-        let mut rules: Vec<serde_json::Value> =
-            serde_json::from_str(&self.l.rules().to_json()).unwrap();
-        rules.push(serde_json::from_str(API).unwrap());
-        let json = serde_json::to_string(&rules).unwrap();
-        let checked = self.post("/check", &[("json", &json)]).await;
-        assert_eq!(checked.status, StatusCode::OK);
-        assert!(
-            checked.body.contains("rule &quot;api&quot; is new"),
-            "the check says it lands in log"
-        );
-        let v = self.version().await;
-        let a = self
-            .post(
-                "/publish",
-                &[("json", &json), ("note", "alice: api"), ("version", &v)],
-            )
-            .await;
-        assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
-    }
-
-    async fn canary(&self, percent: &str) {
-        let v = self.version().await;
-        let a = self
-            .post(
-                "/canary",
-                &[("rule", "api"), ("percent", percent), ("version", &v)],
-            )
-            .await;
-        assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
-    }
-
-    fn guard(&self) -> Guard {
-        Guard::new(self.control.clone()).clock(self.clock.clone())
-    }
-}
 
 #[tokio::test]
 async fn a_new_rule_lands_in_log_and_a_canary_keeps_while_traffic_stays_the_same() {
