@@ -3,6 +3,17 @@
 //! runs.
 
 use ratelimit_core::control::{Control, FleetView, Published, HISTORY_LEN};
+use ratelimit_core::stats::Event;
+
+use crate::snapshot::{Snapshot, TopRow};
+
+/// A rule that would have limited requests, with the clients it would hit.
+#[derive(Debug)]
+pub(crate) struct Attention {
+    pub(crate) id: String,
+    pub(crate) would_limit: u64,
+    pub(crate) top: Vec<TopRow>,
+}
 
 /// The fleet as the page shows it.
 #[derive(Debug)]
@@ -25,6 +36,39 @@ impl Fleet {
     /// The published version (with its rule set), if any.
     pub(crate) fn current(&self) -> Option<&Published> {
         self.history.first()
+    }
+
+    /// The rules that would have limited requests, summed over the fleet
+    /// (the instances' reports) when the control answered, else this
+    /// instance's counts.
+    pub(crate) fn attention(&self, s: &Snapshot) -> Vec<Attention> {
+        let Some(view) = self.view.as_ref().ok().filter(|v| !v.instances.is_empty()) else {
+            return s
+                .needs_attention()
+                .map(|r| Attention {
+                    id: r.id.clone(),
+                    would_limit: r.count(Event::WouldLimit),
+                    top: r.top.clone(),
+                })
+                .collect();
+        };
+        view.rule_totals()
+            .into_iter()
+            .filter(|c| c.would_limit > 0)
+            .map(|c| Attention {
+                top: view
+                    .top_subjects(&c.rule)
+                    .into_iter()
+                    .map(|t| TopRow {
+                        label: (t.label != t.subject.to_hex()).then_some(t.label),
+                        subject: t.subject,
+                        count: t.count,
+                    })
+                    .collect(),
+                id: c.rule,
+                would_limit: c.would_limit,
+            })
+            .collect()
     }
 
     /// The version a form starts from (compare-and-set): 0 when nothing

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use http::StatusCode;
 use ratelimit_admin::Admin;
 use ratelimit_core::control::{
-    BoxFuture, Control, ControlError, FleetView, InstanceReport, Published, Switch,
+    BoxFuture, Control, ControlError, FleetView, InstanceReport, Published, RuleCounts, Switch,
+    TopSubject,
 };
 use ratelimit_core::KeyDigest;
 use support::*;
@@ -66,12 +67,28 @@ impl Control for ThreeInstances {
         ready(Ok(()))
     }
     fn fleet(&self) -> BoxFuture<'_, Result<FleetView, ControlError>> {
+        // Each instance saw the same client over the log rule's limit.
+        let shadow = |n: u64| RuleCounts {
+            rule: "search.shadow".into(),
+            requests: n + 1,
+            allowed: 1,
+            would_limit: n,
+            ..RuleCounts::default()
+        };
+        let top = |n: u64| TopSubject {
+            rule: "search.shadow".into(),
+            subject: KeyDigest([9; 16]),
+            label: "ip=198.51.100.9".into(),
+            count: n,
+        };
         let at = |id: &str, v, ago: u64, refused: Option<(u64, String)>| InstanceReport {
             id: id.into(),
             running_version: v,
             schema: 1,
             last_report_ms: self.now_ms - ago,
             refused,
+            rules: vec![shadow(ago / 1000)],
+            top: vec![top(ago / 1000)],
             ..InstanceReport::default()
         };
         ready(Ok(FleetView {
@@ -125,6 +142,29 @@ async fn each_instance_shows_its_version_and_the_ones_behind_are_named() {
         row("edge-3").contains("refused version 4: rule &quot;login&quot;: bad &lt;limit&gt;"),
         "{}",
         row("edge-3")
+    );
+}
+
+#[tokio::test]
+async fn needs_attention_sums_the_fleet_and_shows_its_clients() {
+    let (l, _clock) = limiter();
+    let control = Arc::new(ThreeInstances { now_ms: l.now_ms() });
+    let page = send(&Admin::new(l).control(control).router(), get("/"))
+        .await
+        .body;
+    let attention =
+        &page[page.find("Needs attention").unwrap()..page.find("Penalties in force").unwrap()];
+    // 1 + 7 + 2 over the three instances; this instance saw none.
+    assert!(
+        attention.contains(r#"<td class="n">10</td>"#),
+        "{attention}"
+    );
+    assert!(
+        attention.contains(&format!(
+            "ip=198.51.100.9</span> <code>{}</code> (10)",
+            KeyDigest([9; 16]).to_hex()
+        )),
+        "{attention}"
     );
 }
 

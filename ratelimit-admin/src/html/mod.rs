@@ -89,7 +89,7 @@ pub(crate) fn page(
                 }
                 (sections::switches(s, f))
                 (workflow::fleet(fl, s.now_ms))
-                (sections::attention(s))
+                (sections::attention(&fl.attention(s)))
                 (workflow::guard_attention(fl))
                 (sections::penalties(s, f))
                 (workflow::rollout(&set, fl, f))

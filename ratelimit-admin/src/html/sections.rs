@@ -3,9 +3,9 @@
 //! own counters.
 
 use maud::{html, Markup};
-use ratelimit_core::stats::Event;
 
 use super::Forms;
+use crate::fleet::Attention;
 use crate::snapshot::{Snapshot, TopRow, EVENTS, SWITCHES};
 
 /// The emergency switches, each with its button.
@@ -47,9 +47,9 @@ pub(super) fn subjects(top: &[TopRow]) -> Markup {
     }
 }
 
-/// The rules that would have limited requests.
-pub(super) fn attention(s: &Snapshot) -> Markup {
-    let rows: Vec<_> = s.needs_attention().collect();
+/// The rules that would have limited requests (over the fleet when the
+/// control reports it), with the clients they would hit.
+pub(super) fn attention(rows: &[Attention]) -> Markup {
     html! {
         h2 { "Needs attention" }
         @if rows.is_empty() {
@@ -57,14 +57,15 @@ pub(super) fn attention(s: &Snapshot) -> Markup {
         } @else {
             p {
                 "Rules that would have limited requests (log rules over their limit, \
-                 or blocking rules while a switch makes them log), with the clients they would hit."
+                 or blocking rules while a switch makes them log), with the clients they would hit, \
+                 over the instances that reported in the last minute."
             }
             table {
                 tr { th { "rule" } th { "would limit" } th { "clients (count)" } }
                 @for r in rows {
                     tr.warn {
                         td { code { (r.id) } }
-                        td.n { (r.count(Event::WouldLimit)) }
+                        td.n { (r.would_limit) }
                         td { (subjects(&r.top)) }
                     }
                 }
