@@ -89,7 +89,6 @@ impl Control for ThreeInstances {
             refused,
             rules: vec![shadow(ago / 1000)],
             top: vec![top(ago / 1000)],
-            ..InstanceReport::default()
         };
         ready(Ok(FleetView {
             published: Some(self.published()),
