@@ -5,10 +5,10 @@ use std::sync::Arc;
 use super::{Key, KeyWriter, KeyedDecision, KeyedError, Quota};
 use crate::algorithm::Algorithm;
 use crate::backend::{state_key_with, Check, CheckMode};
-use crate::limiter::{Answer, RuleTarget};
+use crate::limiter::{Answer, KeyedHashKey, RuleTarget};
 use crate::rules::Rule;
 use crate::stats::RuleStats;
-use crate::{HashKey, KeyDigest, Limiter};
+use crate::{KeyDigest, Limiter};
 
 /// A limit checked for keys the caller supplies: one rule of the published
 /// set ([`Limiter::keyed_rule`]) or a [`Quota`] declared in code
@@ -39,7 +39,9 @@ use crate::{HashKey, KeyDigest, Limiter};
 pub struct KeyedLimit {
     pub(super) limiter: Limiter,
     target: Target,
-    subjects: HashKey,
+    /// The keyed subjects' hash key when the handle was made (derived
+    /// again on a call after the limiter's key changed).
+    subjects: KeyedHashKey,
     pub(super) jitter_ms: u64,
 }
 
@@ -115,6 +117,9 @@ impl Limiter {
     /// the same name and quota share counts (across a fleet too, on a shared
     /// backend); other names, and rules, never do.
     ///
+    /// Logs a warning when waiting calls would get less than the quota's
+    /// rate (see [`Quota::keeps_rate`]).
+    ///
     /// # Examples
     ///
     /// ```
@@ -132,6 +137,18 @@ impl Limiter {
     /// # }).unwrap();
     /// ```
     pub fn keyed_quota(&self, name: &str, quota: Quota) -> KeyedLimit {
+        if !quota.keeps_rate() {
+            tracing::warn!(
+                quota = name,
+                limit = quota.limit().get(),
+                period_ms = quota.period().as_millis() as u64,
+                burst = quota.burst().get(),
+                rate_keeping_burst = quota.rate_keeping_burst().get(),
+                "keyed quota: calls that wait for each other get less than its rate (waits \
+                 are whole ms and the burst cannot absorb the rounding); allow a burst of \
+                 rate_keeping_burst or more"
+            );
+        }
         let namespace = quota.namespace(name);
         let target = QuotaTarget {
             rule: Arc::new(quota.rule(name)),
@@ -193,7 +210,8 @@ impl KeyedLimit {
     /// The subject `key` is counted under (as the rule statistics'
     /// `top_limited` report it).
     pub fn subject<K: Key + ?Sized>(&self, key: &K) -> KeyDigest {
-        let mut w = KeyWriter::new(self.subjects.hasher());
+        let hash_key = self.limiter.keyed_hash_key_now(&self.subjects);
+        let mut w = KeyWriter::new(hash_key.hasher());
         key.write_key(&mut w);
         w.finish()
     }
