@@ -2,8 +2,10 @@
 //!
 //! A page load sets the cookie `ratelimit_admin_csrf` (a random 128-bit
 //! nonce, `HttpOnly`, `SameSite=Strict`) and writes into every form the
-//! token `SipHash-2-4-128(secret, nonce)`, where the secret is drawn once
-//! per [`Admin`](crate::Admin) from the operating system's random source.
+//! token `SipHash-2-4-128(secret, nonce)`, where the secret is the
+//! fleet's (`Control::csrf_secret`: kept in Valkey for a fleet, drawn from
+//! the operating system's random source for one process), so a form
+//! rendered by one instance posts back to any other.
 //! A POST is served only when its form's token is the MAC of its cookie's
 //! nonce. Another site can neither read the cookie nor compute a token
 //! for a nonce it planted (it does not know the secret).
@@ -17,16 +19,26 @@ pub(crate) const COOKIE: &str = "ratelimit_admin_csrf";
 /// The form field that carries the token.
 pub(crate) const FIELD: &str = "csrf";
 
-/// The per-instance secret.
+/// The fleet's secret, as a MAC key.
 #[derive(Debug, Clone)]
 pub(crate) struct Csrf {
     secret: HashKey,
 }
 
 impl Csrf {
+    #[cfg(test)]
     pub(crate) fn new() -> Self {
         Self {
             secret: HashKey::random(),
+        }
+    }
+
+    /// Keyed with the fleet's shared secret (`Control::csrf_secret`).
+    pub(crate) fn from_secret(secret: &[u8; 32]) -> Self {
+        let mut key = [0u8; 16];
+        key.copy_from_slice(&secret[..16]);
+        Self {
+            secret: HashKey::new(key).derive(&secret[16..]),
         }
     }
 

@@ -310,5 +310,6 @@ pub(crate) fn normalize_path(path: &str) -> Vec<u8> {
     crate::normalize::normalize_path(path.as_bytes()).into_owned()
 }
 
+pub(crate) mod label;
 #[cfg(test)]
 mod tests;

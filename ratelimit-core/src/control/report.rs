@@ -42,8 +42,10 @@ pub struct TopSubject {
     pub rule: String,
     /// The subject's digest: its identity, the one a lift takes.
     pub subject: KeyDigest,
-    /// The subject as a reader sees it (the digest's hex until the stats
-    /// keep a readable label).
+    /// The subject as a reader sees it: its readable label
+    /// ([`Hitter::label`](crate::stats::Hitter::label): the IP or the
+    /// key's values, credentials redacted), or the digest's hex until the
+    /// subject sent again.
     pub label: String,
     /// How many times (an upper bound: a bounded sketch).
     pub count: u64,
@@ -113,17 +115,12 @@ impl InstanceReport {
             };
             c.requests = c.allowed + c.limited + c.would_limit + c.fail_open + c.fail_closed;
             rules.push(c);
-            top.extend(
-                stats
-                    .top_limited()
-                    .into_iter()
-                    .map(|(subject, count)| TopSubject {
-                        rule: rule.to_owned(),
-                        subject,
-                        label: subject.to_hex(),
-                        count,
-                    }),
-            );
+            top.extend(stats.top_hitters().into_iter().map(|h| TopSubject {
+                rule: rule.to_owned(),
+                subject: h.subject,
+                label: h.label.unwrap_or_else(|| h.subject.to_hex()),
+                count: h.count,
+            }));
         }
         InstanceReport {
             id: id.to_owned(),

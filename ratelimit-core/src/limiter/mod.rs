@@ -52,6 +52,7 @@ mod overlimit;
 mod publish;
 mod respond;
 mod select;
+pub(crate) use select::in_canary;
 mod settle;
 mod snapshot;
 

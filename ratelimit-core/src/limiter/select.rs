@@ -21,6 +21,7 @@ use super::inline::{Inline, MAX_CHECKED, MAX_COUNTED};
 use super::publish::{Entry, Published};
 use crate::algorithm::distinct;
 use crate::backend::state_key_with;
+use crate::keys::label::label;
 use crate::keys::{distinct_value, ip_subject, subject_after, KeyOutcome, KeyPrefix};
 use crate::stats::Event;
 use crate::switches::Switches;
@@ -101,10 +102,28 @@ impl<'a> Selector<'a> {
     /// Keys one matching rule; expired rules are counted and skipped.
     #[inline(always)]
     fn pick<'p: 'a>(&self, e: &'p Arc<Entry>) -> Pick<'p> {
-        if e.plain {
-            return self.pick_plain(e);
+        let pick = if e.plain {
+            self.pick_plain(e)
+        } else {
+            self.pick_with(e, true)
+        };
+        if let Pick::Take(t) = &pick {
+            if e.stats.wants_label(&t.subject) {
+                self.give_label(e, t.subject);
+            }
         }
-        self.pick_with(e, true)
+        pick
+    }
+
+    /// Gives the rule's heavy-hitters sketch the readable label of
+    /// `subject`, which it waits for (see `RuleStats::wants_label`).
+    #[cold]
+    #[inline(never)]
+    fn give_label(&self, e: &Entry, subject: KeyDigest) {
+        let jwt_off = self.switches.jwt_disabled();
+        if let Some(l) = label(&e.rule, self.req, jwt_off) {
+            e.stats.give_label(subject, &l);
+        }
     }
 
     /// [`Selector::pick_with`] of a rule with nothing to test but its key

@@ -115,6 +115,16 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// Whether this rule blocks for `subject` as far as its canary goes:
+    /// true without a canary, else whether the subject is among the
+    /// canary's share (a stable hash, the same on every instance). The
+    /// admin's rollback guard uses it to tell which of a rule's clients
+    /// the canary blocked.
+    pub fn canary_includes(&self, subject: &crate::KeyDigest) -> bool {
+        self.canary_bp
+            .is_none_or(|bp| crate::limiter::in_canary(subject, bp))
+    }
+
     /// Whether this is a site-wide rule: expression `true`, not a count rule.
     pub fn is_site_wide(&self) -> bool {
         self.expression.is_always_true() && !self.is_count_rule()
