@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use ratelimit_core::algorithm::Algorithm;
 use ratelimit_core::backend::{
     Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckMode, CheckResult,
 };
@@ -278,10 +277,10 @@ impl ValkeyBackend {
     /// as a probe (distinct: a count) with a cost of 0 and no penalty,
     /// which writes nothing.
     async fn peek_one(&self, check: &Check, now_ms: u64) -> CheckResult {
-        let mode = if check.rule.algorithm == Algorithm::Distinct {
-            CheckMode::Count
-        } else {
+        let mode = if check.rule.algorithm.answers(CheckMode::Probe) {
             CheckMode::Probe
+        } else {
+            CheckMode::Count
         };
         let mut probe = check.clone().with_mode(mode);
         probe.quota = probe.quota.with_cost(0);

@@ -19,7 +19,7 @@ const MAX_PERIOD_MS: u64 = 86_400_000;
 /// fails open (admits) when the backend cannot answer. Every constructor is
 /// a `const fn` and takes non-zero numbers, so a quota can be a constant.
 ///
-/// Not to be confused with [`algorithm::Quota`](crate::algorithm::Quota),
+/// Not to be confused with [`algorithm::CheckQuota`](crate::algorithm::CheckQuota),
 /// the plain numbers one algorithm step runs on.
 ///
 /// # Examples
@@ -156,7 +156,7 @@ impl Quota {
     /// unless set), the limit for windows.
     pub const fn burst(&self) -> NonZeroU32 {
         match (self.algorithm, self.burst) {
-            (Algorithm::TokenBucket | Algorithm::LeakyBucket, Some(b)) => b,
+            (algorithm, Some(b)) if algorithm.takes_burst() => b,
             _ => self.limit,
         }
     }
@@ -169,10 +169,7 @@ impl Quota {
     /// The rule the backends run for this quota under `name`: the same
     /// numbers, no expression, key or penalty.
     pub(crate) fn rule(&self, name: &str) -> Rule {
-        let buckets = matches!(
-            self.algorithm,
-            Algorithm::TokenBucket | Algorithm::LeakyBucket
-        );
+        let buckets = self.algorithm.takes_burst();
         Rule {
             id: name.to_owned(),
             expression: Expression::always_true(),

@@ -11,7 +11,7 @@ use super::inline::MAX_CHECKED;
 use super::publish::{Entry, Published};
 use super::select::{Selection, Selector};
 use super::Limiter;
-use crate::algorithm::{Decision, Quota};
+use crate::algorithm::{CheckQuota, Decision};
 use crate::backend::{state_key_with, Batch, Check, CheckMode, CheckResult};
 use crate::rules::FailMode;
 use crate::stats::Event;
@@ -94,7 +94,7 @@ fn put_check(
     entry: &Entry,
     subject: KeyDigest,
     state_key: KeyDigest,
-    quota: Quota,
+    quota: CheckQuota,
     penalty_ms: Option<u64>,
     bit: Option<u16>,
     mode: CheckMode,

@@ -45,12 +45,12 @@ mod validate;
 
 use std::sync::Arc;
 
+pub use crate::algorithm::MAX_LIMIT;
 pub use allow::AllowList;
 pub use builder::RuleBuilder;
 pub use error::{RuleError, Warning};
 pub use key::{DistinctOf, KeyPart, StatusMatch};
 pub use rule::{Action, Charge, FailMode, OnMissingKey, Rule};
-pub use validate::MAX_LIMIT;
 pub(crate) use validate::MAX_SITE_WIDE;
 
 use crate::{Clock, SystemClock};

@@ -5,13 +5,9 @@ use super::error::{RuleError, Warning};
 use super::key::{DistinctOf, KeyPart, StatusMatch};
 use super::raw::RawRule;
 use super::rule::{Action, Charge, FailMode, OnMissingKey, Rule};
-use crate::algorithm::Algorithm;
+use crate::algorithm::MAX_LIMIT;
 use crate::Expression;
 
-/// Most requests per period.
-pub const MAX_LIMIT: u64 = 1_000_000_000;
-/// Most different values of a `distinct` rule.
-pub(crate) const MAX_DISTINCT_LIMIT: u64 = 1000;
 /// Shortest and longest period or penalty, in ms.
 pub(crate) const PERIOD_RANGE_MS: (u64, u64) = (1000, 86_400_000);
 /// Most site-wide rules in a set.
@@ -44,16 +40,12 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
     let algorithm = raw
         .algorithm
         .ok_or_else(|| err("algorithm", "is required".into()))?;
-    let distinct = algorithm == Algorithm::Distinct;
+    let distinct = algorithm.counts_values();
 
     let limit = raw
         .limit
         .ok_or_else(|| err("limit", "is required".into()))?;
-    let max = if distinct {
-        MAX_DISTINCT_LIMIT
-    } else {
-        MAX_LIMIT
-    };
+    let max = algorithm.max_limit();
     if !(1..=max).contains(&limit) {
         return Err(err("limit", format!("must be 1 to {max}")));
     }
@@ -62,8 +54,7 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
         .ok_or_else(|| err("period", "is required".into()))?;
     check_span(period_ms).map_err(|m| err("period", m))?;
 
-    let buckets = matches!(algorithm, Algorithm::TokenBucket | Algorithm::LeakyBucket);
-    let burst = match (buckets, raw.burst) {
+    let burst = match (algorithm.takes_burst(), raw.burst) {
         (true, None) => {
             return Err(err(
                 "burst",
@@ -97,7 +88,7 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
                 "must list at least one status".into(),
             ))
         }
-        Some(_) if distinct => {
+        Some(_) if !algorithm.takes_cost() => {
             return Err(err("count_statuses", "cannot be used with distinct".into()))
         }
         Some(list) => list
@@ -117,7 +108,7 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
         check_span(p).map_err(|m| err("penalty", m))?;
     }
     let fail_mode = raw.fail_mode.unwrap_or_default();
-    if distinct && fail_mode == FailMode::Local {
+    if !algorithm.counts_locally() && fail_mode == FailMode::Local {
         return Err(err("fail_mode", "local is refused for distinct (one map per subject per instance would outgrow the local store); use open or closed".into()));
     }
     if raw.canary_bp.is_some() && raw.action == Some(Action::Log) {
@@ -134,7 +125,7 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
     }
     let charge = raw.charge.unwrap_or_default();
     if charge == Charge::Response {
-        let why = if distinct {
+        let why = if !algorithm.takes_cost() {
             Some("response is not for distinct (it counts different values, not costs)")
         } else if !count_statuses.is_empty() {
             Some(
@@ -150,7 +141,7 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
         }
     }
     let cost = raw.cost.unwrap_or(1);
-    if cost != 1 && distinct {
+    if cost != 1 && !algorithm.takes_cost() {
         return Err(err("cost", "is not for distinct".into()));
     }
     let cap = burst.unwrap_or(limit);
@@ -262,7 +253,7 @@ pub(crate) fn set(rules: &[&Rule]) -> Result<(), RuleError> {
 fn is_ip_partner(r: &Rule) -> bool {
     r.is_site_wide()
         && r.key == [KeyPart::Ip]
-        && r.algorithm != Algorithm::Distinct
+        && r.algorithm.takes_cost()
         && r.is_blocking()
         && !r.charges_response()
         && r.canary_bp.is_none_or(|bp| bp >= 10_000)

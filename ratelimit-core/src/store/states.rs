@@ -18,8 +18,8 @@
 
 use super::lru::Entry;
 use super::{CacheLine, HalfLine, Inserted, Lru, Sharded, WhenFull, IDLE_MAX};
-use crate::algorithm::{Algorithm, Decision, Packed, Quota, SubjectState};
-use crate::backend::CheckMode;
+use crate::algorithm::CheckMode;
+use crate::algorithm::{Algorithm, CheckQuota, Decision, Packed, SubjectState};
 use crate::KeyDigest;
 
 /// Subject states by state key, bounded, least recently used evicted.
@@ -77,7 +77,7 @@ impl States {
         now: u64,
         algorithm: Algorithm,
         mode: CheckMode,
-        q: &Quota,
+        q: &CheckQuota,
         penalty_ms: Option<u64>,
         bit: Option<u16>,
         on_live_evicted: impl FnOnce(),
@@ -109,7 +109,7 @@ impl States {
         algorithm: Algorithm,
         mode: CheckMode,
         mut e: Entry<'_, Packed>,
-        q: &Quota,
+        q: &CheckQuota,
         penalty_ms: Option<u64>,
         bit: Option<u16>,
     ) -> Decision {
@@ -134,7 +134,7 @@ impl States {
         algorithm: Algorithm,
         mode: CheckMode,
         e: Entry<'_, Packed>,
-        q: &Quota,
+        q: &CheckQuota,
         penalty_ms: Option<u64>,
         bit: Option<u16>,
     ) -> Decision {
@@ -263,7 +263,7 @@ impl States {
         key: &KeyDigest,
         algorithm: Algorithm,
         now: u64,
-        q: &Quota,
+        q: &CheckQuota,
     ) -> Decision {
         let shard = self.packed.shard(key);
         let found = shard.peek_idle(key).map(|(w, idle)| (*w, idle));
