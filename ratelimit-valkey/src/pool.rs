@@ -28,7 +28,7 @@ use crate::breaker::Breaker;
 /// at least 2 (one connection that breaks would leave none) and at most 4.
 /// More connections than cores only split the requests in flight into
 /// smaller pipelines, which cost the server more per call (see
-/// `benches/README.md`: on 2 cores, 2 connections made 3% more decisions
+/// `benches/HISTORY.md`: on 2 cores, 2 connections made 3% more decisions
 /// per second than 4 with a 1-thread client and 6-11% more with a 2-thread
 /// one).
 pub(crate) fn default_connections() -> usize {
