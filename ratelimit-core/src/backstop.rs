@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::algorithm::{token_bucket, CheckQuota, Decision};
-use crate::keys::ip_bytes;
+use crate::cidr::ip_bytes;
 use crate::store::{Sharded, WhenFull};
 use crate::HashKey;
 

@@ -12,8 +12,8 @@ use ratelimit_core::backend::{BackendError, BackendErrorKind};
 use redis::Value;
 use tokio::task::JoinSet;
 
-use crate::backend::ClusterState;
 use crate::call::{by_slot, Call};
+use crate::cluster::ClusterState;
 use crate::cluster::{self, redirect, Addr};
 use crate::metrics::{error, redirected};
 use crate::scripts::Invocation;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::backend::ClusterState;
+use crate::cluster::ClusterState;
 use crate::hashkey::FleetKey;
 use crate::node::Node;
 use crate::pool::backoff;

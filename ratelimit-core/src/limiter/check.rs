@@ -4,9 +4,10 @@
 //!
 //! [`Backend::check_now`]: crate::backend::Backend::check_now
 
-use super::decide::{keep_batch, with_batch, Pending, Plan};
+use super::decide::{keep_batch, with_batch};
 use super::future::VerdictFuture;
-use super::publish::Published;
+use super::published::Published;
+use super::select::{Pending, Plan};
 use super::settle::Settle;
 use super::Limiter;
 use crate::backend::{Batch, CheckResult};

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use super::charge::charge_item;
 use super::inline::MAX_CHECKED;
-use super::publish::{Entry, Published};
-use super::select::{Selection, Selector};
+use super::published::{Entry, Published};
+use super::select::{Plan, Selector};
 use super::Limiter;
 use crate::algorithm::{CheckQuota, Decision};
 use crate::backend::{state_key_with, Batch, Check, CheckMode, CheckResult};
@@ -17,34 +17,6 @@ use crate::rules::FailMode;
 use crate::stats::Event;
 use crate::verdict::{CountItem, Outcome, Verdict};
 use crate::{KeyDigest, RequestView};
-
-/// One selected rule on its way to an answer. `E` holds its entry:
-/// borrowed from the published set when the answer comes at once, shared
-/// when it is awaited.
-pub(super) struct Pending<E> {
-    pub(super) entry: E,
-    pub(super) subject: KeyDigest,
-    pub(super) blocks: bool,
-    /// The distinct value's bit (`distinct` rules).
-    pub(super) bit: Option<u16>,
-    /// Where the subject's state (and its penalty) is keyed.
-    pub(super) key: KeyDigest,
-    /// Answered before the backend (penalty cache).
-    pub(super) cached: Option<Decision>,
-}
-
-impl Pending<&Arc<Entry>> {
-    pub(super) fn to_shared(&self) -> Pending<Arc<Entry>> {
-        Pending {
-            entry: self.entry.clone(),
-            subject: self.subject,
-            blocks: self.blocks,
-            bit: self.bit,
-            key: self.key,
-            cached: self.cached,
-        }
-    }
-}
 
 thread_local! {
     /// This thread's batch: a request answered at once is planned into it
@@ -127,24 +99,6 @@ fn put_check(
                 Some(old) => *old = c,
                 None => checks.push(c),
             }
-        }
-    }
-}
-
-/// A request decided up to the backend call. Filled in place by
-/// [`Limiter::begin`] (its lists live on the stack: moving them costs).
-/// The selected rules (`sel.rules`) are the ones waiting for an answer.
-pub(super) struct Plan<'p> {
-    pub(super) sel: Selection<'p>,
-}
-
-impl Plan<'_> {
-    // Inlined: the compiler then knows the lists start empty, and filling
-    // them drops nothing.
-    #[inline(always)]
-    pub(super) fn new() -> Self {
-        Self {
-            sel: Selection::default(),
         }
     }
 }

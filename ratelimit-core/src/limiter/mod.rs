@@ -46,6 +46,7 @@ mod inline;
 mod keyed_hooks;
 mod overlimit;
 mod publish;
+mod published;
 mod respond;
 mod select;
 mod settle;
@@ -57,8 +58,7 @@ pub use admin::AdminError;
 pub use builder::LimiterBuilder;
 pub use future::{ChargeFuture, VerdictFuture};
 pub(crate) use keyed_hooks::{Answer, RuleTarget};
-pub(crate) use publish::Published;
-pub(crate) use select::MAX_OTHER_RULES;
+pub(crate) use published::Published;
 pub use snapshot::Snapshot;
 
 use crate::backend::Backend;

@@ -6,8 +6,8 @@
 //!
 //! [`Backend::check_now_each`]: crate::backend::Backend::check_now_each
 
-use super::decide::Pending;
-use super::publish::Entry;
+use super::published::Entry;
+use super::select::Pending;
 use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{Batch, Check, CheckResult};

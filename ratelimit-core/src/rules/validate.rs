@@ -1,5 +1,6 @@
 //! Validation: everything `docs/rules.md` states about a rule and a rule set.
 
+use super::caps::MAX_SITE_WIDE;
 use super::duration::MAX_RFC3339_MS;
 use super::error::{RuleError, Warning};
 use super::key::{DistinctOf, KeyPart, StatusMatch};
@@ -10,8 +11,6 @@ use crate::Expression;
 
 /// Shortest and longest period or penalty, in ms.
 pub(crate) const PERIOD_RANGE_MS: (u64, u64) = (1000, 86_400_000);
-/// Most site-wide rules in a set.
-pub(crate) const MAX_SITE_WIDE: usize = 2;
 /// Most key parts.
 pub(crate) const MAX_KEY_PARTS: usize = 5;
 
