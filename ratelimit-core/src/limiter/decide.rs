@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::charge::charge_item;
 use super::inline::MAX_CHECKED;
 use super::published::{Entry, Published};
-use super::select::{Plan, Selector};
+use super::select::{Plan, Selection, Selector};
 use super::Limiter;
 use crate::algorithm::{CheckQuota, Decision};
 use crate::backend::{state_key_with, Batch, Check, CheckMode, CheckResult};
@@ -118,17 +118,8 @@ impl Limiter {
     ) -> bool {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
-        if let Some(backstop) = &inner.backstop {
-            if let Some(d) = backstop.check(req.client_ip(), now) {
-                if !d.allowed {
-                    inner.stats.backstop_limited();
-                    let mut v = Verdict::forward();
-                    v.outcome = Outcome::Limited;
-                    v.retry_after_ms = d.retry_after_ms;
-                    *verdict = v;
-                    return true;
-                }
-            }
+        if self.backstop_refuses(req, now, verdict) {
+            return true;
         }
         let hash_key = self.hash_key();
         let selector = Selector {
@@ -152,23 +143,53 @@ impl Limiter {
         for e in &sel.would_reject {
             verdict.would_limit.push(e.rule.id.clone());
         }
-        // Rules the cap left out: a running penalty still refuses.
+        self.penalties_only(sel, now, verdict);
+        self.plan_checks(req, sel, now, batch, verdict);
+        false
+    }
+
+    /// Step 1 of [`Limiter::begin`]: the per-IP backstop, true when it
+    /// refused (the verdict is then decided).
+    #[inline(always)]
+    fn backstop_refuses(&self, req: &dyn RequestView, now: u64, verdict: &mut Verdict) -> bool {
+        let inner = &self.inner;
+        let Some(backstop) = &inner.backstop else {
+            return false;
+        };
+        match backstop.check(req.client_ip(), now) {
+            Some(d) if !d.allowed => {
+                inner.stats.backstop_limited();
+                let mut v = Verdict::forward();
+                v.outcome = Outcome::Limited;
+                v.retry_after_ms = d.retry_after_ms;
+                *verdict = v;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Step 2 of [`Limiter::begin`]: the rules not asked of the backend.
+    /// Rules the cap left out: a running penalty still refuses. Count rules
+    /// at request time: only their blocks in the penalty cache, and their
+    /// items on the ticket for the response.
+    #[inline(always)]
+    fn penalties_only(&self, sel: &mut Selection<'_>, now: u64, verdict: &mut Verdict) {
+        let penalties = &self.inner.penalties;
+        let mut refuse = |blocks: bool, key: &KeyDigest, entry: &Entry| {
+            if let (true, Some(until)) = (blocks, penalties.blocked_until(key, now)) {
+                verdict.outcome = Outcome::Limited;
+                verdict.retry_after_ms = verdict.retry_after_ms.max(until - now);
+                entry.stats.record(Event::Limited);
+            }
+        };
         for p in &sel.penalty_only {
             let key = state_key_with(&p.entry.ns_digest, &p.subject);
-            if let (true, Some(until)) = (p.blocks, inner.penalties.blocked_until(&key, now)) {
-                verdict.outcome = Outcome::Limited;
-                verdict.retry_after_ms = verdict.retry_after_ms.max(until - now);
-                p.entry.stats.record(Event::Limited);
-            }
+            refuse(p.blocks, &key, p.entry);
         }
-        // Count rules at request time: only their blocks in the penalty cache.
         for c in sel.counts.drain() {
             let key = state_key_with(&c.entry.ns_digest, &c.subject);
-            if let (true, Some(until)) = (c.blocks, inner.penalties.blocked_until(&key, now)) {
-                verdict.outcome = Outcome::Limited;
-                verdict.retry_after_ms = verdict.retry_after_ms.max(until - now);
-                c.entry.stats.record(Event::Limited);
-            }
+            refuse(c.blocks, &key, c.entry);
             verdict.ticket.items.push(CountItem {
                 rule: c.entry.rule.clone(),
                 namespace: c.entry.namespace.clone(),
@@ -177,10 +198,22 @@ impl Limiter {
                 blocks: c.blocks,
             });
         }
+    }
 
+    /// Step 3 of [`Limiter::begin`]: each selected rule answered by a
+    /// cache, or planned into `batch` as a check (in place: each is
+    /// completed where selection put it).
+    #[inline(always)]
+    fn plan_checks(
+        &self,
+        req: &dyn RequestView,
+        sel: &mut Selection<'_>,
+        now: u64,
+        batch: &mut Batch,
+        verdict: &mut Verdict,
+    ) {
         let checks = &mut batch.checks;
         let mut used = 0;
-        // In place: each selected rule is completed where selection put it.
         for picked in sel.rules.iter_mut() {
             let entry = picked.entry;
             let key = picked.key;
@@ -196,15 +229,7 @@ impl Limiter {
                     CheckMode::Count,
                 )
             };
-            let cached = inner.penalties.blocked_until(&key, now).map(|until| {
-                let mut d = Decision::deny(until - now, 0, until - now);
-                d.blocked_until_ms = Some(until);
-                d
-            });
-            let cached = cached.or_else(|| {
-                let refused = || inner.overlimit.refused(&key, &entry.rule, cost, now);
-                picked.blocks.then(refused).flatten()
-            });
+            let cached = self.cached(&key, entry, picked.blocks, cost, now);
             if cached.is_none() {
                 let rule = &entry.rule;
                 let penalty_ms = rule.penalty_ms.filter(|_| picked.blocks);
@@ -230,7 +255,29 @@ impl Limiter {
         }
         checks.truncate(used);
         batch.now_ms = now;
-        false
+    }
+
+    /// The answer of the penalty cache, else (a blocking rule) of the
+    /// over-limit cache, for the state at `key`.
+    #[inline(always)]
+    fn cached(
+        &self,
+        key: &KeyDigest,
+        entry: &Entry,
+        blocks: bool,
+        cost: u64,
+        now: u64,
+    ) -> Option<Decision> {
+        let inner = &self.inner;
+        let cached = inner.penalties.blocked_until(key, now).map(|until| {
+            let mut d = Decision::deny(until - now, 0, until - now);
+            d.blocked_until_ms = Some(until);
+            d
+        });
+        cached.or_else(|| {
+            let refused = || inner.overlimit.refused(key, &entry.rule, cost, now);
+            blocks.then(refused).flatten()
+        })
     }
 
     /// Turns a backend answer (or its absence) into a decision, following
