@@ -1,7 +1,7 @@
-//! Deciding one request: the whole flow of "How a request is checked", in
-//! two halves around the one backend call: `begin` (backstop, selection,
-//! keys, the penalty cache, the batch) and `finish` (answers, fail modes,
-//! the verdict). `check.rs` runs them, with or without waiting.
+//! Deciding one request, the first half of "How a request is checked":
+//! `begin` (backstop, selection, keys, the penalty cache, the batch) up to
+//! the one backend call. The second half (answers, fail modes, the verdict)
+//! is `settle.rs`; `check.rs` runs both, with or without waiting.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -12,8 +12,7 @@ use super::published::{Entry, Published};
 use super::select::{Plan, Selection, Selector};
 use super::Limiter;
 use crate::algorithm::{CheckQuota, Decision};
-use crate::backend::{state_key_with, Batch, Check, CheckMode, CheckResult};
-use crate::rules::FailMode;
+use crate::backend::{state_key_with, Batch, Check, CheckMode};
 use crate::stats::Event;
 use crate::verdict::{CountItem, Outcome, Verdict};
 use crate::{KeyDigest, RequestView};
@@ -278,34 +277,5 @@ impl Limiter {
             let refused = || inner.overlimit.refused(key, &entry.rule, cost, now);
             blocks.then(refused).flatten()
         })
-    }
-
-    /// Turns a backend answer (or its absence) into a decision, following
-    /// the rule's `fail_mode` when the backend failed. Returns (decision,
-    /// failed, from cache).
-    pub(super) fn resolve(
-        &self,
-        check: &Check,
-        answer: Option<CheckResult>,
-        now: u64,
-        local_rules: usize,
-    ) -> (Option<Decision>, bool, bool) {
-        match answer {
-            Some(Ok(d)) => (Some(d), false, false),
-            _ => {
-                let rule = &check.rule;
-                if rule.fail_mode != FailMode::Local {
-                    return (None, true, false);
-                }
-                // In the check's mode: a probe counts nothing, a charge keeps
-                // its whole cost (at this instance's share of the limit).
-                let fleet = self.inner.fleet.fleet_size();
-                let d = self
-                    .inner
-                    .local
-                    .check_fallback(check, fleet, local_rules, now);
-                (d, d.is_none(), false)
-            }
-        }
     }
 }
