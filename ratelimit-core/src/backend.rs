@@ -270,6 +270,11 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
     /// ([`HashKey::random`](crate::HashKey::random)), which suits state
     /// kept for one limiter only. A backend that shares state but does not
     /// know its key yet returns `None` and refuses checks until it does.
+    ///
+    /// The key may change (the Valkey backend adopts the key stored in
+    /// Valkey when it differs from its own): the limiter then drops the
+    /// subjects it holds in memory under the old key (penalty cache,
+    /// over-limit cache, local stores) at its next decision.
     fn hash_key(&self) -> Option<crate::HashKey> {
         None
     }

@@ -105,6 +105,11 @@ impl HashKey {
         Sip128::new(self.k0, self.k1)
     }
 
+    /// The key's two words (for a lock-free comparison).
+    pub(crate) fn words(&self) -> (u64, u64) {
+        (self.k0, self.k1)
+    }
+
     /// A key derived from this one and `label` (for instance a rule's
     /// namespace), so that digests under different labels are unrelated.
     pub fn derive(&self, label: &[u8]) -> HashKey {

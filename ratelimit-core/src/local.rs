@@ -199,6 +199,15 @@ impl LocalStore {
         self.untracked.load(Ordering::Relaxed)
     }
 
+    /// Forgets every subject of every rule; returns how many were held.
+    pub(crate) fn clear(&self) -> usize {
+        let maps: Vec<_> = {
+            let mut rules = self.rules.lock().unwrap_or_else(|p| p.into_inner());
+            rules.drain().map(|(_, map)| map).collect()
+        };
+        maps.iter().map(|m| m.len()).sum()
+    }
+
     /// Drops the stores of rules no longer published.
     pub(crate) fn retain(&self, keep: impl Fn(&str) -> bool) {
         let mut rules = self.rules.lock().unwrap_or_else(|p| p.into_inner());

@@ -91,6 +91,12 @@ impl PenaltyCache {
         self.map.shard(key).remove(key);
     }
 
+    /// Forgets every block (the hash key changed: they were kept under
+    /// digests no request has any more); returns how many were held.
+    pub(crate) fn clear(&self) -> usize {
+        self.map.clear()
+    }
+
     /// Blocks dropped because the cache was full.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)

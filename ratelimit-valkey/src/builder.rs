@@ -103,13 +103,17 @@ impl ValkeyBuilder {
     }
 
     /// The fleet's secret hash key, explicitly (the same on every
-    /// instance). By default it is created once in Valkey at
-    /// `<prefix>hashkey` and read by every instance, with no
-    /// configuration: see [`HashKey`] and the guide's
+    /// instance): recommended in production, from the service's
+    /// configuration. By default the key stored in Valkey at
+    /// `<prefix>hashkey` is used (the first instance stores a random
+    /// one), and instances converge on it after Valkey restarts without
+    /// persistence, counting a client apart until they do: see
+    /// [`HashKey`] and the guide's
     /// [hash key](crate::guide::valkey#the-fleets-hash-key) section. Set
-    /// here, nothing is read or written in Valkey (a key set only on the
-    /// limiter still needs the backend to read its own before checks go
-    /// out).
+    /// here, the key is always used and never written to Valkey; a stored
+    /// key that differs is logged at `WARN` and counted (a key set only
+    /// on the limiter still needs the backend to read its own before
+    /// checks go out).
     pub fn hash_key(mut self, key: HashKey) -> Self {
         self.hash_key = Some(key);
         self
@@ -187,6 +191,7 @@ impl ValkeyBuilder {
             connections: self.connections,
             breaker: self.breaker,
             clock: self.clock.unwrap_or_else(|| Arc::new(TokioClock::new())),
+            restored: Arc::new(tokio::sync::Notify::new()),
         };
         let key = Arc::new(FleetKey::new(self.hash_key));
         let name = format!("{}{NAME}", self.prefix);
@@ -208,7 +213,8 @@ impl ValkeyBuilder {
                 url: first.clone(),
                 reason: e.to_string(),
             })?;
-            let progress = start::single(node.clone(), key.clone(), name, wait);
+            let restored = factory.restored.clone();
+            let progress = start::single(node.clone(), key.clone(), name, wait, restored);
             start::settle_single(&node, progress, &key, wait, self.require_connection).await?;
             Topology::Single(Box::new(node))
         };

@@ -96,6 +96,8 @@ pub mod fleet;
 #[cfg(any(doc, doctest))]
 pub mod guide;
 mod hashkey;
+mod key_cell;
+mod link;
 mod metrics;
 mod node;
 mod pool;

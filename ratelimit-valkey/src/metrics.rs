@@ -5,6 +5,11 @@
 //! - `ratelimit_valkey_noscript_total`: round trips that had to load scripts.
 //! - `ratelimit_valkey_redirects_total{kind}`: checks a cluster node
 //!   redirected (`moved`, `ask`), each followed once.
+//! - `ratelimit_valkey_hash_key_total{event}`: the fleet's hash key
+//!   checks that found something (see [`crate::hashkey`]): `written_back`
+//!   (none was stored: this instance's written back), `adopted` (another
+//!   was stored: this instance took it), `conflict` (the configured key
+//!   differs from the stored one: kept; counted at each check).
 //!
 //! Per node (label `node`, the node's `host:port`: one value per node of
 //! the deployment, never anything a client sends):
@@ -98,4 +103,9 @@ impl NodeMetrics {
 pub(crate) fn redirected(ask: bool) {
     let kind = if ask { "ask" } else { "moved" };
     metrics::counter!("ratelimit_valkey_redirects_total", "kind" => kind).increment(1);
+}
+
+/// Counts one hash key check that found something (`event`).
+pub(crate) fn hash_key_event(event: &'static str) {
+    metrics::counter!("ratelimit_valkey_hash_key_total", "event" => event).increment(1);
 }

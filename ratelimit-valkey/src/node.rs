@@ -23,9 +23,11 @@ use ratelimit_core::Clock;
 use ratelimit_core::backend::{BackendError, BackendErrorKind};
 use redis::aio::MultiplexedConnection;
 use redis::{ErrorKind, RedisError, Value};
+use tokio::sync::Notify;
 
 use crate::breaker::{Breaker, BreakerConfig, Permit};
 use crate::call::Call;
+use crate::link::Link;
 use crate::metrics::{error, NodeMetrics};
 use crate::pool::{describe, Connector, Lease, Pool};
 use crate::scripts::SOURCES;
@@ -61,21 +63,23 @@ fn classify(e: &RedisError) -> (BackendErrorKind, bool) {
 impl Node {
     /// A node whose `connections` start connecting at once, in the
     /// background. Must be called within a tokio runtime.
+    /// Each restore of its link wakes `restored` (see [`crate::link`]).
     pub(crate) fn start(
         addr: impl Into<Arc<str>>,
         client: redis::Client,
         connect_timeout: Duration,
         breaker: Breaker,
         connections: usize,
+        restored: Arc<Notify>,
     ) -> Self {
         let addr = addr.into();
         let breaker = Arc::new(breaker);
         let pool = Pool::start(
             Connector {
-                addr: addr.clone(),
                 client,
                 connect_timeout,
                 breaker: breaker.clone(),
+                link: Arc::new(Link::new(addr.clone(), restored)),
             },
             connections,
         );
@@ -143,14 +147,15 @@ impl Node {
     }
 
     /// The connection for a call: the next one up; none up, the breaker's
-    /// probe waits for one (at most the connect time-out), any other call
-    /// fails at once.
-    async fn lease(&self, permit: &Permit) -> Result<Lease, String> {
+    /// probe wakes one and waits for it within `within` (what its deadline
+    /// leaves, never the connect time-out: the attempt goes on in the
+    /// background), any other call fails at once.
+    async fn lease(&self, permit: &Permit, within: Duration) -> Result<Lease, String> {
         match self.pool.pick() {
             Ok(lease) => Ok(lease),
             Err(_) if permit.is_probe() => self
                 .pool
-                .wait_connected(self.connect_timeout)
+                .wait_connected(within.min(self.connect_timeout))
                 .await
                 .map_err(|why| self.says(format!("not connected: {why}"))),
             Err(why) => Err(self.says(format!("not connected: {why}"))),
@@ -175,15 +180,17 @@ impl Node {
                 self.says("not called"),
             ));
         };
-        let (out, up) = match self.lease(&permit).await {
+        let called = std::time::Instant::now();
+        let (out, up) = match self.lease(&permit, deadline).await {
             Err(why) => (
                 Err(BackendError::new(BackendErrorKind::Connection, why)),
                 false,
             ),
             Ok(mut lease) => {
                 let started = std::time::Instant::now();
-                let result =
-                    tokio::time::timeout(deadline, send(&mut lease.conn, calls, asking)).await;
+                // A probe that waited for its connection has what is left.
+                let left = deadline.saturating_sub(called.elapsed());
+                let result = tokio::time::timeout(left, send(&mut lease.conn, calls, asking)).await;
                 self.metrics.sent(started.elapsed());
                 match result {
                     Err(_) => {
@@ -298,6 +305,8 @@ pub(crate) struct NodeFactory {
     pub(crate) connections: usize,
     pub(crate) breaker: BreakerConfig,
     pub(crate) clock: Arc<dyn Clock>,
+    /// Woken when any node's link is restored (the hash key check waits).
+    pub(crate) restored: Arc<tokio::sync::Notify>,
 }
 
 impl NodeFactory {
@@ -311,6 +320,7 @@ impl NodeFactory {
             self.connect_timeout,
             Breaker::with_shared_clock(self.breaker, self.clock.clone()),
             self.connections,
+            self.restored.clone(),
         ))
     }
 }

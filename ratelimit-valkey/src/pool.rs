@@ -23,6 +23,7 @@ use redis::{AsyncConnectionConfig, Client, RedisError};
 use tokio::sync::{watch, Notify};
 
 use crate::breaker::Breaker;
+use crate::link::Link;
 
 /// Connections per node by default: one per core the process may run on,
 /// at least 2 (one connection that breaks would leave none) and at most 4.
@@ -39,10 +40,11 @@ pub(crate) fn default_connections() -> usize {
 /// What a connection task needs.
 #[derive(Debug, Clone)]
 pub(crate) struct Connector {
-    pub(crate) addr: Arc<str>,
     pub(crate) client: Client,
     pub(crate) connect_timeout: Duration,
     pub(crate) breaker: Arc<Breaker>,
+    /// The node's link state, which logs its losses and restores.
+    pub(crate) link: Arc<Link>,
 }
 
 #[derive(Debug, Default)]
@@ -87,6 +89,7 @@ pub(crate) struct Pool {
     next: AtomicUsize,
     /// Bumped after every attempt of any connection.
     events: Arc<watch::Sender<u64>>,
+    link: Arc<Link>,
 }
 
 impl Pool {
@@ -103,6 +106,7 @@ impl Pool {
             slots,
             next: AtomicUsize::new(0),
             events,
+            link: connector.link,
         }
     }
 
@@ -135,6 +139,7 @@ impl Pool {
             if s.generation == lease.generation && s.conn.is_some() {
                 s.conn = None;
                 s.error = Some(why.into());
+                self.link.dropped(why);
             }
         }
         slot.wake.notify_one();
@@ -299,12 +304,11 @@ async fn keep_up(c: Connector, slot: Arc<Slot>, events: Arc<watch::Sender<u64>>)
                     s.generation += 1;
                     s.error = None;
                     s.suspect = false;
+                    c.link.connected();
                 }
                 Err(why) => {
                     failures = failures.saturating_add(1);
-                    if failures == 1 {
-                        tracing::warn!(node = %c.addr, error = %why, "cannot connect to valkey; retrying in the background");
-                    }
+                    c.link.failed(&why);
                     s.error = Some(why.into());
                 }
             }
@@ -330,9 +334,11 @@ async fn answers_ping(
         return true;
     }
     let mut s = slot.lock();
-    if s.generation == generation {
+    if s.generation == generation && s.conn.is_some() {
+        let why = "the connection did not answer PING";
         s.conn = None;
-        s.error = Some("the connection did not answer PING".into());
+        s.error = Some(why.into());
+        c.link.dropped(why);
     }
     false
 }

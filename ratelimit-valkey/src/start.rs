@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 
 use crate::cluster::ClusterState;
-use crate::hashkey::FleetKey;
+use crate::hashkey::{FleetKey, CHECK_EVERY};
 use crate::node::Node;
 use crate::pool::backoff;
 use crate::Error;
@@ -23,34 +23,49 @@ pub(crate) struct Progress {
     error: Option<String>,
 }
 
-/// Reads the hash key from `node` until it is known (single node). The
-/// task ends once it is, or when the backend is dropped.
+/// Checks the hash key on `node` (single node; see [`crate::hashkey`]):
+/// at start until it is read, with a backoff, then every [`CHECK_EVERY`]
+/// and at each restore of a connection (`restored`). The task ends when
+/// the backend is dropped.
 pub(crate) fn single(
     node: Node,
     key: Arc<FleetKey>,
     name: String,
     within: Duration,
+    restored: Arc<Notify>,
 ) -> watch::Receiver<Progress> {
     let (tx, rx) = watch::channel(Progress::default());
+    let gone = key.gone.clone();
+    let weak = Arc::downgrade(&key);
+    drop(key);
     tokio::spawn(async move {
         let mut failures = 0;
+        let mut known = false;
         loop {
-            let r = key.read(&node, &name, within).await;
-            let done = r.is_ok();
-            report(&tx, r, &mut failures);
-            // Known, or the backend (the only other owner of `key`) is gone.
-            if done || Arc::strong_count(&key) == 1 {
-                return;
+            let Some(key) = weak.upgrade() else { return };
+            let r = key.sync(&node, &name, within).await;
+            drop(key);
+            known |= r.is_ok();
+            report(&tx, r, &mut failures, known);
+            let wait = if known {
+                CHECK_EVERY
+            } else {
+                backoff(failures)
+            };
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = restored.notified() => {}
+                _ = gone.notified() => return,
             }
-            tokio::time::sleep(backoff(failures)).await;
         }
     });
     rx
 }
 
-/// Reads the slot map (and the hash key) with a backoff until a seed
-/// answers, then every few seconds and soon after a redirect. The task
-/// ends when the backend is dropped.
+/// Reads the slot map (and checks the hash key) with a backoff until a
+/// seed answers, then every few seconds, soon after a redirect and at each
+/// restore of a node's connection. The task ends when the backend is
+/// dropped.
 pub(crate) fn cluster(
     state: &Arc<ClusterState>,
     key: Arc<FleetKey>,
@@ -59,23 +74,30 @@ pub(crate) fn cluster(
     let (tx, rx) = watch::channel(Progress::default());
     let weak = Arc::downgrade(state);
     let stale = state.stale.clone();
+    let restored = state.factory.restored.clone();
     tokio::spawn(async move {
         let mut failures = 0;
+        let mut known = false;
         loop {
             let Some(state) = weak.upgrade() else { return };
             let r = match state.refresh().await {
-                Ok(()) => state.read_key(&key, &name).await,
+                Ok(()) => state.sync_key(&key, &name).await,
                 Err(e) => Err(e),
             };
             drop(state);
-            report(&tx, r, &mut failures);
+            known |= r.is_ok();
+            report(&tx, r, &mut failures, known);
             if failures > 0 {
-                tokio::time::sleep(backoff(failures)).await;
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff(failures)) => {}
+                    _ = restored.notified() => {}
+                }
                 continue;
             }
             tokio::select! {
                 _ = tokio::time::sleep(REFRESH_EVERY) => {}
                 _ = stale.notified() => {}
+                _ = restored.notified() => {}
             }
             // At most ten reads a second, whatever the redirects.
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -84,13 +106,18 @@ pub(crate) fn cluster(
     rx
 }
 
-fn report(tx: &watch::Sender<Progress>, r: Result<(), String>, failures: &mut u32) {
+/// Records a round; its first failure before the first success (start-up)
+/// is logged at `WARN` (later ones at `DEBUG`: a lost connection is logged
+/// per node, see [`crate::link`]).
+fn report(tx: &watch::Sender<Progress>, r: Result<(), String>, failures: &mut u32, started: bool) {
     match &r {
         Ok(()) => *failures = 0,
         Err(e) => {
             *failures = failures.saturating_add(1);
-            if *failures == 1 {
+            if *failures == 1 && !started {
                 tracing::warn!(error = %e, "valkey start-up: retrying in the background");
+            } else {
+                tracing::debug!(error = %e, "valkey hash key or slot map check failed");
             }
         }
     }

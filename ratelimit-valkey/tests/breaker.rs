@@ -107,3 +107,54 @@ async fn a_failed_probe_opens_the_breaker_again() {
     let e = one(&backend, &check, T0).await.expect_err("open again");
     assert_eq!(e.kind(), BackendErrorKind::BreakerOpen);
 }
+
+/// Valkey accepts connections and never answers, its connections are gone
+/// and the breaker is open: the request that carries the probe fails
+/// within its own deadline, not after the connect time-out (issue 27,
+/// item 3).
+#[tokio::test]
+async fn the_probe_fails_within_its_deadline_when_valkey_accepts_and_never_answers() {
+    let server = ratelimit_testkit::valkey::spawned();
+    let port = server.port().expect("spawned");
+    let proxy = ChaosProxy::start(format!("127.0.0.1:{port}"))
+        .await
+        .expect("proxy");
+    let clock = ManualClock::default();
+    let deadline = Duration::from_millis(100);
+    let backend = ValkeyBackend::builder(proxy.url())
+        .key_prefix(unique("b"))
+        .injected_time(true)
+        .deadline(deadline)
+        .connect_timeout(Duration::from_secs(3))
+        .breaker_clock(clock.clone())
+        .build()
+        .await
+        .expect("backend");
+    let rule = RuleBuilder::new("api")
+        .key(["ip"])
+        .fixed_window(10, Duration::from_secs(60))
+        .build()
+        .expect("rule");
+    let check = check_of(&template().await, &rule, "203.0.113.9", 1, None);
+    assert!(one(&backend, &check, T0).await.is_ok());
+    // Every connection cut: 5 failures open the breaker.
+    proxy.set_mode(ProxyMode::Down);
+    for _ in 0..5 {
+        assert!(one(&backend, &check, T0).await.is_err());
+    }
+    // Connections are accepted again, and nothing is ever answered.
+    proxy.set_mode(ProxyMode::Delay(Duration::from_secs(60)));
+    clock.advance(Duration::from_secs(1));
+    let started = std::time::Instant::now();
+    let e = one(&backend, &check, T0)
+        .await
+        .expect_err("the probe fails");
+    let took = started.elapsed();
+    eprintln!("the probe failed after {took:?} (deadline {deadline:?}): {e}");
+    assert!(
+        took < deadline + Duration::from_millis(400),
+        "the probe took {took:?} (deadline {deadline:?}, connect time-out 3 s): {e}"
+    );
+    let e = one(&backend, &check, T0).await.expect_err("open again");
+    assert_eq!(e.kind(), BackendErrorKind::BreakerOpen);
+}

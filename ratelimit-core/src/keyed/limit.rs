@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use super::{Key, KeyWriter, KeyedDecision, KeyedError, Quota};
 use crate::backend::{state_key_with, Check, CheckMode};
-use crate::limiter::{Answer, RuleTarget};
+use crate::limiter::{Answer, KeyedHashKey, RuleTarget};
 use crate::rules::Rule;
 use crate::stats::RuleStats;
-use crate::{HashKey, KeyDigest, Limiter};
+use crate::{KeyDigest, Limiter};
 
 /// A limit checked for keys the caller supplies: one rule of the published
 /// set ([`Limiter::keyed_rule`]) or a [`Quota`] declared in code
@@ -38,7 +38,9 @@ use crate::{HashKey, KeyDigest, Limiter};
 pub struct KeyedLimit {
     pub(super) limiter: Limiter,
     target: Target,
-    subjects: HashKey,
+    /// The keyed subjects' hash key when the handle was made (derived
+    /// again on a call after the limiter's key changed).
+    subjects: KeyedHashKey,
     pub(super) jitter_ms: u64,
 }
 
@@ -192,7 +194,8 @@ impl KeyedLimit {
     /// The subject `key` is counted under (as the rule statistics'
     /// `top_limited` report it).
     pub fn subject<K: Key + ?Sized>(&self, key: &K) -> KeyDigest {
-        let mut w = KeyWriter::new(self.subjects.hasher());
+        let hash_key = self.limiter.keyed_hash_key_now(&self.subjects);
+        let mut w = KeyWriter::new(hash_key.hasher());
         key.write_key(&mut w);
         w.finish()
     }

@@ -150,12 +150,18 @@ impl LimiterBuilder {
             .backend
             .unwrap_or_else(|| Arc::new(MemoryBackend::default()));
         let published = Published::new(self.rules, Vec::new(), None);
+        let own_key = self.hash_key.unwrap_or_else(HashKey::random);
+        let first_key = match self.hash_key {
+            Some(key) => key,
+            None => backend.hash_key().unwrap_or(own_key),
+        };
         Limiter {
             inner: Arc::new(Inner {
                 backend,
                 clock: self.clock,
-                own_key: self.hash_key.unwrap_or_else(HashKey::random),
+                own_key,
                 key_is_set: self.hash_key.is_some(),
+                seen_key: super::key_change::SeenKey::new(first_key),
                 current: super::current::Current::new(published),
                 penalties: PenaltyCache::new(self.penalty_capacity),
                 overlimit: super::overlimit::OverLimitCache::new(self.overlimit_capacity),

@@ -16,6 +16,13 @@ use crate::HashKey;
 /// subject of an HTTP request.
 const KEYED_LABEL: &[u8] = b"ratelimit-core/keyed-subjects/v1";
 
+/// A limiter's hash key and the keyed subjects' key derived from it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KeyedHashKey {
+    base: HashKey,
+    derived: HashKey,
+}
+
 /// A published rule, as the keyed API uses it.
 #[derive(Debug, Clone)]
 pub(crate) struct RuleTarget {
@@ -54,9 +61,26 @@ impl Limiter {
         })
     }
 
-    /// The hash key of keyed subjects.
-    pub(crate) fn keyed_hash_key(&self) -> HashKey {
-        self.hash_key().derive(KEYED_LABEL)
+    /// The limiter's hash key now and the hash key of keyed subjects
+    /// derived from it.
+    pub(crate) fn keyed_hash_key(&self) -> KeyedHashKey {
+        let base = self.hash_key();
+        KeyedHashKey {
+            base,
+            derived: base.derive(KEYED_LABEL),
+        }
+    }
+
+    /// The hash key of keyed subjects now: `cached`'s while the limiter's
+    /// key is the one it was derived from, else derived again (the backend
+    /// learnt or replaced the fleet's key since).
+    pub(crate) fn keyed_hash_key_now(&self, cached: &KeyedHashKey) -> HashKey {
+        let base = self.hash_key();
+        if base == cached.base {
+            cached.derived
+        } else {
+            base.derive(KEYED_LABEL)
+        }
     }
 
     /// A penalty this instance knows of, as a refusal.

@@ -43,6 +43,7 @@ mod current;
 mod decide;
 mod future;
 mod inline;
+mod key_change;
 mod keyed_hooks;
 mod overlimit;
 mod publish;
@@ -57,7 +58,7 @@ use std::sync::Arc;
 pub use admin::AdminError;
 pub use builder::LimiterBuilder;
 pub use future::{ChargeFuture, VerdictFuture};
-pub(crate) use keyed_hooks::{Answer, RuleTarget};
+pub(crate) use keyed_hooks::{Answer, KeyedHashKey, RuleTarget};
 pub(crate) use published::Published;
 pub use snapshot::Snapshot;
 
@@ -108,6 +109,8 @@ struct Inner {
     /// Whether `own_key` was set on the builder (it then wins over the
     /// backend's).
     key_is_set: bool,
+    /// The key decisions hashed with last (see [`key_change`]).
+    seen_key: key_change::SeenKey,
     /// The published rule set.
     current: current::Current,
     penalties: PenaltyCache,
@@ -135,13 +138,18 @@ impl Limiter {
 
     /// The key that hashes subjects and distinct values: the one set on
     /// the builder, else the backend's fleet key once known, else this
-    /// process's random key.
+    /// process's random key. When it changes, the subjects held in memory
+    /// are dropped (see [`key_change`]).
     fn hash_key(&self) -> HashKey {
         let inner = &self.inner;
         if inner.key_is_set {
             return inner.own_key;
         }
-        inner.backend.hash_key().unwrap_or(inner.own_key)
+        let key = inner.backend.hash_key().unwrap_or(inner.own_key);
+        if inner.seen_key.changed(key) {
+            self.forget_subjects();
+        }
+        key
     }
 
     fn published(&self) -> Arc<Published> {

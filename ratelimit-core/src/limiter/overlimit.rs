@@ -187,6 +187,11 @@ impl OverLimitCache {
         }
     }
 
+    /// Forgets every refusal; returns how many were held.
+    pub(crate) fn clear(&self) -> usize {
+        self.map.as_ref().map_or(0, Sharded::clear)
+    }
+
     /// Refusals dropped because the cache was full.
     pub(crate) fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)

@@ -130,6 +130,13 @@ impl<V, L> Lru<V, L> {
         self.len
     }
 
+    /// Drops every entry and frees the table (the capacity stays).
+    pub(crate) fn clear(&mut self) {
+        self.slots = Vec::new();
+        self.tags = Vec::new();
+        self.len = 0;
+    }
+
     /// Whether nothing is held.
     pub(crate) fn is_empty(&self) -> bool {
         self.len == 0

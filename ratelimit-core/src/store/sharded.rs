@@ -66,6 +66,17 @@ impl<V, L> Sharded<V, L> {
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Drops every entry, shard by shard; returns how many were held.
+    pub(crate) fn clear(&self) -> usize {
+        let mut n = 0;
+        for shard in self.shards.iter() {
+            let mut s = shard.lock().unwrap_or_else(|p| p.into_inner());
+            n += s.len();
+            s.clear();
+        }
+        n
+    }
 }
 
 #[cfg(test)]

@@ -116,16 +116,13 @@ impl ClusterState {
         *self.map.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(map);
     }
 
-    /// Reads the fleet's hash key from the node serving its slot.
-    pub(crate) async fn read_key(&self, key: &FleetKey, name: &str) -> Result<(), String> {
-        if key.get().is_some() {
-            return Ok(());
-        }
+    /// Checks the fleet's hash key on the node serving its slot.
+    pub(crate) async fn sync_key(&self, key: &FleetKey, name: &str) -> Result<(), String> {
         let map = self.map();
         let addr = map
             .node_of(slot(name.as_bytes()))
             .ok_or_else(|| format!("valkey cluster: no node serves {name}"))?;
         let node = self.node(addr).map_err(|e| e.to_string())?;
-        key.read(&node, name, self.factory.connect_timeout).await
+        key.sync(&node, name, self.factory.connect_timeout).await
     }
 }
