@@ -205,10 +205,7 @@ impl Quota {
     /// is a whole number of milliseconds, else one more than the calls that
     /// fit in a millisecond, rounded up. 1 for windows.
     pub const fn rate_keeping_burst(&self) -> NonZeroU32 {
-        if !matches!(
-            self.algorithm,
-            Algorithm::TokenBucket | Algorithm::LeakyBucket
-        ) {
+        if !self.algorithm.takes_burst() {
             return NonZeroU32::MIN;
         }
         // In units of 1 / period of a token: one token is `period` units,
