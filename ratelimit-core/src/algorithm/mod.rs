@@ -37,7 +37,7 @@ mod serde_impl;
 mod state;
 pub use kind::{Algorithm, MAX_DISTINCT_LIMIT, MAX_LIMIT};
 pub use mode::CheckMode;
-pub(crate) use state::{Packed, SubjectState};
+pub(crate) use state::{probe_answer, Packed, SubjectState};
 
 /// What one algorithm says about one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -14,7 +14,7 @@ use super::Limiter;
 use crate::algorithm::{CheckQuota, Decision};
 use crate::backend::{state_key_with, Batch, Check, CheckMode};
 use crate::stats::Event;
-use crate::verdict::{CountItem, Outcome, Verdict};
+use crate::verdict::{CountItem, HeaderItem, Outcome, Verdict};
 use crate::{KeyDigest, RequestView};
 
 thread_local! {
@@ -175,20 +175,23 @@ impl Limiter {
     #[inline(always)]
     fn penalties_only(&self, sel: &mut Selection<'_>, now: u64, verdict: &mut Verdict) {
         let penalties = &self.inner.penalties;
-        let mut refuse = |blocks: bool, key: &KeyDigest, entry: &Entry| {
-            if let (true, Some(until)) = (blocks, penalties.blocked_until(key, now)) {
-                verdict.outcome = Outcome::Limited;
-                verdict.retry_after_ms = verdict.retry_after_ms.max(until - now);
-                entry.stats.record(Event::Limited);
-            }
-        };
         for p in &sel.penalty_only {
             let key = state_key_with(&p.entry.ns_digest, &p.subject);
-            refuse(p.blocks, &key, p.entry);
+            if let (true, Some(until)) = (p.blocks, penalties.blocked_until(&key, now)) {
+                limited(verdict, p.entry, until - now);
+                // It says so in its `RateLimit` item as a rule that ran would.
+                if p.entry.rule.ratelimit_headers {
+                    let (id, left) = (p.entry.id.clone(), until - now);
+                    let item = HeaderItem::of(id, &p.entry.rule, 0, left);
+                    verdict.headers.push(item);
+                }
+            }
         }
         for c in sel.counts.drain() {
             let key = state_key_with(&c.entry.ns_digest, &c.subject);
-            refuse(c.blocks, &key, c.entry);
+            if let (true, Some(until)) = (c.blocks, penalties.blocked_until(&key, now)) {
+                limited(verdict, c.entry, until - now);
+            }
             verdict.ticket.items.push(CountItem {
                 rule: c.entry.rule.clone(),
                 namespace: c.entry.namespace.clone(),
@@ -278,4 +281,12 @@ impl Limiter {
             blocks.then(refused).flatten()
         })
     }
+}
+
+/// A running penalty refuses the request for `left` ms more.
+#[inline(always)]
+fn limited(verdict: &mut Verdict, entry: &Entry, left: u64) {
+    verdict.outcome = Outcome::Limited;
+    verdict.retry_after_ms = verdict.retry_after_ms.max(left);
+    entry.stats.record(Event::Limited);
 }
