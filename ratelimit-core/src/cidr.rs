@@ -190,6 +190,26 @@ fn merge(ranges: &mut Vec<(u128, u128)>) {
     *ranges = merged;
 }
 
+/// The bytes that key an IP (a rule's `ip` key part, the backstop): 4 for IPv4 (and IPv4-mapped IPv6), the /64
+/// prefix (8 bytes) for IPv6.
+#[inline]
+pub(crate) fn ip_bytes(ip: IpAddr) -> ([u8; 8], usize) {
+    let mut out = [0u8; 8];
+    match ip {
+        IpAddr::V4(v4) => {
+            out[..4].copy_from_slice(&v4.octets());
+            (out, 4)
+        }
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => ip_bytes(IpAddr::V4(v4)),
+            None => {
+                out.copy_from_slice(&v6.octets()[..8]);
+                (out, 8)
+            }
+        },
+    }
+}
+
 /// Parses an address, in canonical form.
 pub(crate) fn parse_addr(text: &str) -> Option<IpAddr> {
     text.parse::<IpAddr>().ok().map(|a| a.to_canonical())

@@ -36,7 +36,11 @@ async fn eval(
 async fn a_head_carries_the_mode_penalty_and_cost() {
     let server = server();
     let mut conn = connect(server.url()).await;
-    let sha = load_script(&mut conn, script_source(Algorithm::SlidingWindow)).await;
+    let sha = load_script(
+        &mut conn,
+        script_source(Algorithm::SlidingWindow).expect("a script"),
+    )
+    .await;
     let key = unique("head");
     let (t, off) = (T0.to_string(), OFFSET.to_string());
     let run = |head: &'static str| {
@@ -69,7 +73,11 @@ async fn a_head_carries_the_mode_penalty_and_cost() {
 async fn a_malformed_single_call_gets_its_error() {
     let server = server();
     let mut conn = connect(server.url()).await;
-    let sha = load_script(&mut conn, script_source(Algorithm::TokenBucket)).await;
+    let sha = load_script(
+        &mut conn,
+        script_source(Algorithm::TokenBucket).expect("a script"),
+    )
+    .await;
     let key = unique("bad");
     let t = T0.to_string();
     let cases: [(&[&str], &str); 6] = [

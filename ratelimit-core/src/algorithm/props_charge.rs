@@ -4,7 +4,7 @@
 
 use super::props::{quota, times, COUNTING};
 use super::{fixed_window, leaky_bucket, sliding_window, token_bucket};
-use super::{Algorithm, Decision, Quota, SubjectState, MAX_CHARGED_UNITS};
+use super::{Algorithm, CheckQuota, Decision, SubjectState, MAX_CHARGED_UNITS};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -34,7 +34,7 @@ fn op(limit: u64) -> impl Strategy<Value = Op> {
     ]
 }
 
-fn timeline() -> impl Strategy<Value = (Quota, Vec<(u64, Op)>)> {
+fn timeline() -> impl Strategy<Value = (CheckQuota, Vec<(u64, Op)>)> {
     quota().prop_flat_map(|q| {
         let steps = (times(q), vec(op(q.limit), 150))
             .prop_map(|(times, ops)| times.into_iter().zip(ops).collect::<Vec<_>>());
@@ -48,7 +48,7 @@ fn apply(
     algo: Algorithm,
     t: u64,
     op: Op,
-    q: &Quota,
+    q: &CheckQuota,
     pen: Option<u64>,
 ) -> Decision {
     match op {
@@ -60,7 +60,7 @@ fn apply(
 
 /// Refused at `t` with `r`: a cost-1 probe of `state` admits at `t + r`
 /// and not at `t + r - 1`.
-fn retry_is_exact(state: &SubjectState, algo: Algorithm, t: u64, r: u64, q: &Quota) -> bool {
+fn retry_is_exact(state: &SubjectState, algo: Algorithm, t: u64, r: u64, q: &CheckQuota) -> bool {
     let one = q.with_cost(1);
     r > 0 && state.probe(algo, t + r, &one).allowed && !state.probe(algo, t + r - 1, &one).allowed
 }

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::publish::Entry;
+use super::published::Entry;
 use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{state_key_with, BackendError, Check, CheckMode};

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use super::publish::{Entry, Published};
+use super::published::{Entry, Published};
 use super::select::{in_canary, Selection, Selector};
 use super::Limiter;
 use crate::keys::{distinct_value, part_text, subject_after, KeyOutcome};

@@ -50,6 +50,7 @@ mod key_change;
 mod keyed_hooks;
 mod overlimit;
 mod publish;
+mod published;
 mod respond;
 mod select;
 pub(crate) use select::in_canary;
@@ -63,8 +64,7 @@ pub use builder::LimiterBuilder;
 pub use explain::{Explanation, RuleExplanation, RuleGroup, RuleStatus};
 pub use future::{ChargeFuture, VerdictFuture};
 pub(crate) use keyed_hooks::{Answer, KeyedHashKey, RuleTarget};
-pub(crate) use publish::Published;
-pub(crate) use select::MAX_OTHER_RULES;
+pub(crate) use published::Published;
 pub use snapshot::Snapshot;
 
 use crate::backend::Backend;

@@ -16,21 +16,62 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use super::decide::Pending;
 use super::inline::{Inline, MAX_CHECKED, MAX_COUNTED};
-use super::publish::{Entry, Published};
-use crate::algorithm::distinct;
+use super::published::{Entry, Published};
+use crate::algorithm::{distinct, Decision};
 use crate::backend::state_key_with;
 use crate::keys::label::label;
 use crate::keys::{distinct_value, ip_subject, subject_after, KeyOutcome, KeyPrefix};
+use crate::rules::{MAX_COUNT_RULES, MAX_OTHER_RULES};
 use crate::stats::Event;
 use crate::switches::Switches;
 use crate::{HashKey, KeyDigest, RequestView};
 
-/// Most non-site-wide rules a request runs.
-pub(crate) const MAX_OTHER_RULES: usize = 5;
-/// Most count rules a request runs.
-pub(crate) const MAX_COUNT_RULES: usize = 5;
+/// One selected rule on its way to an answer. `E` holds its entry:
+/// borrowed from the published set when the answer comes at once, shared
+/// when it is awaited.
+pub(super) struct Pending<E> {
+    pub(super) entry: E,
+    pub(super) subject: KeyDigest,
+    pub(super) blocks: bool,
+    /// The distinct value's bit (`distinct` rules).
+    pub(super) bit: Option<u16>,
+    /// Where the subject's state (and its penalty) is keyed.
+    pub(super) key: KeyDigest,
+    /// Answered before the backend (penalty cache).
+    pub(super) cached: Option<Decision>,
+}
+
+impl Pending<&Arc<Entry>> {
+    pub(super) fn to_shared(&self) -> Pending<Arc<Entry>> {
+        Pending {
+            entry: self.entry.clone(),
+            subject: self.subject,
+            blocks: self.blocks,
+            bit: self.bit,
+            key: self.key,
+            cached: self.cached,
+        }
+    }
+}
+
+/// A request decided up to the backend call. Filled in place by
+/// [`Limiter::begin`] (its lists live on the stack: moving them costs).
+/// The selected rules (`sel.rules`) are the ones waiting for an answer.
+pub(super) struct Plan<'p> {
+    pub(super) sel: Selection<'p>,
+}
+
+impl Plan<'_> {
+    // Inlined: the compiler then knows the lists start empty, and filling
+    // them drops nothing.
+    #[inline(always)]
+    pub(super) fn new() -> Self {
+        Self {
+            sel: Selection::default(),
+        }
+    }
+}
 
 /// A rule picked for this request.
 #[derive(Debug)]

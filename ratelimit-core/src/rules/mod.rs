@@ -34,6 +34,7 @@
 
 mod allow;
 mod builder;
+mod caps;
 mod crowding;
 mod duration;
 mod error;
@@ -48,14 +49,14 @@ mod validate;
 
 use std::sync::Arc;
 
+pub use crate::algorithm::MAX_LIMIT;
 pub use allow::AllowList;
 pub use builder::RuleBuilder;
+pub(crate) use caps::{MAX_COUNT_RULES, MAX_OTHER_RULES, MAX_SITE_WIDE};
 pub use error::{RuleError, Warning};
 pub use file::RuleFileError;
 pub use key::{DistinctOf, KeyPart, StatusMatch};
 pub use rule::{Action, Charge, FailMode, OnMissingKey, Rule};
-pub use validate::MAX_LIMIT;
-pub(crate) use validate::MAX_SITE_WIDE;
 
 use crate::{Clock, SystemClock};
 

@@ -71,7 +71,7 @@ impl RawRule {
         match field {
             "id" => {}
             "expression" => self.expression = Some(string(v)?.to_owned()),
-            "algorithm" => self.algorithm = Some(enum_of(v, &ALGORITHMS)?),
+            "algorithm" => self.algorithm = Some(algorithm(v)?),
             "limit" => self.limit = Some(integer(v)?),
             "period" => self.period_ms = Some(parse_duration_ms(string(v)?)?),
             "burst" => self.burst = Some(integer(v)?),
@@ -130,13 +130,6 @@ pub(crate) const FIELDS: [&str; 19] = [
     "canary",
 ];
 
-pub(crate) const ALGORITHMS: [(&str, Algorithm); 5] = [
-    ("fixed_window", Algorithm::FixedWindow),
-    ("sliding_window", Algorithm::SlidingWindow),
-    ("token_bucket", Algorithm::TokenBucket),
-    ("leaky_bucket", Algorithm::LeakyBucket),
-    ("distinct", Algorithm::Distinct),
-];
 pub(crate) const ON_MISSING: [(&str, OnMissingKey); 3] = [
     ("fallback_ip", OnMissingKey::FallbackIp),
     ("skip", OnMissingKey::Skip),
@@ -174,6 +167,13 @@ fn integer(v: &Value) -> Result<u64, String> {
         Some(f) if f.fract() == 0.0 && (0.0..=1e15).contains(&f) => Ok(f as u64),
         _ => Err("must be a whole number".to_owned()),
     }
+}
+
+/// An algorithm by its JSON name (see [`Algorithm::as_str`]).
+fn algorithm(v: &Value) -> Result<Algorithm, String> {
+    let s = string(v)?;
+    Algorithm::from_name(s)
+        .ok_or_else(|| format!("{s:?} is not one of {}", Algorithm::NAMES.join(", ")))
 }
 
 fn enum_of<T: Copy>(v: &Value, options: &[(&str, T)]) -> Result<T, String> {

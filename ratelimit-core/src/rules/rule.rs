@@ -2,7 +2,7 @@
 
 use super::allow::AllowList;
 use super::key::{DistinctOf, KeyPart, StatusMatch};
-use crate::algorithm::{Algorithm, Quota};
+use crate::algorithm::{Algorithm, CheckQuota};
 use crate::Expression;
 
 /// What a rule does to a request over its limit.
@@ -151,8 +151,8 @@ impl Rule {
     }
 
     /// The algorithm's numbers for a request of cost `cost`.
-    pub fn quota(&self, cost: u64) -> Quota {
-        Quota::new(self.limit, self.period_ms)
+    pub fn quota(&self, cost: u64) -> CheckQuota {
+        CheckQuota::new(self.limit, self.period_ms)
             .allow_burst(self.burst.unwrap_or(self.limit))
             .with_cost(cost)
     }

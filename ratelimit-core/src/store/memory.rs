@@ -7,7 +7,7 @@
 //! used one anyway and counts it in `ratelimit_memory_evicted_live_total`.
 
 use super::States;
-use crate::algorithm::{supports, Decision};
+use crate::algorithm::Decision;
 use crate::backend::{
     Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckMode, CheckResult,
 };
@@ -81,7 +81,7 @@ impl MemoryBackend {
 
     /// One check of [`check_now`](Self::check_now).
     fn answer(&self, c: &Check, now: u64) -> CheckResult {
-        if supports(c.rule.algorithm, c.mode) {
+        if c.rule.algorithm.answers(c.mode) {
             Ok(self.check_one(c, now))
         } else {
             Err(unsupported_mode(c))
