@@ -1,4 +1,6 @@
-//! The decoder of Valkey script replies on any bytes, then the decision of each algorithm.
+//! The decoder of Valkey script replies on any bytes, held to what a decoded reply must
+//! satisfy; then the core's decisions for a rule and timeline read from the bytes, which
+//! must survive the reply format.
 #![no_main]
 #![forbid(unsafe_code)]
 

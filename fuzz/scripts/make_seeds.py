@@ -7,7 +7,9 @@ Run from anywhere: python3 fuzz/scripts/make_seeds.py [--out DIR]
   rule sets written in the tests (JSON literals; the `extra` fields of
   ratelimit-core/src/rules/tests.rs inside that file's one-rule template).
 * expression: the expressions of those rules, and the literals of the
-  examples in ratelimit-core/src/expr/mod.rs and expr/tests.rs.
+  examples in ratelimit-core/src/expr/mod.rs and expr/tests.rs; and long,
+  deeply nested expressions up to and past the 16 KiB limit
+  (`--only expression-long` writes just those).
 * nginx_config: the directive lines of /work/shared/seeds/004_*.txt (the
   seed's "Limits" section) when present, and the string literals of the
   nginx tests (ratelimit-core/src/nginx/tests/), each alone and, in one file,
@@ -30,6 +32,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORE = os.path.join(ROOT, "ratelimit-core")
 NGINX_SEED = "/work/shared/seeds/004_1bf15e01b3f16c71.txt"
+# The longest `expression` seed: past the 16 KiB limit, with a request.
+LONG_MAX_LEN = 20480
 
 
 def rust_literals(src):
@@ -169,6 +173,45 @@ def expression_seeds():
     return seeds
 
 
+def long_expression_seeds():
+    """Long and deeply nested expressions, up to the 16 KiB limit and past it
+    (libFuzzer's length control alone grew `expression` inputs only to 335
+    bytes; issue 27.19), each alone and with a request after the NUL."""
+    field = 'http.request.uri.path'
+    seeds = [
+        # Flat chains near and over the limit (16,384 bytes).
+        " and ".join(['http.host eq "a"'] * 780),
+        " or ".join([f'{field} eq "/p{i}"' for i in range(700)]),
+        " && ".join(["true"] * 2000),
+        # Nesting at the limit (64) and just past it, of each kind.
+        "(" * 64 + "true" + ")" * 64,
+        "(" * 65 + "true" + ")" * 65,
+        "not " * 64 + "true",
+        "!" * 65 + "false",
+        "lower(" * 64 + "http.host" + ")" * 64 + ' eq "a"',
+        "(" * 32 + " or ".join(["(not false and true)"] * 200) + ")" * 32,
+        # Large sets.
+        "http.host in {" + " ".join(f'"h{i}.example.com"' for i in range(900)) + "}",
+        "ip.src in {" + " ".join(f"10.{i // 256}.{i % 256}.0/24" for i in range(1000)) + "}",
+        "ip.src in {" + ", ".join(f"2001:db8:{i:x}::/48" for i in range(800)) + "}",
+        # Long strings and patterns (the pattern limit is 1,000 characters).
+        f'{field} eq "' + "\\\"" * 2000 + '"',
+        f'{field} matches "' + "a" * 1000 + '"',
+        f'{field} matches "' + "a" * 1001 + '"',
+        f'{field} matches "' + "(?:" * 60 + "a" + ")+" * 60 + '"',
+        f'{field} matches "' + "|".join(f"/v{i}/[a-z]+" for i in range(120)) + '"',
+        # Costly patterns that must be refused at load (issue 27.8), and the
+        # realistic one that must load.
+        f'{field} matches "(?:[a-z]{{1,60}}){{1,16}}z"',
+        f'{field} matches "(?:a{{1,60}}){{1,16}}b"',
+        f'{field} matches "^(?:/[a-z0-9_-]{{1,60}}){{1,16}}/?$"',
+        " and ".join([f'{field} matches "^/[a-z]{{1,60}}/[0-9]+$"'] * 60),
+    ]
+    req = request_bytes(path="/" + "a" * 250, query="q=" + "b" * 200,
+                        headers=[("User-Agent", b"x" * 255)])
+    return seeds + [s.encode() + b"\0" + req for s in seeds]
+
+
 def nginx_seeds():
     seeds = []
     if os.path.exists(NGINX_SEED):
@@ -267,13 +310,13 @@ def request_seeds():
     return seeds
 
 
-def write(out, target, seeds):
+def write(out, target, seeds, max_len=4096):
     d = os.path.join(out, target)
     os.makedirs(d, exist_ok=True)
     seen = set()
     for s in seeds:
         b = s.encode() if isinstance(s, str) else s
-        if not b or len(b) > 4096:
+        if not b or len(b) > max_len:
             continue
         name = hashlib.sha1(b).hexdigest()
         if name in seen:
@@ -287,11 +330,21 @@ def write(out, target, seeds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(ROOT, "fuzz/corpus"))
+    ap.add_argument("--only", choices=["rules_json", "expression", "expression-long",
+                                       "nginx_config", "request_keys"],
+                    help="write one group of seeds only (the others' corpora are shrunk)")
     args = ap.parse_args()
-    write(args.out, "rules_json", rules_seeds())
-    write(args.out, "expression", expression_seeds())
-    write(args.out, "nginx_config", nginx_seeds())
-    write(args.out, "request_keys", request_seeds())
+    groups = {
+        "rules_json": lambda: write(args.out, "rules_json", rules_seeds()),
+        "expression": lambda: write(args.out, "expression", expression_seeds()),
+        "expression-long": lambda: write(args.out, "expression", long_expression_seeds(),
+                                         max_len=LONG_MAX_LEN),
+        "nginx_config": lambda: write(args.out, "nginx_config", nginx_seeds()),
+        "request_keys": lambda: write(args.out, "request_keys", request_seeds()),
+    }
+    for name, run in groups.items():
+        if args.only in (None, name):
+            run()
 
 
 if __name__ == "__main__":

@@ -11,6 +11,20 @@ kept, on top.
 
     RUSTC_BOOTSTRAP=1 cargo fuzz build <target>
     python3 fuzz/scripts/shrink_corpus.py <target> [--max 200]
+
+Without cargo-fuzz, build the target with the same coverage instrumentation
+(no sanitizer) and pass it with --binary:
+
+    RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=/tmp/fuzz-target RUSTFLAGS="-Cpasses=sancov-module \
+      -Cllvm-args=-sanitizer-coverage-level=4 \
+      -Cllvm-args=-sanitizer-coverage-inline-8bit-counters \
+      -Cllvm-args=-sanitizer-coverage-pc-table \
+      -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing \
+      -Cdebug-assertions -Coverflow-checks" \
+      cargo build --locked --release --target x86_64-unknown-linux-gnu \
+      --manifest-path fuzz/Cargo.toml --bin <target>
+    python3 fuzz/scripts/shrink_corpus.py <target> \
+      --binary /tmp/fuzz-target/x86_64-unknown-linux-gnu/release/<target>
 """
 
 import argparse
@@ -72,9 +86,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("target")
     ap.add_argument("--max", type=int, default=200)
+    ap.add_argument("--binary", help="the target built with coverage (default: cargo fuzz's)")
     args = ap.parse_args()
     corpus = os.path.join(FUZZ, "corpus", args.target)
-    binary = os.path.join(FUZZ, "target/x86_64-unknown-linux-gnu/release", args.target)
+    binary = args.binary or os.path.join(FUZZ, "target/x86_64-unknown-linux-gnu/release",
+                                         args.target)
     files = [f for f in control(binary, corpus)
              if not os.path.basename(f[0]).startswith("regression-")]
     chosen, e, f = pick(files, args.max)

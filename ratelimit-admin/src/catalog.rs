@@ -92,6 +92,10 @@ pub const METRICS: &[Metric] = &[
     m("ratelimit_valkey_call_duration_seconds", H, NODE, "ratelimit-valkey", "How long each round trip to a node took, answered or not."),
     m("ratelimit_valkey_breaker_open_total", C, NODE, "ratelimit-valkey", "Times the node's circuit breaker opened."),
     m("ratelimit_valkey_breaker_open", G, NODE, "ratelimit-valkey", "1 while the node's circuit breaker refuses calls, else 0."),
+    m("ratelimit_valkey_hash_key_total", C, &["event"], "ratelimit-valkey", "The fleet's hash key in Valkey, by event: written_back (missing, this instance's written with SET NX), adopted (another key stored: this instance took it), conflict (the configured hash_key differs from the stored one)."),
+    m("ratelimit_control_version", G, NONE, "ratelimit-valkey", "The published rule-set version this instance runs (the control channel's follower)."),
+    m("ratelimit_control_refused_total", C, NONE, "ratelimit-valkey", "Published rule sets this instance refused to load (size, schema, validation); it kept its running set."),
+    m("ratelimit_control_lost", G, NONE, "ratelimit-valkey", "1 while the control keys are gone from Valkey (restart without persistence) and the instance keeps its set, else 0."),
 ];
 
 /// Registers every metric's help text (and the histogram's unit) on the

@@ -129,6 +129,7 @@ fn labels_are_the_catalogs_and_bounded() {
         "kind",
         "node",
         "result",
+        "event",
     ];
     let mut seen = 0;
     for src in all_sources() {

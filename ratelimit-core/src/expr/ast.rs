@@ -7,8 +7,7 @@
 
 use std::net::IpAddr;
 
-use regex::Regex;
-
+use super::pattern::Pattern;
 use crate::cidr::IpSet;
 
 /// A boolean node.
@@ -127,7 +126,7 @@ pub(super) enum StrOp {
     /// `contains`
     Contains(String),
     /// `matches`; an unanchored search.
-    Matches(Regex),
+    Matches(Pattern),
     /// `starts_with(field, "x")`
     StartsWith(String),
     /// `ends_with(field, "x")`

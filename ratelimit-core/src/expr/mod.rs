@@ -25,6 +25,7 @@ mod eval;
 mod lexer;
 mod operator;
 mod parser;
+mod pattern;
 mod regex_cost;
 mod subject;
 mod vouched;
@@ -72,7 +73,9 @@ impl Expression {
     /// 16 KiB, a character outside the language, an unterminated string, an
     /// unknown field or function, a missing operator, value, `)`, `]` or `}`,
     /// an invalid address, network or regular expression, a pattern over 1000
-    /// characters or too large compiled, or nesting deeper than 64 levels.
+    /// characters, too large compiled or too costly to run on every request
+    /// (its automaton over 2 MiB, or a Unicode word boundary), or nesting
+    /// deeper than 64 levels.
     pub fn parse(src: &str) -> Result<Expression, ExprError> {
         if src.len() > MAX_SOURCE_BYTES {
             let column = src
@@ -162,6 +165,8 @@ impl FromStr for Expression {
     }
 }
 
+#[cfg(test)]
+mod pattern_gen;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]

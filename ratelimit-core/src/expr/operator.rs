@@ -7,22 +7,13 @@
 //!          | "contains" string | "matches" string
 //! ```
 
-use regex::{Regex, RegexBuilder};
-
 use super::ast::{IpTest, Node, StrOp, StrTest};
 use super::error::{quote, ExprError};
 use super::lexer::{Tok, Token};
 use super::parser::Parser;
+use super::pattern::Pattern;
 use super::subject::Operand;
 use crate::cidr::{parse_addr, parse_net, IpSet};
-
-/// The longest pattern `matches` accepts, in characters.
-const MAX_REGEX_CHARS: usize = 1000;
-/// The compiled-size bound of a `matches` pattern, in bytes.
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
-/// The deepest nesting of groups, repetitions and classes in a `matches`
-/// pattern (the regex crate's 250 overflows a 2 MiB stack in debug builds).
-const REGEX_NEST_LIMIT: u32 = 64;
 
 impl Parser {
     pub(super) fn operator(&mut self, operand: Operand) -> Result<Node, ExprError> {
@@ -49,7 +40,7 @@ impl Parser {
             "contains" => StrOp::Contains(self.string_after(&name)?.0),
             "matches" => {
                 let (pattern, col) = self.string_after(&name)?;
-                StrOp::Matches(compile_regex(&pattern, col)?)
+                StrOp::Matches(Pattern::compile(&pattern, col)?)
             }
             _ => {
                 let mut items: Vec<String> = self.set(false)?.into_iter().map(|(s, _)| s).collect();
@@ -162,40 +153,6 @@ fn value_error(t: &Token, after: &str, wanted: &str) -> ExprError {
         ),
     };
     ExprError::new(t.col, msg)
-}
-
-/// Compiles a `matches` pattern found at `col`, within the size limits.
-fn compile_regex(pattern: &str, col: usize) -> Result<Regex, ExprError> {
-    if pattern.chars().count() > MAX_REGEX_CHARS {
-        let msg = format!("regular expression longer than {MAX_REGEX_CHARS} characters");
-        return Err(ExprError::new(col, msg));
-    }
-    let regex = RegexBuilder::new(pattern)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .dfa_size_limit(REGEX_SIZE_LIMIT)
-        .nest_limit(REGEX_NEST_LIMIT)
-        .build()
-        .map_err(|e| {
-            let msg = match e {
-                regex::Error::CompiledTooBig(_) => {
-                    "regular expression too large once compiled".to_owned()
-                }
-                regex::Error::Syntax(text) => {
-                    let detail = text
-                        .lines()
-                        .rev()
-                        .find_map(|l| l.trim().strip_prefix("error: "))
-                        .unwrap_or("syntax error");
-                    format!("invalid regular expression: {detail}")
-                }
-                _ => "invalid regular expression".to_owned(),
-            };
-            ExprError::new(col, msg)
-        })?;
-    match super::regex_cost::refusal(pattern, REGEX_NEST_LIMIT) {
-        Some(msg) => Err(ExprError::new(col, msg)),
-        None => Ok(regex),
-    }
 }
 
 #[cfg(test)]

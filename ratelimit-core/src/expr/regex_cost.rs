@@ -15,6 +15,10 @@
 //!   for ASCII word characters).
 //!
 //! `*`, `+` and `?` cost their sub-pattern once: they loop, adding no copies.
+//!
+//! These bound the work of building the automaton; its size, which is what a
+//! pattern such as `(?:a{1,60}){1,16}b` blows up without being large, is
+//! bounded in [`super::pattern`].
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 
@@ -26,13 +30,8 @@ pub(super) const MAX_COST: u64 = 1024;
 const RANGES_PER_UNIT: u64 = 8;
 
 /// Why a pattern is refused, if it is.
-pub(super) fn refusal(pattern: &str, nest_limit: u32) -> Option<String> {
-    let hir = regex_syntax::ParserBuilder::new()
-        .nest_limit(nest_limit)
-        .build()
-        .parse(pattern)
-        .ok()?;
-    match cost(&hir) {
+pub(super) fn refusal(hir: &Hir) -> Option<String> {
+    match cost(hir) {
         Err(n) => Some(format!(
             "regular expression repeats a part {n} times; at most {MAX_REPEAT} (every copy is \
              paid on each request)"

@@ -117,6 +117,9 @@ impl Limiter {
     /// the same name and quota share counts (across a fleet too, on a shared
     /// backend); other names, and rules, never do.
     ///
+    /// Logs a warning when waiting calls would get less than the quota's
+    /// rate (see [`Quota::keeps_rate`]).
+    ///
     /// # Examples
     ///
     /// ```
@@ -134,6 +137,18 @@ impl Limiter {
     /// # }).unwrap();
     /// ```
     pub fn keyed_quota(&self, name: &str, quota: Quota) -> KeyedLimit {
+        if !quota.keeps_rate() {
+            tracing::warn!(
+                quota = name,
+                limit = quota.limit().get(),
+                period_ms = quota.period().as_millis() as u64,
+                burst = quota.burst().get(),
+                rate_keeping_burst = quota.rate_keeping_burst().get(),
+                "keyed quota: calls that wait for each other get less than its rate (waits \
+                 are whole ms and the burst cannot absorb the rounding); allow a burst of \
+                 rate_keeping_burst or more"
+            );
+        }
         let namespace = quota.namespace(name);
         let target = QuotaTarget {
             rule: Arc::new(quota.rule(name)),

@@ -67,4 +67,6 @@ pub use quota::Quota;
 pub use wait::Sleep;
 
 #[cfg(test)]
+mod rate_tests;
+#[cfg(test)]
 mod tests;

@@ -166,6 +166,73 @@ impl Quota {
         self.algorithm
     }
 
+    /// Whether calls that wait for each other (back-to-back
+    /// [`until_ready`](super::KeyedLimit::until_ready)) get the full rate.
+    ///
+    /// Time is kept in whole milliseconds and a wait is rounded up to the
+    /// next one. A bucket refilled at `limit` per period keeps the exact
+    /// fraction of a token, but not past its size: a call that wakes up to
+    /// a millisecond late into a bucket with room for only the token it
+    /// waited for loses what refilled in that part of a millisecond. With
+    /// a burst of 1 that is every call whose interval (`period / limit`) is
+    /// not a whole number of milliseconds: `per_second(1500)` gets 1,000
+    /// calls a second, `per_second(16)` one every 63 ms instead of 62.5.
+    /// A burst of [`rate_keeping_burst`](Self::rate_keeping_burst) or more
+    /// absorbs the rounding. Windows always keep their rate.
+    ///
+    /// [`Limiter::keyed_quota`](crate::Limiter::keyed_quota) logs a warning
+    /// for a quota that does not keep it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::num::NonZeroU32;
+    /// use ratelimit_core::keyed::Quota;
+    ///
+    /// let fast = Quota::per_second(NonZeroU32::new(1500).unwrap());
+    /// assert!(fast.keeps_rate()); // its burst is 1,500
+    /// assert!(!fast.allow_burst(NonZeroU32::MIN).keeps_rate());
+    /// assert_eq!(fast.rate_keeping_burst().get(), 2);
+    /// // A whole number of ms between calls: nothing to round.
+    /// assert!(Quota::per_second(NonZeroU32::new(10).unwrap()).allow_burst(NonZeroU32::MIN).keeps_rate());
+    /// ```
+    pub const fn keeps_rate(&self) -> bool {
+        self.burst().get() >= self.rate_keeping_burst().get()
+    }
+
+    /// The smallest burst with which waiting calls get the full rate (see
+    /// [`keeps_rate`](Self::keeps_rate)): 1 when the interval between calls
+    /// is a whole number of milliseconds, else one more than the calls that
+    /// fit in a millisecond, rounded up. 1 for windows.
+    pub const fn rate_keeping_burst(&self) -> NonZeroU32 {
+        if !matches!(
+            self.algorithm,
+            Algorithm::TokenBucket | Algorithm::LeakyBucket
+        ) {
+            return NonZeroU32::MIN;
+        }
+        // In units of 1 / period of a token: one token is `period` units,
+        // a millisecond refills `limit`, and every level is a multiple of
+        // g = gcd(limit, period). A call that waits for its token from a
+        // level with less than one token of room wakes with its token
+        // and less than `limit - g` units more; with `burst - 1` tokens of
+        // room above it, none is cut off when (burst - 1) * period >=
+        // limit - g.
+        let (limit, period) = (self.limit.get() as u64, self.period_ms);
+        let mut a = limit;
+        let mut b = period;
+        while b != 0 {
+            let r = a % b;
+            a = b;
+            b = r;
+        }
+        let extra = (limit - a).div_ceil(period);
+        match NonZeroU32::new(1 + extra as u32) {
+            Some(n) => n,
+            None => NonZeroU32::MIN,
+        }
+    }
+
     /// The rule the backends run for this quota under `name`: the same
     /// numbers, no expression, key or penalty.
     pub(crate) fn rule(&self, name: &str) -> Rule {

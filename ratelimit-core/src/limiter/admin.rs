@@ -139,6 +139,21 @@ impl Limiter {
             .map_err(AdminError::Backend)
     }
 
+    /// Drops this instance's penalty-cache and over-limit-cache entries of
+    /// `subject` under rule `id`, and nothing else: how the other
+    /// instances of a fleet apply a lift whose shared state the lifter
+    /// already reset ([`crate::control::Control::lift`]).
+    ///
+    /// # Errors
+    ///
+    /// Unknown rule.
+    pub fn lift_cached(&self, id: &str, subject: KeyDigest) -> Result<(), AdminError> {
+        let (check, _) = self.check_of(id, subject)?;
+        self.inner.penalties.lift(&check.state_key);
+        self.inner.overlimit.lift(&check.state_key);
+        Ok(())
+    }
+
     /// Forgets `req`'s subject under rule `id`.
     ///
     /// # Errors
