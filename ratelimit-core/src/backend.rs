@@ -61,6 +61,9 @@ pub enum CheckMode {
     Count,
     /// Decides as [`CheckMode::Count`] would for `quota.cost`, but counts
     /// nothing and starts no penalty; a running penalty still refuses.
+    /// Admitted, it answers the budget as it found it: `remaining` and
+    /// `reset_ms` are what a count of cost 0 would answer (the probe counted
+    /// nothing, so the `RateLimit` header is the state before the request).
     Probe,
     /// Adds `quota.cost` whether or not it fits: the total may pass the
     /// limit, and later requests are refused until the algorithm frees room

@@ -17,6 +17,8 @@
 #![doc = "[governor]: ../../ratelimit_tower/guide/migrating_from_tower_governor/index.html"]
 #![doc = "[nginx]: ../../ratelimit_nginx/guide/migrating_from_nginx/index.html"]
 #![doc = "[schema]: crate::rules::RuleSet::json_schema"]
+#![doc = "[cli]: ../../ratelimit_cli/guide/cli/index.html"]
+#![doc = "[production]: ../../ratelimit_cli/guide/production/index.html"]
 #![doc = include_str!("../docs/README.md")]
 
 /// Links every chapter of this crate resolves the same way.

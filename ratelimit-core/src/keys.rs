@@ -115,6 +115,17 @@ fn part_value<'r>(
     })
 }
 
+/// The value key part `part` reads from `req`, as text (lossy), for
+/// explanations: `None` when missing. An address is written whole; the
+/// key uses its IPv6 /64.
+pub(crate) fn part_text(part: &KeyPart, req: &dyn RequestView, jwt_off: bool) -> Option<String> {
+    let v = part_value(part, req, jwt_off)?;
+    Some(match (part, v) {
+        (KeyPart::Ip, _) => req.client_ip().to_string(),
+        (_, v) => String::from_utf8_lossy(v.as_bytes()).into_owned(),
+    })
+}
+
 /// `value`, unless it is empty or only whitespace: then missing.
 fn present(value: &[u8]) -> Option<&[u8]> {
     (!value.iter().all(u8::is_ascii_whitespace)).then_some(value)

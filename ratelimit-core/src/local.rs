@@ -269,7 +269,8 @@ mod mode_tests {
         let store = LocalStore::new(100);
         let at = |c: &Check, now| store.check_fallback(c, 2, 1, now).expect("tracked");
         let probe = check(1, CheckMode::Probe);
-        assert_eq!(at(&probe, T0), Decision::allow(49, 1_200));
+        // Admitted, as it found the bucket: full, 50 left, nothing to reset.
+        assert_eq!(at(&probe, T0), Decision::allow(50, 0));
         assert!(at(&probe, T0).allowed);
         let d = at(&check(80, CheckMode::Charge), T0);
         // 80 - 50 + 1 tokens at 50 a minute: 37.2 s.

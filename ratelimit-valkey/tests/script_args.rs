@@ -130,7 +130,8 @@ async fn a_batch_takes_each_head_and_the_time_after_the_checks() {
     assert_eq!(lines.len(), 3, "{reply}");
     assert!(lines[0].starts_with("1 0 9 "), "{reply}");
     assert!(lines[1].starts_with("1 0 8 "), "{reply}");
-    assert!(lines[2].starts_with("1 0 9 "), "{reply}");
+    // The probe counts nothing: it answers the 10 it found.
+    assert!(lines[2].starts_with("1 0 10 "), "{reply}");
     let (t, off) = (T0.to_string(), OFFSET.to_string());
     let mut injected = checks.to_vec();
     injected.extend([t.as_str(), off.as_str()]);
@@ -139,7 +140,7 @@ async fn a_batch_takes_each_head_and_the_time_after_the_checks() {
         .await
         .expect("batch");
     assert_eq!(
-        reply, "1 0 9 120000 0\n1 0 8 12000 0\n1 0 9 60000 0",
+        reply, "1 0 9 120000 0\n1 0 8 12000 0\n1 0 10 60000 0",
         "past keys are stale at T0, the probe's key is new"
     );
     injected.pop();

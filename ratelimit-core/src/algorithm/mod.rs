@@ -34,7 +34,7 @@ mod props_charge;
 mod serde_impl;
 mod state;
 pub use state::Algorithm;
-pub(crate) use state::{supports, Packed, SubjectState};
+pub(crate) use state::{probe_answer, supports, Packed, SubjectState};
 
 /// What one algorithm says about one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

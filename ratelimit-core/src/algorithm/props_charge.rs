@@ -76,8 +76,10 @@ fn capped(before: u128, add: u128, cap: u128) -> u128 {
 
 proptest! {
     /// A probe decides exactly as a cost-1 count would (without a penalty:
-    /// a probe starts none) and changes nothing; every refusal of a probe or
-    /// a charge says exactly when a cost-1 request fits again.
+    /// a probe starts none), answers the budget as it found it (a refusal
+    /// as the count's; an admission as a count of cost 0's: `r` and `t`
+    /// of the state before) and changes nothing; every refusal of a probe
+    /// or a charge says exactly when a cost-1 request fits again.
     #[test]
     fn probes_decide_as_counts_and_retry_after_is_exact(
         (q, steps) in timeline(),
@@ -88,7 +90,13 @@ proptest! {
             for &(t, op) in &steps {
                 let probe = s.probe(algo, t, &q.with_cost(1));
                 let count = s.clone().check(algo, t, &q.with_cost(1), None, None);
-                prop_assert_eq!(probe, count, "{:?} at {}", algo, t);
+                let found = s.clone().check(algo, t, &q.with_cost(0), None, None);
+                let (remaining, reset_ms) = if count.allowed {
+                    (found.remaining, found.reset_ms)
+                } else {
+                    (count.remaining, count.reset_ms)
+                };
+                prop_assert_eq!(probe, Decision { remaining, reset_ms, ..count }, "{:?} at {}", algo, t);
                 let before = s.clone();
                 let d = apply(&mut s, algo, t, op, &q, penalty);
                 if matches!(op, Op::Probe) {

@@ -11,6 +11,24 @@ pub(crate) fn supports(algorithm: Algorithm, mode: CheckMode) -> bool {
     mode == CheckMode::Count || algorithm != Algorithm::Distinct
 }
 
+/// A probe's answer from `counted`, the decision of a count of its cost
+/// on a copy: whether it fits and its Retry-After. When admitted, the
+/// remaining budget and the reset are `found`'s, a count of cost 0: the
+/// probe counted nothing, so its `RateLimit` header (`r` and `t`) is the
+/// state the request found. A refused count already answers that state.
+#[inline]
+pub(crate) fn probe_answer(counted: Decision, found: impl FnOnce() -> Decision) -> Decision {
+    if !counted.allowed {
+        return counted;
+    }
+    let found = found();
+    Decision {
+        remaining: found.remaining,
+        reset_ms: found.reset_ms,
+        ..counted
+    }
+}
+
 mod packed;
 pub(crate) use packed::Packed;
 
@@ -155,9 +173,15 @@ impl SubjectState {
     }
 
     /// Decides as [`SubjectState::check`] would for `q.cost`, on a copy: counts
-    /// nothing and starts no penalty; a running penalty still refuses.
+    /// nothing and starts no penalty; a running penalty still refuses. An
+    /// admitted probe answers the budget as the request found it (see
+    /// [`probe_answer`]).
     pub(crate) fn probe(&self, algorithm: Algorithm, now: u64, q: &Quota) -> Decision {
-        self.clone().check(algorithm, now, q, None, None)
+        let counted = self.clone().check(algorithm, now, q, None, None);
+        probe_answer(counted, || {
+            self.clone()
+                .check(algorithm, now, &q.with_cost(0), None, None)
+        })
     }
 
     /// Charges `q.cost` whether or not it fits (see [`CheckMode::Charge`]).

@@ -15,7 +15,7 @@ use crate::algorithm::{Decision, Quota};
 use crate::backend::{state_key_with, Batch, Check, CheckMode, CheckResult};
 use crate::rules::FailMode;
 use crate::stats::Event;
-use crate::verdict::{CountItem, Outcome, Verdict};
+use crate::verdict::{CountItem, HeaderItem, Outcome, Verdict};
 use crate::{KeyDigest, RequestView};
 
 /// One selected rule on its way to an answer. `E` holds its entry:
@@ -198,13 +198,19 @@ impl Limiter {
         for e in &sel.would_reject {
             verdict.would_limit.push(e.rule.id.clone());
         }
-        // Rules the cap left out: a running penalty still refuses.
+        // Rules the cap left out: a running penalty still refuses, and
+        // says so in its `RateLimit` item as a rule that ran would.
         for p in &sel.penalty_only {
             let key = state_key_with(&p.entry.ns_digest, &p.subject);
             if let (true, Some(until)) = (p.blocks, inner.penalties.blocked_until(&key, now)) {
                 verdict.outcome = Outcome::Limited;
                 verdict.retry_after_ms = verdict.retry_after_ms.max(until - now);
                 p.entry.stats.record(Event::Limited);
+                if p.entry.rule.ratelimit_headers {
+                    let (id, left) = (p.entry.id.clone(), until - now);
+                    let item = HeaderItem::of(id, &p.entry.rule, 0, left);
+                    verdict.headers.push(item);
+                }
             }
         }
         // Count rules at request time: only their blocks in the penalty cache.

@@ -41,6 +41,9 @@ mod charge_tests;
 mod check;
 mod current;
 mod decide;
+mod explain;
+#[cfg(test)]
+mod explain_tests;
 mod future;
 mod inline;
 mod key_change;
@@ -56,6 +59,7 @@ use std::sync::Arc;
 
 pub use admin::AdminError;
 pub use builder::LimiterBuilder;
+pub use explain::{Explanation, RuleExplanation, RuleGroup, RuleStatus};
 pub use future::{ChargeFuture, VerdictFuture};
 pub(crate) use keyed_hooks::{Answer, KeyedHashKey, RuleTarget};
 pub(crate) use publish::Published;

@@ -102,7 +102,7 @@ impl<'l, 'v> Settle<'l, 'v> {
         let (verdict, now) = (&mut *self.verdict, self.now);
         let entry = p.entry.as_ref();
         let blocks = p.blocks;
-        let Some(mut d) = decision else {
+        let Some(d) = decision else {
             // Failed open or closed, or untracked locally.
             if failed && entry.rule.fail_mode == FailMode::Closed && blocks {
                 self.unavailable = true;
@@ -112,11 +112,6 @@ impl<'l, 'v> Settle<'l, 'v> {
             }
             return;
         };
-        if d.allowed && !cached && entry.rule.charges_response() {
-            // A probe answers what a request of cost 1 would leave; it
-            // counted nothing, so the budget left is one more.
-            d.remaining = d.remaining.saturating_add(1);
-        }
         if let (Some(until), true) = (d.blocked_until_ms, blocks && !cached) {
             self.limiter.inner.penalties.block(p.key, until, now);
         }
@@ -134,13 +129,8 @@ impl<'l, 'v> Settle<'l, 'v> {
             entry.stats.record(Event::Allowed);
         }
         if blocks && entry.rule.ratelimit_headers {
-            verdict.headers.push(HeaderItem {
-                id: entry.id.clone(),
-                quota: entry.rule.limit,
-                window_s: entry.rule.period_ms / 1000,
-                remaining: d.remaining,
-                reset_s: d.reset_ms.div_ceil(1000),
-            });
+            let item = HeaderItem::of(entry.id.clone(), &entry.rule, d.remaining, d.reset_ms);
+            verdict.headers.push(item);
         }
         if self.reports {
             verdict.reports.push(RuleReport {

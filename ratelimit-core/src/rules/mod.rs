@@ -4,7 +4,8 @@
 //! field for field as the guide's [Rules](crate::guide::rules) chapter
 //! documents it. Loading validates everything and
 //! refuses with a [`RuleError`] that names the rule id and the field;
-//! [`Warning`]s are returned beside the rules, never printed.
+//! [`Warning`]s are returned beside the rules, never printed (a rule file
+//! loaded with [`RuleSet::from_json_file`] also logs each at `warn`).
 //!
 //! # Examples
 //!
@@ -37,6 +38,7 @@ mod crowding;
 mod duration;
 mod error;
 mod export;
+mod file;
 mod key;
 mod raw;
 mod rule;
@@ -48,6 +50,7 @@ use std::sync::Arc;
 pub use allow::AllowList;
 pub use builder::RuleBuilder;
 pub use error::{RuleError, Warning};
+pub use file::RuleFileError;
 pub use key::{DistinctOf, KeyPart, StatusMatch};
 pub use rule::{Action, Charge, FailMode, OnMissingKey, Rule};
 pub use validate::MAX_LIMIT;

@@ -18,7 +18,7 @@
 
 use super::lru::Entry;
 use super::{CacheLine, HalfLine, Inserted, Lru, Sharded, WhenFull, IDLE_MAX};
-use crate::algorithm::{Algorithm, Decision, Packed, Quota, SubjectState};
+use crate::algorithm::{probe_answer, Algorithm, Decision, Packed, Quota, SubjectState};
 use crate::backend::CheckMode;
 use crate::KeyDigest;
 
@@ -267,11 +267,29 @@ impl States {
     ) -> Decision {
         let shard = self.packed.shard(key);
         let found = shard.peek_idle(key).map(|(w, idle)| (*w, idle));
-        let (mut w, mut idle) = found.unwrap_or((Packed::fresh(algorithm), 0));
-        // A probe starts no penalty: a count without one, on the copy.
-        let mode = CheckMode::Count;
-        if let Some(d) = w.count(&mut idle, IDLE_MAX, algorithm, mode, now, q, None) {
-            return d;
+        let (w, idle) = found.unwrap_or((Packed::fresh(algorithm), 0));
+        // A probe starts no penalty: a count without one, on a copy; the
+        // budget it answers is a count of cost 0's (`probe_answer`).
+        let count = |q: &Quota| {
+            let (mut w, mut idle) = (w, idle);
+            w.count(
+                &mut idle,
+                IDLE_MAX,
+                algorithm,
+                CheckMode::Count,
+                now,
+                q,
+                None,
+            )
+        };
+        match count(q) {
+            Some(d) if !d.allowed => return d,
+            Some(d) => {
+                if let Some(found) = count(&q.with_cost(0)) {
+                    return probe_answer(d, || found);
+                }
+            }
+            None => {}
         }
         self.peek_in(&shard, key, algorithm, |s| s.probe(algorithm, now, q))
     }
