@@ -77,10 +77,36 @@ pub(crate) fn nonce_of(headers: &HeaderMap) -> Option<String> {
 }
 
 /// The `Set-Cookie` value for `nonce`, scoped to `path`.
+///
+/// `path` is the mount path as the request spelled it (under a path
+/// parameter, the client chose part of it), so it is encoded by
+/// [`cookie_path`]: a `;` in it cannot end the attribute and add others.
 pub(crate) fn set_cookie(nonce: &str, path: &str, secure: bool) -> String {
-    let path = if path.is_empty() { "/" } else { path };
+    let path = if path.is_empty() {
+        "/".to_owned()
+    } else {
+        cookie_path(path)
+    };
     let secure = if secure { "; Secure" } else { "" };
     format!("{COOKIE}={nonce}; Path={path}; HttpOnly; SameSite=Strict{secure}")
+}
+
+/// `path` with every byte outside the URI path characters that are also
+/// plain in a cookie attribute (letters, digits, `-._~/!$&'()*+=:@%`)
+/// percent-encoded: no `;` (the attribute separator), `,`, quote, space,
+/// control or non-ASCII byte is left. A path that needed encoding no longer
+/// matches the request's own, so the browser does not send the cookie back
+/// and the page's forms are refused: such a path is an attack, not a mount.
+pub(crate) fn cookie_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+=:@%".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -98,6 +124,19 @@ mod tests {
         assert!(!c.verify(&n, &t[..31]), "a truncated token");
         assert!(!c.verify(&n, ""), "no token");
         assert!(!c.verify("", &c.token("")), "an empty nonce");
+    }
+
+    #[test]
+    fn the_cookie_path_cannot_end_its_attribute() {
+        assert_eq!(cookie_path("/ops/limits"), "/ops/limits");
+        assert_eq!(cookie_path("/t/a%3Bb"), "/t/a%3Bb", "already encoded");
+        assert_eq!(cookie_path("/t/a;Domain=x"), "/t/a%3BDomain=x");
+        assert_eq!(cookie_path("/t/a, b\"c\r\n"), "/t/a%2C%20b%22c%0D%0A");
+        assert_eq!(cookie_path("/t/é"), "/t/%C3%A9");
+        assert_eq!(
+            set_cookie("n", "", false),
+            format!("{COOKIE}=n; Path=/; HttpOnly; SameSite=Strict")
+        );
     }
 
     #[test]

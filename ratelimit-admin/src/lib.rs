@@ -1,8 +1,10 @@
 //! An admin page for a [`Limiter`], to mount behind the application's own
 //! authentication.
 //!
-//! [`Admin::router`] gives an axum [`Router`] serving one server-rendered
-//! HTML page (plain forms, no JavaScript) and the JSON behind it:
+//! [`Admin::router`] gives an axum
+//! [`Router`](https://docs.rs/axum/0.8/axum/struct.Router.html) serving
+//! one server-rendered HTML page (plain forms, no JavaScript) and the JSON
+//! behind it:
 //!
 //! | route | what |
 //! | --- | --- |
@@ -29,6 +31,9 @@
 //!   `ratelimit_admin`): what changed, from what to what.
 //! - Every value on the page is HTML-escaped; subjects are only ever shown
 //!   as digests (the limiter keeps no raw key).
+//! - The cookie's `Path` is the mount path, percent-encoded outside the
+//!   plain path characters: under a path parameter (`/t/{tenant}/admin`)
+//!   a client cannot add attributes to it with a `;`.
 //! - The cookie is `Secure` by default; [`Admin::secure_cookie`] turns that
 //!   off for plain-HTTP development.
 //!

@@ -167,7 +167,11 @@ impl Batch {
 }
 
 /// Why a backend could not answer a check.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `{:?}` is the `Display` form (`timed out: ...`), so that an error
+/// returned from `main` with `?` prints as a sentence; `{:#?}` shows the
+/// fields, and [`BackendError::kind`] gives the kind.
+#[derive(Clone, PartialEq, Eq)]
 pub struct BackendError {
     kind: BackendErrorKind,
     detail: String,
@@ -223,6 +227,19 @@ impl fmt::Display for BackendError {
         } else {
             write!(f, "{kind}: {}", self.detail)
         }
+    }
+}
+
+/// The `Display` form; `{:#?}` the fields.
+impl fmt::Debug for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !f.alternate() {
+            return fmt::Display::fmt(self, f);
+        }
+        f.debug_struct("BackendError")
+            .field("kind", &self.kind)
+            .field("detail", &self.detail)
+            .finish()
     }
 }
 

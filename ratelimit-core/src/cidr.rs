@@ -109,8 +109,18 @@ impl fmt::Display for Cidr {
 }
 
 /// A string that is not a network in CIDR notation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `{:?}` is the `Display` form, so that an error returned from `main`
+/// with `?` prints as a sentence.
+#[derive(Clone, PartialEq, Eq)]
 pub struct CidrError(());
+
+/// The `Display` form.
+impl fmt::Debug for CidrError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
 
 impl fmt::Display for CidrError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -26,7 +26,8 @@ pub(crate) struct Shared<M> {
     pub(crate) counters: crate::response::Counters,
 }
 
-/// A [`Layer`] that rate-limits requests with a [`Limiter`].
+/// A [`Layer`](https://docs.rs/tower-layer/0.3/tower_layer/trait.Layer.html)
+/// that rate-limits requests with a [`Limiter`].
 ///
 /// Clones share the limiter: counts, the penalty cache, the published rule
 /// set and the emergency switches. Publish a new rule set at run time with

@@ -94,6 +94,12 @@ impl Quota {
 
     /// The most that may be spent at once (the bucket's size). It applies
     /// to the buckets; the windows hold `limit` per period.
+    ///
+    /// With a burst of 1 no span of one period holds more than `limit`
+    /// admissions (they are at least `period / limit` apart): what a partner
+    /// that counts a rolling window requires. With a burst `b`, a span of
+    /// one period may hold up to `b + limit - 1`; the windows up to about
+    /// twice the limit (the guide's Rules chapter, "What a period holds").
     #[must_use]
     pub const fn allow_burst(mut self, burst: NonZeroU32) -> Self {
         self.burst = Some(burst);

@@ -12,7 +12,10 @@ use crate::keys::{subject, KeyOutcome};
 use crate::{KeyDigest, RequestAttrs, RequestView};
 
 /// Why a peek or reset could not be done.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `{:?}` is the `Display` form, so that an error returned from `main`
+/// with `?` prints as a sentence; `{:#?}` shows the variant.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AdminError {
     /// No published rule has this id.
@@ -29,6 +32,20 @@ impl fmt::Display for AdminError {
             AdminError::UnknownRule(id) => write!(f, "no rule {id:?}"),
             AdminError::NoSubject => f.write_str("the request has no key for this rule"),
             AdminError::Backend(e) => write!(f, "backend: {e}"),
+        }
+    }
+}
+
+/// The `Display` form; `{:#?}` the variant.
+impl fmt::Debug for AdminError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !f.alternate() {
+            return fmt::Display::fmt(self, f);
+        }
+        match self {
+            AdminError::UnknownRule(id) => f.debug_tuple("UnknownRule").field(id).finish(),
+            AdminError::NoSubject => f.write_str("NoSubject"),
+            AdminError::Backend(e) => f.debug_tuple("Backend").field(e).finish(),
         }
     }
 }

@@ -43,6 +43,7 @@ mod key;
 mod raw;
 mod rule;
 mod schema;
+mod suggest;
 mod validate;
 
 use std::sync::Arc;

@@ -7,6 +7,7 @@ use super::allow::AllowList;
 use super::duration::{parse_duration_ms, parse_rfc3339_ms};
 use super::error::RuleError;
 use super::rule::{Action, Charge, FailMode, OnMissingKey};
+use super::suggest;
 use crate::algorithm::Algorithm;
 
 /// The fields of a rule as written, each optional until validation.
@@ -95,11 +96,39 @@ impl RawRule {
                 }
                 self.canary_bp = Some((pct * 100.0).round() as u32);
             }
-            _ => return Err("unknown field".to_owned()),
+            _ => {
+                return Err(match suggest::closest(field, &FIELDS) {
+                    Some(name) => format!("unknown field: did you mean {name:?}?"),
+                    None => "unknown field".to_owned(),
+                })
+            }
         }
         Ok(())
     }
 }
+
+/// Every field of a rule, as [`RawRule::set`] reads them.
+pub(crate) const FIELDS: [&str; 19] = [
+    "id",
+    "expression",
+    "algorithm",
+    "limit",
+    "period",
+    "burst",
+    "distinct_of",
+    "count_statuses",
+    "key",
+    "on_missing_key",
+    "action",
+    "penalty",
+    "fail_mode",
+    "expires_at",
+    "ratelimit_headers",
+    "cost",
+    "charge",
+    "allow",
+    "canary",
+];
 
 pub(crate) const ALGORITHMS: [(&str, Algorithm); 5] = [
     ("fixed_window", Algorithm::FixedWindow),
@@ -155,6 +184,12 @@ fn enum_of<T: Copy>(v: &Value, options: &[(&str, T)]) -> Result<T, String> {
         .map(|(_, t)| *t)
         .ok_or_else(|| {
             let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
-            format!("{s:?} is not one of {}", names.join(", "))
+            match suggest::closest(s, &names) {
+                Some(name) => format!(
+                    "{s:?} is not one of {}: did you mean {name:?}?",
+                    names.join(", ")
+                ),
+                None => format!("{s:?} is not one of {}", names.join(", ")),
+            }
         })
 }
