@@ -66,6 +66,20 @@ impl ValkeyControl {
         Ok(changed)
     }
 
+    /// The control keys are gone (Valkey restarted without persistence):
+    /// keep the running set, and say so once. Whether anything changed.
+    fn note_lost(shared: &Shared) -> bool {
+        let mut a = shared.lock();
+        if a.epoch.is_none() || a.lost {
+            return false;
+        }
+        tracing::warn!(version = a.version, "control: {LOST}");
+        metrics::gauge!("ratelimit_control_lost").set(1.0);
+        a.lost = true;
+        a.refused = Some((0, LOST.into()));
+        true
+    }
+
     async fn apply_set(
         &self,
         limiter: &Limiter,
@@ -75,15 +89,7 @@ impl ValkeyControl {
         json_len: u64,
     ) -> Result<bool, ControlError> {
         let Some(version) = version else {
-            let mut a = shared.lock();
-            if a.epoch.is_some() && !a.lost {
-                tracing::warn!(version = a.version, "control: {LOST}");
-                metrics::gauge!("ratelimit_control_lost").set(1.0);
-                a.lost = true;
-                a.refused = Some((0, LOST.into()));
-                return Ok(true);
-            }
-            return Ok(false);
+            return Ok(Self::note_lost(shared));
         };
         let epoch = epoch.unwrap_or_default();
         let v = match version.parse::<u64>() {
