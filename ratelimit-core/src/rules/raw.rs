@@ -172,8 +172,7 @@ fn integer(v: &Value) -> Result<u64, String> {
 /// An algorithm by its JSON name (see [`Algorithm::as_str`]).
 fn algorithm(v: &Value) -> Result<Algorithm, String> {
     let s = string(v)?;
-    Algorithm::from_name(s)
-        .ok_or_else(|| format!("{s:?} is not one of {}", Algorithm::NAMES.join(", ")))
+    Algorithm::from_name(s).ok_or_else(|| not_one_of(s, &Algorithm::NAMES))
 }
 
 fn enum_of<T: Copy>(v: &Value, options: &[(&str, T)]) -> Result<T, String> {
@@ -184,12 +183,17 @@ fn enum_of<T: Copy>(v: &Value, options: &[(&str, T)]) -> Result<T, String> {
         .map(|(_, t)| *t)
         .ok_or_else(|| {
             let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
-            match suggest::closest(s, &names) {
-                Some(name) => format!(
-                    "{s:?} is not one of {}: did you mean {name:?}?",
-                    names.join(", ")
-                ),
-                None => format!("{s:?} is not one of {}", names.join(", ")),
-            }
+            not_one_of(s, &names)
         })
+}
+
+/// `s` is none of `names`: the list, and the closest name when one is near.
+fn not_one_of(s: &str, names: &[&str]) -> String {
+    match suggest::closest(s, names) {
+        Some(name) => format!(
+            "{s:?} is not one of {}: did you mean {name:?}?",
+            names.join(", ")
+        ),
+        None => format!("{s:?} is not one of {}", names.join(", ")),
+    }
 }
