@@ -59,7 +59,6 @@
 
 mod catalog;
 mod csrf;
-mod gauges;
 mod html;
 mod routes;
 mod snapshot;
@@ -71,7 +70,8 @@ use axum::Router;
 use ratelimit_core::Limiter;
 
 pub use catalog::{describe_metrics, Kind, Metric, METRICS};
-pub use gauges::set_state_gauges;
+/// The state gauges, set at each scrape: `ratelimit-core`'s, re-exported.
+pub use ratelimit_core::set_state_gauges;
 
 /// The admin page of one limiter. Build the router with [`Admin::router`].
 #[derive(Debug, Clone)]

@@ -189,7 +189,8 @@ impl KeyTemplate {
         &self.source
     }
 
-    /// The variables the key reads, in order.
+    /// The variables the key reads, in order (the layers' settings read them).
+    #[cfg(feature = "tower")]
     pub(crate) fn variables(&self) -> impl Iterator<Item = &KeyVar> + '_ {
         self.parts.iter().filter_map(|p| match p {
             Part::Var(v) => Some(v),
