@@ -9,18 +9,34 @@ use axum::response::{IntoResponse, Response};
 use axum::Form;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION, SET_COOKIE};
 use http::{HeaderMap, HeaderValue, StatusCode, Uri};
+use ratelimit_core::control::{Control, ControlError, Switch};
 use ratelimit_core::Limiter;
 
 use crate::csrf::{self, Csrf};
-use crate::html;
-use crate::snapshot::{parse_subject, Snapshot, SWITCHES};
+use crate::html::{self, Draft};
+use crate::snapshot::{parse_subject, Snapshot};
 
 /// The shared state of the routes.
 #[derive(Debug)]
 pub(crate) struct AdminState {
     pub(crate) limiter: Limiter,
-    pub(crate) csrf: Csrf,
+    /// Every action goes through it, so that it applies fleet-wide.
+    pub(crate) control: Arc<dyn Control>,
+    /// Keyed with the fleet's secret (`Control::csrf_secret`), read once.
+    pub(crate) csrf: std::sync::OnceLock<Csrf>,
     pub(crate) secure_cookie: bool,
+}
+
+impl AdminState {
+    /// The CSRF tokens, keyed with the fleet's shared secret: a form
+    /// rendered by one instance posts back to any other.
+    pub(crate) async fn csrf(&self) -> Result<&Csrf, ControlError> {
+        if let Some(c) = self.csrf.get() {
+            return Ok(c);
+        }
+        let secret = self.control.csrf_secret().await?;
+        Ok(self.csrf.get_or_init(|| Csrf::from_secret(&secret)))
+    }
 }
 
 pub(crate) type Shared = State<Arc<AdminState>>;
@@ -36,7 +52,7 @@ fn base_of(original: &Uri, seen: &Uri) -> String {
 const CSP: &str =
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'self'";
 
-fn headers(content_type: &'static str) -> HeaderMap {
+pub(crate) fn headers(content_type: &'static str) -> HeaderMap {
     let mut h = HeaderMap::new();
     h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -54,11 +70,35 @@ pub(crate) async fn page(
     uri: Uri,
     req_headers: HeaderMap,
 ) -> Response {
-    let base = base_of(&original, &uri);
-    let existing = csrf::nonce_of(&req_headers).filter(|n| n.len() == 32);
+    render(&st, &original, &uri, &req_headers, None, StatusCode::OK).await
+}
+
+/// The page, with `draft` (a draft being checked, or an action's answer)
+/// when there is one, answered with `status`.
+pub(crate) async fn render(
+    st: &AdminState,
+    original: &Uri,
+    uri: &Uri,
+    req_headers: &HeaderMap,
+    draft: Option<Draft>,
+    status: StatusCode,
+) -> Response {
+    let base = base_of(original, uri);
+    let csrf = match st.csrf().await {
+        Ok(c) => c,
+        Err(e) => return unavailable(e),
+    };
+    let existing = csrf::nonce_of(req_headers).filter(|n| n.len() == 32);
     let nonce = existing.clone().unwrap_or_else(Csrf::nonce);
     let snapshot = Snapshot::read(&st.limiter).await;
-    let body = html::page(&snapshot, &base, &st.csrf.token(&nonce));
+    let fleet = crate::fleet::Fleet::read(st.control.as_ref()).await;
+    let body = html::page(
+        &snapshot,
+        &fleet,
+        draft.as_ref(),
+        &base,
+        &csrf.token(&nonce),
+    );
     let mut h = headers("text/html; charset=utf-8");
     h.insert("content-security-policy", HeaderValue::from_static(CSP));
     if existing.is_none() {
@@ -67,7 +107,18 @@ pub(crate) async fn page(
             h.insert(SET_COOKIE, v);
         }
     }
-    (h, body).into_response()
+    (status, h, body).into_response()
+}
+
+/// 503: the control did not answer.
+pub(crate) fn unavailable(e: ControlError) -> Response {
+    tracing::warn!(target: "ratelimit_admin", error = %e, "admin: the control did not answer");
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        headers("text/plain; charset=utf-8"),
+        format!("{e}\n"),
+    )
+        .into_response()
 }
 
 /// `GET /state.json`: what the page shows.
@@ -85,15 +136,15 @@ pub(crate) async fn rules_json(State(st): Shared) -> Response {
     (headers("application/json"), st.limiter.rules().to_json()).into_response()
 }
 
-type Fields = Vec<(String, String)>;
+pub(crate) type Fields = Vec<(String, String)>;
 
-fn field<'a>(form: &'a Fields, name: &str) -> Option<&'a str> {
+pub(crate) fn field<'a>(form: &'a Fields, name: &str) -> Option<&'a str> {
     form.iter()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.as_str())
 }
 
-fn refuse(status: StatusCode, why: &'static str) -> Response {
+pub(crate) fn refuse(status: StatusCode, why: &'static str) -> Response {
     tracing::warn!(target: "ratelimit_admin", status = status.as_u16(), why, "admin action refused");
     (
         status,
@@ -104,9 +155,12 @@ fn refuse(status: StatusCode, why: &'static str) -> Response {
 }
 
 /// Whether the form's token matches the cookie.
-fn csrf_ok(st: &AdminState, req_headers: &HeaderMap, form: &Fields) -> bool {
+pub(crate) async fn csrf_ok(st: &AdminState, req_headers: &HeaderMap, form: &Fields) -> bool {
+    let Ok(c) = st.csrf().await else {
+        return false;
+    };
     match (csrf::nonce_of(req_headers), field(form, csrf::FIELD)) {
-        (Some(nonce), Some(token)) => st.csrf.verify(&nonce, token),
+        (Some(nonce), Some(token)) => c.verify(&nonce, token),
         _ => false,
     }
 }
@@ -122,7 +176,7 @@ pub(crate) fn home(base: &str) -> &str {
 }
 
 /// Back to the page (303: the browser GETs it).
-fn back(original: &Uri, seen: &Uri) -> Response {
+pub(crate) fn back(original: &Uri, seen: &Uri) -> Response {
     let base = base_of(original, seen);
     let to = home(&base);
     let mut h = headers("text/plain; charset=utf-8");
@@ -133,7 +187,7 @@ fn back(original: &Uri, seen: &Uri) -> Response {
 }
 
 /// `POST /reset` (`rule`, `subject`): lifts a penalty and forgets the
-/// subject's count under the rule.
+/// subject's count under the rule, on every instance (`Control::lift`).
 pub(crate) async fn reset(
     State(st): Shared,
     OriginalUri(original): OriginalUri,
@@ -142,7 +196,7 @@ pub(crate) async fn reset(
     form: Result<Form<Fields>, FormRejection>,
 ) -> Response {
     let form = form.map(|Form(f)| f).unwrap_or_default();
-    if !csrf_ok(&st, &req_headers, &form) {
+    if !csrf_ok(&st, &req_headers, &form).await {
         return refuse(StatusCode::FORBIDDEN, "missing or wrong CSRF token");
     }
     let (Some(rule), Some(subject)) = (
@@ -151,7 +205,7 @@ pub(crate) async fn reset(
     ) else {
         return refuse(StatusCode::BAD_REQUEST, "need a rule and a subject digest");
     };
-    match st.limiter.reset_subject(rule, subject).await {
+    match st.control.lift(rule, subject).await {
         Ok(()) => {
             tracing::info!(target: "ratelimit_admin", rule, subject = %subject, "admin: penalty lifted, subject reset");
             back(&original, &uri)
@@ -159,7 +213,7 @@ pub(crate) async fn reset(
         Err(e) => {
             tracing::warn!(target: "ratelimit_admin", rule, subject = %subject, error = %e, "admin: reset failed");
             let status = match e {
-                ratelimit_core::limiter::AdminError::UnknownRule(_) => StatusCode::NOT_FOUND,
+                ControlError::Invalid(_) => StatusCode::NOT_FOUND,
                 _ => StatusCode::BAD_GATEWAY,
             };
             (
@@ -181,7 +235,7 @@ pub(crate) async fn switch(
     form: Result<Form<Fields>, FormRejection>,
 ) -> Response {
     let form = form.map(|Form(f)| f).unwrap_or_default();
-    if !csrf_ok(&st, &req_headers, &form) {
+    if !csrf_ok(&st, &req_headers, &form).await {
         return refuse(StatusCode::FORBIDDEN, "missing or wrong CSRF token");
     }
     let on = match field(&form, "on") {
@@ -189,19 +243,13 @@ pub(crate) async fn switch(
         Some("false") => false,
         _ => return refuse(StatusCode::BAD_REQUEST, "on must be true or false"),
     };
-    let Some(name) = field(&form, "switch").filter(|n| SWITCHES.iter().any(|(s, _)| s == n)) else {
+    let Some(switch) = field(&form, "switch").and_then(Switch::from_name) else {
         return refuse(StatusCode::BAD_REQUEST, "unknown switch");
     };
-    let sw = st.limiter.switches();
-    let was = match name {
-        "disable_rate_limiting" => sw.rate_limiting_disabled(),
-        "disable_config_blocking" => sw.config_blocking_disabled(),
-        _ => sw.jwt_disabled(),
-    };
-    match name {
-        "disable_rate_limiting" => sw.set_disable_rate_limiting(on),
-        "disable_config_blocking" => sw.set_disable_config_blocking(on),
-        _ => sw.set_disable_jwt(on),
+    let name = switch.name();
+    let was = ratelimit_core::control::SwitchState::of(st.limiter.switches()).get(switch);
+    if let Err(e) = st.control.set_switch(switch, on).await {
+        return unavailable(e);
     }
     tracing::info!(target: "ratelimit_admin", switch = name, from = was, to = on, "admin: switch flipped");
     back(&original, &uri)

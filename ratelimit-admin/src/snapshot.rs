@@ -49,10 +49,31 @@ pub(crate) struct RuleRow {
     pub(crate) temporary: bool,
     pub(crate) counts: [u64; 8],
     /// Subjects limited (or, for a log rule, that would have been) most.
-    pub(crate) top: Vec<(KeyDigest, u64)>,
+    pub(crate) top: Vec<TopRow>,
+}
+
+/// A subject among a rule's heaviest hitters.
+#[derive(Debug, Clone)]
+pub(crate) struct TopRow {
+    /// The identity (what a lift names).
+    pub(crate) subject: KeyDigest,
+    /// Sightings (an upper bound).
+    pub(crate) count: u64,
+    /// The client, readable (credentials redacted), when known.
+    pub(crate) label: Option<String>,
 }
 
 impl RuleRow {
+    /// `block`, `log`, with `(temporary)` for a rule added at run time.
+    pub(crate) fn action_label(&self) -> &'static str {
+        match (self.blocking, self.temporary) {
+            (true, false) => "block",
+            (false, false) => "log",
+            (true, true) => "block (temporary)",
+            (false, true) => "log (temporary)",
+        }
+    }
+
     pub(crate) fn count(&self, e: Event) -> u64 {
         EVENTS
             .iter()
@@ -66,6 +87,8 @@ impl RuleRow {
 pub(crate) struct Penalty {
     pub(crate) rule: String,
     pub(crate) subject: KeyDigest,
+    /// The client, readable, when the rule's top subjects know it.
+    pub(crate) label: Option<String>,
     pub(crate) until_ms: u64,
     pub(crate) remaining_s: u64,
 }
@@ -97,7 +120,7 @@ impl Snapshot {
         for (r, temporary) in all.chain(temporary.iter().map(|r| (r, true))) {
             let stats = limiter.rule_stats(&r.id);
             let counts = EVENTS.map(|(e, _)| stats.as_ref().map_or(0, |s| s.get(e)));
-            let top = stats.as_ref().map(|s| s.top_limited()).unwrap_or_default();
+            let top = stats.as_ref().map(|s| top_rows(s)).unwrap_or_default();
             rules.push(RuleRow {
                 id: r.id.clone(),
                 blocking: r.action == Action::Block,
@@ -121,18 +144,19 @@ impl Snapshot {
         let mut penalties = Vec::new();
         let mut peeks = 0;
         for row in rules.iter().filter(|r| r.blocking && r.penalty_s.is_some()) {
-            for (subject, _) in &row.top {
+            for t in &row.top {
                 if peeks == MAX_PEEKS {
                     break;
                 }
                 peeks += 1;
-                let Ok(d) = limiter.peek_subject(&row.id, *subject).await else {
+                let Ok(d) = limiter.peek_subject(&row.id, t.subject).await else {
                     continue;
                 };
                 if let Some(until) = d.blocked_until_ms.filter(|u| *u > now_ms) {
                     penalties.push(Penalty {
                         rule: row.id.clone(),
-                        subject: *subject,
+                        subject: t.subject,
+                        label: t.label.clone(),
                         until_ms: until,
                         remaining_s: (until - now_ms).div_ceil(1000),
                     });
@@ -167,9 +191,11 @@ impl Snapshot {
 
     /// The JSON behind the page.
     pub(crate) fn to_json(&self) -> Value {
-        let top = |t: &[(KeyDigest, u64)]| -> Vec<Value> {
+        let top = |t: &[TopRow]| -> Vec<Value> {
             t.iter()
-                .map(|(s, n)| json!({"subject": s.to_hex(), "count": n}))
+                .map(
+                    |t| json!({"subject": t.subject.to_hex(), "client": t.label, "count": t.count}),
+                )
                 .collect()
         };
         let rules: Vec<Value> = self
@@ -213,6 +239,7 @@ impl Snapshot {
                 json!({
                     "rule": p.rule,
                     "subject": p.subject.to_hex(),
+                    "client": p.label,
                     "blocked_until_ms": p.until_ms,
                     "remaining_s": p.remaining_s,
                 })
@@ -238,6 +265,19 @@ impl Snapshot {
             "penalties": penalties,
         })
     }
+}
+
+/// A rule's heaviest hitters, for the page.
+fn top_rows(stats: &ratelimit_core::stats::RuleStats) -> Vec<TopRow> {
+    stats
+        .top_hitters()
+        .into_iter()
+        .map(|h| TopRow {
+            subject: h.subject,
+            count: h.count,
+            label: h.label,
+        })
+        .collect()
 }
 
 /// Parses a subject's 32-character hex digest.

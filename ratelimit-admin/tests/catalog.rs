@@ -17,8 +17,10 @@ const CRATES: [&str; 5] = [
 ];
 
 /// String literals starting `ratelimit_` that are not metric names.
-const NOT_METRICS: [&str; 3] = [
+const NOT_METRICS: [&str; 4] = [
     "ratelimit_headers",
+    // The misspelt field of the "did you mean" tests and examples.
+    "ratelimit_header",
     "ratelimit_admin",
     "ratelimit_admin_csrf",
 ];

@@ -76,3 +76,34 @@ async fn a_get_cannot_change_anything() {
     }
     assert!(!l.switches().jwt_disabled());
 }
+
+/// Issue 27, item 9: under a path parameter the mount path comes from the
+/// request, and a `;` in it must not add attributes to the cookie.
+#[tokio::test]
+async fn a_path_parameter_cannot_add_cookie_attributes() {
+    let (l, _clock) = limiter();
+    let app = axum::Router::new().nest("/t/{tenant}/admin", Admin::new(l).router());
+    let page = send(&app, get("/t/acme;Domain=127.0.0.1;Path=/admin")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    let cookie = page.headers["set-cookie"].to_str().unwrap();
+    let attributes: Vec<&str> = cookie.split(';').map(str::trim).collect();
+    assert_eq!(
+        attributes,
+        [
+            attributes[0],
+            "Path=/t/acme%3BDomain=127.0.0.1%3BPath=/admin",
+            "HttpOnly",
+            "SameSite=Strict",
+            "Secure"
+        ],
+        "{cookie}"
+    );
+    // An ordinary tenant keeps its own path, and its forms work.
+    let page = send(&app, get("/t/acme/admin")).await;
+    let set = page.headers["set-cookie"].to_str().unwrap();
+    assert!(set.contains("; Path=/t/acme/admin; "), "{set}");
+    let (cookie, token) = cookie_and_token(&page);
+    let form = format!("csrf={token}&switch=disable_jwt&on=true");
+    let a = send(&app, post("/t/acme/admin/switch", Some(&cookie), &form)).await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER);
+}

@@ -131,7 +131,10 @@ async fn a_switch_flips_and_flips_back() {
     assert_eq!(a.status, StatusCode::SEE_OTHER);
     assert!(l.switches().rate_limiting_disabled());
     let page = send(&app, get("/")).await;
-    assert!(page.body.contains("class=on>ON"), "the page shows it on");
+    assert!(
+        page.body.contains(r#"class="on">ON"#),
+        "the page shows it on"
+    );
     for name in ["disable_config_blocking", "disable_jwt"] {
         let form = format!("csrf={token}&switch={name}&on=true");
         assert_eq!(

@@ -8,6 +8,9 @@ use serde_json::Value;
 /// Seconds from this origin (2026-01-01T00:00:00Z) in milliseconds.
 pub const ORIGIN_MS: u64 = 1_767_225_600_000;
 
+/// The most instances a case may run.
+pub const MAX_INSTANCES: u32 = 8;
+
 /// One case file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -23,6 +26,10 @@ pub struct Case {
     /// How many instances the limiter believes are running.
     #[serde(default)]
     pub fleet_size: Option<u64>,
+    /// How many instances share the backend (default 1, at most
+    /// [`MAX_INSTANCES`]): each has its own limiter, caches and counters.
+    #[serde(default)]
+    pub instances: Option<u32>,
     /// Rule objects, as the library's JSON rule format.
     pub rules: Value,
     /// The timeline.
@@ -34,6 +41,18 @@ pub struct Case {
 }
 
 impl Case {
+    /// How many instances the case runs.
+    ///
+    /// # Errors
+    ///
+    /// 0 or more than [`MAX_INSTANCES`].
+    pub fn instance_count(&self) -> Result<usize, String> {
+        match self.instances.unwrap_or(1) {
+            n @ 1..=MAX_INSTANCES => Ok(n as usize),
+            n => Err(format!("instances must be 1 to {MAX_INSTANCES}, not {n}")),
+        }
+    }
+
     /// Whether the case applies to `backend` (`memory` or `valkey`).
     pub fn applies_to(&self, backend: &str) -> bool {
         self.backends
@@ -63,6 +82,13 @@ pub struct Step {
     /// `"down"` or `"up"`.
     #[serde(default)]
     pub valkey: Option<String>,
+    /// A rule set published to every instance, as the fleet's control
+    /// publishes it (the counts of unchanged rules are kept).
+    #[serde(default)]
+    pub publish: Option<Value>,
+    /// The instance that receives the step's requests (default 0).
+    #[serde(default)]
+    pub instance: Option<u32>,
 }
 
 /// A request of a step.

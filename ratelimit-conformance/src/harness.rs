@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::IpAddr;
 
+use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{Limiter, ManualClock, Outcome, RequestAttrs};
 
 use crate::case::Request;
@@ -46,6 +47,22 @@ pub trait Harness {
 
     /// Makes the shared backend unreachable (`false`) or brings it back.
     fn set_backend_up(&mut self, up: bool) -> Result<(), String>;
+
+    /// Publishes `rules` to every instance, as the fleet's control does.
+    fn publish(&mut self, rules: RuleSet) -> Result<(), String>;
+
+    /// Sends the next requests to instance `i` (from 0).
+    fn use_instance(&mut self, i: usize) -> Result<(), String>;
+}
+
+/// The instance `i` of `all`, or an error naming how many there are.
+pub(crate) fn pick<T: Clone>(all: &[T], i: usize) -> Result<T, String> {
+    all.get(i).cloned().ok_or_else(|| {
+        format!(
+            "instance {i} does not exist: the case runs {} (set \"instances\")",
+            all.len()
+        )
+    })
 }
 
 /// Turns a case request into request attributes.
@@ -92,8 +109,10 @@ pub type Toggle = Box<dyn FnMut(bool) -> Result<(), String> + Send>;
 
 /// Plays requests through [`Limiter::check`] directly.
 pub struct LimiterHarness {
-    /// The limiter.
+    /// The limiter of the instance receiving requests.
     pub limiter: Limiter,
+    /// Every instance's limiter (the first is `limiter` at the start).
+    pub instances: Vec<Limiter>,
     /// Its clock.
     pub clock: ManualClock,
     /// Takes the backend down or up, when it can.
@@ -147,5 +166,17 @@ impl Harness for LimiterHarness {
             Some(t) => t(up),
             None => Err("this backend cannot be taken down".into()),
         }
+    }
+
+    fn publish(&mut self, rules: RuleSet) -> Result<(), String> {
+        for l in &self.instances {
+            l.publish(rules.clone());
+        }
+        Ok(())
+    }
+
+    fn use_instance(&mut self, i: usize) -> Result<(), String> {
+        self.limiter = pick(&self.instances, i)?;
+        Ok(())
     }
 }

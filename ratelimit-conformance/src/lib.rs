@@ -9,6 +9,15 @@
 //! cargo run -p ratelimit-conformance -- --backend memory CASE.json...
 //! cargo run -p ratelimit-conformance -- --backend valkey CASE.json...
 //! ```
+//!
+//! Beyond the shared format, a case may run a fleet: `"instances": 2` (up
+//! to 8) starts that many limiters on one backend (the in-memory store or
+//! the same Valkey keys), each with its own caches; a request step's
+//! `"instance": 1` sends it to that instance (default 0); and a step
+//! `{"at": 2, "publish": [rules...]}` (alone) publishes a rule set to
+//! every instance as the fleet's control does, after the control's check
+//! (size, schema, validation: a refused set fails the case). See
+//! `cases/fleet_*.json`.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -24,6 +33,10 @@ pub use run::{check_invalid, load_case, play, rule_set};
 pub use tower_harness::TowerHarness;
 pub use valkey::ValkeyEnv;
 
+use std::sync::Arc;
+
+use ratelimit_core::backend::Backend;
+use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::switches::StaticFleet;
 use ratelimit_core::{Limiter, ManualClock};
 
@@ -67,34 +80,50 @@ pub async fn run_memory_via(case: &Case, via: Via) -> Verdict {
         Ok(r) => r,
         Err(e) => return Verdict::Failed(format!("rules refused: {e}")),
     };
+    let count = match case.instance_count() {
+        Ok(n) => n,
+        Err(e) => return Verdict::Failed(e),
+    };
     let clock = ManualClock::new(ORIGIN_MS);
-    let limiter = Limiter::builder(rules)
-        .clock(clock.clone())
-        .fleet_size(StaticFleet(case.fleet_size.unwrap_or(1)))
-        .build();
-    play_via(case, limiter, clock, None, via).await
+    // The instances share one store, as a fleet shares Valkey.
+    let store: Arc<dyn Backend> = Arc::new(MemoryBackend::default());
+    let limiters = (0..count)
+        .map(|_| {
+            Limiter::builder(rules.clone())
+                .clock(clock.clone())
+                .backend_arc(store.clone())
+                .fleet_size(StaticFleet(case.fleet_size.unwrap_or(1)))
+                .build()
+        })
+        .collect();
+    play_via(case, limiters, clock, None, via).await
 }
 
-/// Plays `case` with `limiter` (whose clock is `clock`) through `via`;
-/// `toggle` takes the shared backend down and up, when there is one.
+/// Plays `case` with the instances' `limiters` (at least one, all on
+/// `clock`) through `via`; `toggle` takes the shared backend down and up,
+/// when there is one.
 pub async fn play_via(
     case: &Case,
-    limiter: Limiter,
+    limiters: Vec<Limiter>,
     clock: ManualClock,
     toggle: Option<harness::Toggle>,
     via: Via,
 ) -> Verdict {
+    let Some(first) = limiters.first().cloned() else {
+        return Verdict::Failed("no instance".into());
+    };
     match via {
         Via::Core => {
             let mut h = LimiterHarness {
-                limiter,
+                limiter: first,
+                instances: limiters,
                 clock,
                 toggle,
             };
             to_verdict(play(case, &mut h).await)
         }
         Via::Tower => {
-            let mut h = TowerHarness::new(limiter, clock, toggle);
+            let mut h = TowerHarness::fleet(limiters, clock, toggle);
             to_verdict(play(case, &mut h).await)
         }
     }

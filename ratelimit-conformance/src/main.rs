@@ -8,7 +8,7 @@
 #![forbid(unsafe_code)]
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use ratelimit_conformance::{load_case, run_memory_via, ValkeyEnv, Verdict, Via};
@@ -20,7 +20,15 @@ fn usage() -> ExitCode {
     ExitCode::from(2)
 }
 
-fn main() -> ExitCode {
+/// The command line: the backend, how requests are played, the cases.
+struct Args {
+    backend: String,
+    via: Via,
+    files: Vec<PathBuf>,
+}
+
+/// Reads the command line; `None` for a usage error.
+fn args() -> Option<Args> {
     let mut args = std::env::args().skip(1);
     let mut backend = None;
     let mut via = Via::Core;
@@ -32,54 +40,72 @@ fn main() -> ExitCode {
                 via = match args.next().as_deref() {
                     Some("core") => Via::Core,
                     Some("tower") => Via::Tower,
-                    _ => return usage(),
+                    _ => return None,
                 }
             }
-            "-h" | "--help" => return usage(),
+            "-h" | "--help" => return None,
             _ => files.push(a.into()),
         }
     }
-    let Some(backend) = backend else {
-        return usage();
-    };
-    if files.is_empty() {
-        return usage();
-    }
-    let rt = match tokio::runtime::Builder::new_multi_thread()
+    let backend = backend?;
+    (!files.is_empty()).then_some(Args {
+        backend,
+        via,
+        files,
+    })
+}
+
+/// The runtime and, for `--backend valkey`, a Valkey; a message when one
+/// cannot be had.
+fn start(backend: &str) -> Result<(tokio::runtime::Runtime, Option<ValkeyEnv>), String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
+        .map_err(|e| format!("cannot start a runtime: {e}"))?;
+    let valkey = match backend {
+        "valkey" => {
+            Some(ValkeyEnv::start().map_err(|e| format!("no Valkey for --backend valkey: {e}"))?)
+        }
+        _ => None,
+    };
+    Ok((rt, valkey))
+}
+
+/// Plays one case file.
+fn play(
+    rt: &tokio::runtime::Runtime,
+    valkey: Option<&ValkeyEnv>,
+    args: &Args,
+    f: &Path,
+) -> Verdict {
+    match load_case(f) {
+        Err(e) => Verdict::Failed(e),
+        Ok(case) => match args.backend.as_str() {
+            "memory" => rt.block_on(run_memory_via(&case, args.via)),
+            "valkey" => match valkey {
+                Some(env) => rt.block_on(env.run(&case, args.via)),
+                None => Verdict::Failed("no Valkey".into()),
+            },
+            other => Verdict::Failed(format!("unknown backend {other:?}")),
+        },
+    }
+}
+
+fn main() -> ExitCode {
+    let Some(args) = args() else {
+        return usage();
+    };
+    let (rt, valkey) = match start(&args.backend) {
+        Ok(started) => started,
         Err(e) => {
-            eprintln!("cannot start a runtime: {e}");
+            eprintln!("{e}");
             return ExitCode::from(2);
         }
     };
-    let valkey = match backend.as_str() {
-        "valkey" => match ValkeyEnv::start() {
-            Ok(env) => Some(env),
-            Err(e) => {
-                eprintln!("no Valkey for --backend valkey: {e}");
-                return ExitCode::from(2);
-            }
-        },
-        _ => None,
-    };
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
-    for f in &files {
-        let verdict = match load_case(f) {
-            Err(e) => Verdict::Failed(e),
-            Ok(case) => match backend.as_str() {
-                "memory" => rt.block_on(run_memory_via(&case, via)),
-                "valkey" => match &valkey {
-                    Some(env) => rt.block_on(env.run(&case, via)),
-                    None => Verdict::Failed("no Valkey".into()),
-                },
-                other => Verdict::Failed(format!("unknown backend {other:?}")),
-            },
-        };
+    for f in &args.files {
         let name = f.display();
-        match verdict {
+        match play(&rt, valkey.as_ref(), &args, f) {
             Verdict::Passed => {
                 passed += 1;
                 println!("PASS {name}");

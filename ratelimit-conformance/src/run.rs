@@ -1,6 +1,7 @@
 //! Playing one case: every step, every expectation, and the invariants that
 //! hold on every case.
 
+use ratelimit_core::control::{check_set, SCHEMA};
 use ratelimit_core::rules::{RuleError, RuleSet};
 
 use crate::case::{Case, Expect, Step, ORIGIN_MS};
@@ -88,6 +89,18 @@ pub async fn play<H: Harness>(case: &Case, h: &mut H) -> Result<(), String> {
 }
 
 async fn play_step<H: Harness>(n: usize, step: &Step, h: &mut H) -> Result<(), String> {
+    if let Some(rules) = &step.publish {
+        let alone = step.valkey.is_none() && step.request.is_none() && step.expect.is_none();
+        if !alone || step.repeat.is_some() || step.every.is_some() || step.instance.is_some() {
+            return Err(format!("step {n}: publish goes alone"));
+        }
+        let set = check_set(&rules.to_string(), SCHEMA)
+            .map_err(|e| format!("step {n}: publish refused: {e}"))?;
+        return h.publish(set).map_err(|e| format!("step {n}: {e}"));
+    }
+    if step.instance.is_some() && step.request.is_none() {
+        return Err(format!("step {n}: instance goes with a request"));
+    }
     match (&step.valkey, &step.request, &step.expect) {
         (Some(state), None, None) if step.repeat.is_none() && step.every.is_none() => {
             let up = match state.as_str() {
@@ -102,6 +115,9 @@ async fn play_step<H: Harness>(n: usize, step: &Step, h: &mut H) -> Result<(), S
             h.set_backend_up(up).map_err(|e| format!("step {n}: {e}"))
         }
         (None, Some(req), Some(expect)) => {
+            let instance = step.instance.unwrap_or(0) as usize;
+            h.use_instance(instance)
+                .map_err(|e| format!("step {n}: {e}"))?;
             let repeat = step.repeat.unwrap_or(1);
             let every = step.every.unwrap_or(0.0);
             for i in 0..repeat {
@@ -121,7 +137,7 @@ async fn play_step<H: Harness>(n: usize, step: &Step, h: &mut H) -> Result<(), S
             Ok(())
         }
         _ => Err(format!(
-            "step {n}: needs request and expect, or valkey alone"
+            "step {n}: needs request and expect, or valkey alone, or publish alone"
         )),
     }
 }

@@ -10,13 +10,14 @@ use std::convert::Infallible;
 use bytes::Bytes;
 use http::{HeaderName, Request, Response};
 use http_body_util::BodyExt;
+use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{Limiter, ManualClock, RequestAttrs};
 use ratelimit_tower::{
     ClientIp, RateLimitLayer, ResponseCost, VerifiedClaims, ViewerHeaders, WouldLimit,
 };
 use tower::{Layer, ServiceExt};
 
-use crate::harness::{Harness, Reply, Toggle};
+use crate::harness::{pick, Harness, Reply, Toggle};
 
 /// What the upstream answers, carried on the request.
 #[derive(Debug, Clone, Copy)]
@@ -34,6 +35,8 @@ const LOCALE: &str = "x-viewer-locale";
 /// Plays requests through [`RateLimitLayer`].
 pub struct TowerHarness {
     layer: RateLimitLayer,
+    layers: Vec<RateLimitLayer>,
+    limiters: Vec<Limiter>,
     clock: ManualClock,
     toggle: Option<Toggle>,
 }
@@ -47,15 +50,29 @@ impl std::fmt::Debug for TowerHarness {
 impl TowerHarness {
     /// A harness around `limiter`, whose clock is `clock`.
     pub fn new(limiter: Limiter, clock: ManualClock, toggle: Option<Toggle>) -> Self {
+        Self::fleet(vec![limiter], clock, toggle)
+    }
+
+    /// A harness around several instances' limiters (at least one), all
+    /// on `clock`; requests go to the first until a step names another.
+    pub fn fleet(limiters: Vec<Limiter>, clock: ManualClock, toggle: Option<Toggle>) -> Self {
         let viewer = ViewerHeaders::new()
             .country(HeaderName::from_static(COUNTRY))
             .asnum(HeaderName::from_static(ASNUM))
             .ja4(HeaderName::from_static(JA4))
             .locale(HeaderName::from_static(LOCALE));
+        let layers: Vec<RateLimitLayer> = limiters
+            .iter()
+            .map(|l| {
+                RateLimitLayer::new(l.clone())
+                    .viewer_headers(viewer.clone())
+                    .charge_before_end(true)
+            })
+            .collect();
         Self {
-            layer: RateLimitLayer::new(limiter)
-                .viewer_headers(viewer)
-                .charge_before_end(true),
+            layer: layers[0].clone(),
+            layers,
+            limiters,
             clock,
             toggle,
         }
@@ -154,5 +171,17 @@ impl Harness for TowerHarness {
             Some(t) => t(up),
             None => Err("this backend cannot be taken down".into()),
         }
+    }
+
+    fn publish(&mut self, rules: RuleSet) -> Result<(), String> {
+        for l in &self.limiters {
+            l.publish(rules.clone());
+        }
+        Ok(())
+    }
+
+    fn use_instance(&mut self, i: usize) -> Result<(), String> {
+        self.layer = pick(&self.layers, i)?;
+        Ok(())
     }
 }

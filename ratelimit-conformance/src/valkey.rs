@@ -59,28 +59,38 @@ impl ValkeyEnv {
             Ok(p) => Arc::new(p),
             Err(e) => return Verdict::Failed(format!("proxy: {e}")),
         };
-        // Every case gets keys of its own, on a shared server.
-        let n = self.cases.fetch_add(1, Ordering::Relaxed);
-        let backend = ValkeyBackend::builder(proxy.url())
-            .key_prefix(format!("conf:{}:{n}:", self.run))
-            .injected_time(true)
-            .build()
-            .await;
-        let backend = match backend {
-            Ok(b) => b,
-            Err(e) => return Verdict::Failed(format!("valkey backend: {e}")),
+        let count = match case.instance_count() {
+            Ok(n) => n,
+            Err(e) => return Verdict::Failed(e),
         };
+        // Every case gets keys of its own, on a shared server; its
+        // instances share them.
+        let n = self.cases.fetch_add(1, Ordering::Relaxed);
         let clock = ManualClock::new(ORIGIN_MS);
-        let limiter = Limiter::builder(rules)
-            .clock(clock.clone())
-            .backend(backend)
-            .fleet_size(StaticFleet(case.fleet_size.unwrap_or(1)))
-            .build();
+        let mut limiters = Vec::with_capacity(count);
+        for _ in 0..count {
+            let backend = ValkeyBackend::builder(proxy.url())
+                .key_prefix(format!("conf:{}:{n}:", self.run))
+                .injected_time(true)
+                .build()
+                .await;
+            let backend = match backend {
+                Ok(b) => b,
+                Err(e) => return Verdict::Failed(format!("valkey backend: {e}")),
+            };
+            limiters.push(
+                Limiter::builder(rules.clone())
+                    .clock(clock.clone())
+                    .backend(backend)
+                    .fleet_size(StaticFleet(case.fleet_size.unwrap_or(1)))
+                    .build(),
+            );
+        }
         let toggle: Toggle = Box::new(move |up| {
             proxy.set_mode(if up { ProxyMode::Pass } else { ProxyMode::Down });
             Ok(())
         });
-        play_via(case, limiter, clock, Some(toggle), via).await
+        play_via(case, limiters, clock, Some(toggle), via).await
     }
 }
 

@@ -112,3 +112,36 @@ async fn a_valkey_step_on_memory_fails_instead_of_passing() {
     ));
     assert!(matches!(run_memory(&case).await, Verdict::Failed(_)));
 }
+
+#[tokio::test]
+async fn fleet_steps_that_cannot_be_played_fail_the_case() {
+    let bad_set = r#"[{"id": "r", "expression": "true", "algorithm": "fixed_window",
+        "limit": 0, "period": "1m", "key": ["ip"]}]"#;
+    for (steps, says) in [
+        (
+            r#"{"at": 0, "instance": 1, "request": {"ip": "192.0.2.1"}, "expect": {"status": 200}}"#.to_owned(),
+            "instance 1 does not exist",
+        ),
+        (format!(r#"{{"at": 0, "publish": {bad_set}}}"#), "field \"limit\""),
+        (
+            format!(r#"{{"at": 0, "publish": [{RULE}], "request": {{"ip": "192.0.2.1"}}, "expect": {{"status": 200}}}}"#),
+            "publish goes alone",
+        ),
+        (r#"{"at": 0, "instance": 0}"#.to_owned(), "instance goes with a request"),
+    ] {
+        let case = case_from(&format!(
+            r#"{{"name": "x", "rules": [{RULE}], "steps": [{steps}]}}"#
+        ));
+        let verdict = run_memory(&case).await;
+        assert!(
+            matches!(&verdict, Verdict::Failed(m) if m.contains(says)),
+            "{steps}: {verdict:?}"
+        );
+    }
+    let case = case_from(&format!(
+        r#"{{"name": "x", "instances": 9, "rules": [{RULE}], "steps": []}}"#
+    ));
+    assert!(
+        matches!(run_memory(&case).await, Verdict::Failed(m) if m.contains("instances must be 1 to 8"))
+    );
+}

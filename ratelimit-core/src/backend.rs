@@ -7,7 +7,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::algorithm::{Decision, Quota};
+pub use crate::algorithm::CheckMode;
+use crate::algorithm::{CheckQuota, Decision};
 use crate::rules::Rule;
 use crate::KeyDigest;
 
@@ -36,7 +37,7 @@ pub struct Check {
     /// version is stored, see [`state_key`].
     pub state_key: KeyDigest,
     /// The numbers, with this request's cost.
-    pub quota: Quota,
+    pub quota: CheckQuota,
     /// The penalty to start when over the limit (`None` for log rules).
     pub penalty_ms: Option<u64>,
     /// The distinct value's bit (distinct rules only).
@@ -45,30 +46,6 @@ pub struct Check {
     /// whether the budget is spent, or charge a cost known after the
     /// response.
     pub mode: CheckMode,
-}
-
-/// What a [`Check`] does to the subject's state.
-///
-/// Rules with `charge: response` are asked at request time with
-/// [`CheckMode::Probe`] and charged with [`CheckMode::Charge`] once the
-/// response says what it cost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum CheckMode {
-    /// Counts `quota.cost` when it fits (refused requests count nothing);
-    /// over the limit, starts the penalty.
-    #[default]
-    Count,
-    /// Decides as [`CheckMode::Count`] would for `quota.cost`, but counts
-    /// nothing and starts no penalty; a running penalty still refuses.
-    Probe,
-    /// Adds `quota.cost` whether or not it fits: the total may pass the
-    /// limit, and later requests are refused until the algorithm frees room
-    /// again. `allowed` says whether the total is still within the limit;
-    /// when it is not, `retry_after_ms` is the wait until a request of cost
-    /// 1 fits, and a rule with a penalty starts it. A running penalty is
-    /// left as it is and nothing is added.
-    Charge,
 }
 
 impl Check {
@@ -80,7 +57,7 @@ impl Check {
         rule: Arc<Rule>,
         namespace: Arc<str>,
         subject: KeyDigest,
-        quota: Quota,
+        quota: CheckQuota,
         penalty_ms: Option<u64>,
         bit: Option<u16>,
     ) -> Self {
@@ -164,7 +141,11 @@ impl Batch {
 }
 
 /// Why a backend could not answer a check.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `{:?}` is the `Display` form (`timed out: ...`), so that an error
+/// returned from `main` with `?` prints as a sentence; `{:#?}` shows the
+/// fields, and [`BackendError::kind`] gives the kind.
+#[derive(Clone, PartialEq, Eq)]
 pub struct BackendError {
     kind: BackendErrorKind,
     detail: String,
@@ -220,6 +201,19 @@ impl fmt::Display for BackendError {
         } else {
             write!(f, "{kind}: {}", self.detail)
         }
+    }
+}
+
+/// The `Display` form; `{:#?}` the fields.
+impl fmt::Debug for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !f.alternate() {
+            return fmt::Display::fmt(self, f);
+        }
+        f.debug_struct("BackendError")
+            .field("kind", &self.kind)
+            .field("detail", &self.detail)
+            .finish()
     }
 }
 

@@ -7,8 +7,8 @@
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::algorithm::{token_bucket, Decision, Quota};
-use crate::keys::ip_bytes;
+use crate::algorithm::{token_bucket, CheckQuota, Decision};
+use crate::cidr::ip_bytes;
 use crate::store::{Sharded, WhenFull};
 use crate::HashKey;
 
@@ -45,7 +45,7 @@ impl BackstopConfig {
 /// The per-IP backstop.
 #[derive(Debug)]
 pub(crate) struct Backstop {
-    quota: Quota,
+    quota: CheckQuota,
     table: Sharded<token_bucket::State>,
     untracked: AtomicU64,
 }
@@ -54,7 +54,8 @@ impl Backstop {
     /// A backstop with these settings.
     pub(crate) fn new(config: BackstopConfig) -> Self {
         Self {
-            quota: Quota::per_second(config.per_second.max(1)).allow_burst(config.burst.max(1)),
+            quota: CheckQuota::per_second(config.per_second.max(1))
+                .allow_burst(config.burst.max(1)),
             table: Sharded::new(config.capacity, 16),
             untracked: AtomicU64::new(0),
         }

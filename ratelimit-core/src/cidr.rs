@@ -109,8 +109,18 @@ impl fmt::Display for Cidr {
 }
 
 /// A string that is not a network in CIDR notation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `{:?}` is the `Display` form, so that an error returned from `main`
+/// with `?` prints as a sentence.
+#[derive(Clone, PartialEq, Eq)]
 pub struct CidrError(());
+
+/// The `Display` form.
+impl fmt::Debug for CidrError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
 
 impl fmt::Display for CidrError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -178,6 +188,26 @@ fn merge(ranges: &mut Vec<(u128, u128)>) {
         }
     }
     *ranges = merged;
+}
+
+/// The bytes that key an IP (a rule's `ip` key part, the backstop): 4 for IPv4 (and IPv4-mapped IPv6), the /64
+/// prefix (8 bytes) for IPv6.
+#[inline]
+pub(crate) fn ip_bytes(ip: IpAddr) -> ([u8; 8], usize) {
+    let mut out = [0u8; 8];
+    match ip {
+        IpAddr::V4(v4) => {
+            out[..4].copy_from_slice(&v4.octets());
+            (out, 4)
+        }
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => ip_bytes(IpAddr::V4(v4)),
+            None => {
+                out.copy_from_slice(&v6.octets()[..8]);
+                (out, 8)
+            }
+        },
+    }
 }
 
 /// Parses an address, in canonical form.

@@ -11,11 +11,14 @@
 #![doc = "[keyed]: crate::guide::keyed"]
 #![doc = "[observability]: crate::guide::observability"]
 #![doc = "[valkey]: ../../ratelimit_valkey/guide/valkey/index.html"]
+#![doc = "[fleet]: ../../ratelimit_valkey/guide/fleet/index.html"]
 #![doc = "[security]: ../../ratelimit_tower/guide/security/index.html"]
 #![doc = "[charges]: ../../ratelimit_tower/guide/charges/index.html"]
 #![doc = "[governor]: ../../ratelimit_tower/guide/migrating_from_tower_governor/index.html"]
 #![doc = "[nginx]: ../../ratelimit_nginx/guide/migrating_from_nginx/index.html"]
 #![doc = "[schema]: crate::rules::RuleSet::json_schema"]
+#![doc = "[cli]: ../../ratelimit_cli/guide/cli/index.html"]
+#![doc = "[production]: ../../ratelimit_cli/guide/production/index.html"]
 #![doc = include_str!("../docs/README.md")]
 
 /// Links every chapter of this crate resolves the same way.
@@ -26,10 +29,15 @@ macro_rules! chapter {
         #[doc = "[keyed]: crate::guide::keyed"]
         #[doc = "[observability]: crate::guide::observability"]
         #[doc = "[valkey]: ../../../ratelimit_valkey/guide/valkey/index.html"]
+        #[doc = "[valkey-hash-key]: ../../../ratelimit_valkey/guide/valkey/index.html#the-fleets-hash-key"]
+        #[doc = "[fleet]: ../../../ratelimit_valkey/guide/fleet/index.html"]
         #[doc = "[security]: ../../../ratelimit_tower/guide/security/index.html"]
         #[doc = "[governor]: ../../../ratelimit_tower/guide/migrating_from_tower_governor/index.html"]
         #[doc = "[nginx]: ../../../ratelimit_nginx/guide/migrating_from_nginx/index.html"]
         #[doc = "[schema]: crate::rules::RuleSet::json_schema"]
+        // The operators' guide is not a rustdoc chapter: the admin crate
+        // documents its page and the metric catalogue.
+        #[doc = "[operators]: ../../../ratelimit_admin/index.html"]
         #[doc = "[from_json]: crate::rules::RuleSet::from_json"]
         #[doc = "[json_schema]: crate::rules::RuleSet::json_schema"]
         #[doc = "[builder]: crate::rules::RuleBuilder"]

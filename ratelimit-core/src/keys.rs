@@ -30,6 +30,7 @@
 use std::borrow::Cow;
 use std::net::IpAddr;
 
+use crate::cidr::ip_bytes;
 use crate::hash::Sip128;
 use crate::rules::{DistinctOf, KeyPart, OnMissingKey, Rule};
 #[cfg(test)]
@@ -48,26 +49,6 @@ pub enum KeyOutcome {
 }
 
 const FALLBACK_TAG: u8 = 0xFF;
-
-/// The bytes that key an IP: 4 for IPv4 (and IPv4-mapped IPv6), the /64
-/// prefix (8 bytes) for IPv6.
-#[inline]
-pub(crate) fn ip_bytes(ip: IpAddr) -> ([u8; 8], usize) {
-    let mut out = [0u8; 8];
-    match ip {
-        IpAddr::V4(v4) => {
-            out[..4].copy_from_slice(&v4.octets());
-            (out, 4)
-        }
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => ip_bytes(IpAddr::V4(v4)),
-            None => {
-                out.copy_from_slice(&v6.octets()[..8]);
-                (out, 8)
-            }
-        },
-    }
-}
 
 /// Writes a part: its tag, its length (4 bytes, little-endian), its value.
 fn push(h: &mut Sip128, tag: u8, value: &[u8]) {
@@ -115,6 +96,17 @@ fn part_value<'r>(
     })
 }
 
+/// The value key part `part` reads from `req`, as text (lossy), for
+/// explanations: `None` when missing. An address is written whole; the
+/// key uses its IPv6 /64.
+pub(crate) fn part_text(part: &KeyPart, req: &dyn RequestView, jwt_off: bool) -> Option<String> {
+    let v = part_value(part, req, jwt_off)?;
+    Some(match (part, v) {
+        (KeyPart::Ip, _) => req.client_ip().to_string(),
+        (_, v) => String::from_utf8_lossy(v.as_bytes()).into_owned(),
+    })
+}
+
 /// `value`, unless it is empty or only whitespace: then missing.
 fn present(value: &[u8]) -> Option<&[u8]> {
     (!value.iter().all(u8::is_ascii_whitespace)).then_some(value)
@@ -136,6 +128,9 @@ impl PartValue<'_> {
     }
 }
 
+/// A part's tag: one per kind of part, never 0 nor [`FALLBACK_TAG`],
+/// each pinned in `known_digests.rs` (the match is exhaustive: a new kind
+/// of part must be given its own).
 fn tag(part: &KeyPart) -> u8 {
     match part {
         KeyPart::Ip => 1,
@@ -151,8 +146,6 @@ fn tag(part: &KeyPart) -> u8 {
         KeyPart::Locale => 11,
         KeyPart::App(_) => 12,
         KeyPart::Constant => 13,
-        #[allow(unreachable_patterns)]
-        _ => 0,
     }
 }
 
@@ -299,5 +292,6 @@ pub(crate) fn normalize_path(path: &str) -> Vec<u8> {
     crate::normalize::normalize_path(path.as_bytes()).into_owned()
 }
 
+pub(crate) mod label;
 #[cfg(test)]
 mod tests;

@@ -112,3 +112,55 @@ fn request_subjects_are_the_recorded_ones() {
         "ebd5b09c7245baabb084ba6b06901278"
     );
 }
+
+/// The subject of a rule keyed on each kind of part alone, on a request
+/// that carries them all: each pins its part's tag (a part written under
+/// another kind's tag, or a forgotten one under 0, gives another digest).
+const PART_SUBJECTS: [(&str, &str); 13] = [
+    ("ip", "817f97e7a0be23bf5e69bc46e98abc60"),
+    ("jwt_claim:sub", "c8c0155d799953830d180c207ffa8400"),
+    ("header:x-tenant", "a6765cabda345fe756f72a8af6f1d34b"),
+    ("cookie:session", "3ed3a608df1e744636fb5f0c691d3e06"),
+    ("query:page", "da8bb7f03892ed2f2087e643370bc97e"),
+    ("host", "eac30dc0a83bb911f123e9266089b91d"),
+    ("method", "a4a88319b19b4f4b973ef9080c2265c2"),
+    ("country", "ab1f631f5efde78adc87772503b5967c"),
+    ("asnum", "ec6900946dee365826653f646707f98c"),
+    ("ja4", "bba99e282e493a81676d371c442b3677"),
+    ("locale", "f0d27aa698f1e9b35097f7130087eaa1"),
+    ("app:plan", "cc52306862980cf3a8ae654708f32cea"),
+    ("constant", "2e56bf0081869439241fd6e74167e438"),
+];
+
+#[test]
+fn every_key_part_tag_is_the_recorded_one() {
+    let mut req = RequestAttrs::new("203.0.113.7".parse().expect("ip"))
+        .with_header("x-tenant", "acme")
+        .with_header("cookie", "session=s1")
+        .with_query("page=2")
+        .with_jwt_claims([("sub".to_owned(), "u1".to_owned())].into())
+        .with_app_value("plan", "gold");
+    req.country = Some("FR".into());
+    req.asnum = Some("64500".into());
+    req.ja4 = Some("t13d1516h2".into());
+    req.locale = Some("fr-FR".into());
+    let mut seen = Vec::new();
+    for (part, digest) in PART_SUBJECTS {
+        let rule = RuleBuilder::new("api")
+            .fixed_window(5, Duration::from_secs(60))
+            .key([part])
+            .build()
+            .expect("rule");
+        let KeyOutcome::Subject(s) = subject(&rule, &req, &HashKey::DEFAULT, false) else {
+            panic!("no subject for {part}");
+        };
+        seen.push((part, s, digest));
+    }
+    for (i, (part, s, digest)) in seen.iter().enumerate() {
+        assert_eq!(s.to_hex(), *digest, "subject keyed on {part}");
+        assert!(
+            seen[..i].iter().all(|o| o.1 != *s),
+            "{part} shares a subject"
+        );
+    }
+}

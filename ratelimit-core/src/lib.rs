@@ -64,6 +64,7 @@
 //! | [`backstop`] | the per-IP backstop's settings ([`LimiterBuilder::backstop`]) |
 //! | [`stats`] | per-rule and limiter counters |
 //! | [`switches`] | the emergency switches and the fleet size |
+//! | [`control`] | the fleet's control: publish, switches, lifts, the registry ([`control::MemoryControl`] in one process) |
 //! | [`normalize`] | host and path normalization shared with `ratelimit-nginx` |
 //!
 //! # Minimum supported Rust version
@@ -78,6 +79,7 @@ pub mod backstop;
 pub mod cidr;
 mod client_ip;
 pub mod clock;
+pub mod control;
 pub mod expr;
 #[cfg(any(doc, doctest))]
 pub mod guide;

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::algorithm::{supports, Decision, Quota, SubjectState};
+use crate::algorithm::{CheckQuota, Decision, SubjectState};
 use crate::backend::{Check, CheckMode};
 use crate::rules::Rule;
 use crate::store::{Sharded, WhenFull};
@@ -65,7 +65,7 @@ impl LocalStore {
         rules_sharing: usize,
         subject: &KeyDigest,
         now: u64,
-        quota: &Quota,
+        quota: &CheckQuota,
         penalty_ms: Option<u64>,
         bit: Option<u16>,
     ) -> Option<Decision> {
@@ -94,7 +94,7 @@ impl LocalStore {
     ) -> Option<Decision> {
         let rule = &check.rule;
         let algorithm = rule.algorithm;
-        if !supports(algorithm, check.mode) {
+        if !algorithm.answers(check.mode) {
             return None;
         }
         let mut quota = share_of(check.quota, fleet);
@@ -127,7 +127,7 @@ impl LocalStore {
         at: &Place<'_>,
         rules_sharing: usize,
         now: u64,
-        quota: &Quota,
+        quota: &CheckQuota,
         f: impl FnOnce(&mut SubjectState) -> Decision,
     ) -> Option<Decision> {
         let map = self.map(at.namespace, rules_sharing);
@@ -155,7 +155,7 @@ impl LocalStore {
         namespace: &Arc<str>,
         subject: &KeyDigest,
         now: u64,
-        quota: &Quota,
+        quota: &CheckQuota,
     ) -> Option<Decision> {
         let at = Place {
             rule,
@@ -217,7 +217,7 @@ impl LocalStore {
 
 /// `quota` shared by `fleet` instances: limit (and burst) divided, rounded
 /// down, at least 1.
-pub(crate) fn share_of(quota: Quota, fleet: u64) -> Quota {
+pub(crate) fn share_of(quota: CheckQuota, fleet: u64) -> CheckQuota {
     let fleet = fleet.max(1);
     let mut q = quota;
     q.limit = (quota.limit / fleet).max(1);
@@ -232,7 +232,7 @@ mod tests {
 
     #[test]
     fn fleet_share_rounds_down_to_at_least_one() {
-        let q = Quota::per_minute(5);
+        let q = CheckQuota::per_minute(5);
         assert_eq!(share_of(q, 4).limit, 1);
         assert_eq!(share_of(q, 2).limit, 2);
         assert_eq!(share_of(q, 10).limit, 1);
@@ -269,7 +269,8 @@ mod mode_tests {
         let store = LocalStore::new(100);
         let at = |c: &Check, now| store.check_fallback(c, 2, 1, now).expect("tracked");
         let probe = check(1, CheckMode::Probe);
-        assert_eq!(at(&probe, T0), Decision::allow(49, 1_200));
+        // Admitted, as it found the bucket: full, 50 left, nothing to reset.
+        assert_eq!(at(&probe, T0), Decision::allow(50, 0));
         assert!(at(&probe, T0).allowed);
         let d = at(&check(80, CheckMode::Charge), T0);
         // 80 - 50 + 1 tokens at 50 a minute: 37.2 s.

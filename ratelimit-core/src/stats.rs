@@ -57,6 +57,21 @@ const EVENTS: [Event; 8] = [
     Event::Capped,
 ];
 
+/// A subject among the ones a rule (would have) limited most.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Hitter {
+    /// Its identity: what a lift names
+    /// ([`Limiter::reset_subject`](crate::Limiter::reset_subject)).
+    pub subject: KeyDigest,
+    /// How often it was (would have been) limited: an upper bound.
+    pub count: u64,
+    /// The client, readable (`ip=203.0.113.7`, `header:x-tenant=acme`),
+    /// credentials redacted; `None` until the subject sends again after it
+    /// entered the list (the label is read from one of its requests).
+    pub label: Option<String>,
+}
+
 /// Counters of one rule, and the subjects it (would have) limited most.
 ///
 /// The `metrics` counters are registered when the rule is first published:
@@ -66,6 +81,17 @@ pub struct RuleStats {
     counts: [AtomicU64; 8],
     metrics: [metrics::Counter; 8],
     top_limited: Mutex<TopK>,
+    /// A fingerprint of the last subject recorded in `top_limited` without
+    /// a label (0: none): its next request gives the label. One relaxed
+    /// load per rule and request tests it.
+    wanted: AtomicU64,
+}
+
+/// The fingerprint `RuleStats::wanted` holds: never 0.
+fn fingerprint(subject: &KeyDigest) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&subject.0[..8]);
+    u64::from_le_bytes(b).max(1)
 }
 
 impl RuleStats {
@@ -75,6 +101,7 @@ impl RuleStats {
             counts: Default::default(),
             metrics: EVENTS.map(|e| metrics::counter!(e.metric(), "rule" => id.to_owned())),
             top_limited: Mutex::default(),
+            wanted: AtomicU64::new(0),
         }
     }
 
@@ -87,10 +114,35 @@ impl RuleStats {
     /// Counts a refusal (or, for a log rule, a would-be refusal) of
     /// `subject` in the heavy-hitters sketch.
     pub(crate) fn record_subject(&self, subject: KeyDigest) {
-        self.top_limited
+        let unlabeled = self
+            .top_limited
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .add(subject);
+        if unlabeled {
+            self.wanted.store(fingerprint(&subject), Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the sketch waits for `subject`'s label (then give it with
+    /// [`RuleStats::give_label`]).
+    #[inline(always)]
+    pub(crate) fn wants_label(&self, subject: &KeyDigest) -> bool {
+        let w = self.wanted.load(Ordering::Relaxed);
+        w != 0 && w == fingerprint(subject)
+    }
+
+    /// `subject`'s readable label, read from one of its requests.
+    #[cold]
+    pub(crate) fn give_label(&self, subject: KeyDigest, label: &str) {
+        let fp = fingerprint(&subject);
+        let _ = self
+            .wanted
+            .compare_exchange(fp, 0, Ordering::Relaxed, Ordering::Relaxed);
+        self.top_limited
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .set_label(subject, label);
     }
 
     /// The subjects this rule limited (or, for a log rule, would have
@@ -100,6 +152,50 @@ impl RuleStats {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .top()
+            .into_iter()
+            .map(|(s, n, _)| (s, n))
+            .collect()
+    }
+
+    /// [`RuleStats::top_limited`] with each subject's readable label: the
+    /// IP or the key's values, credentials redacted (cookies, the
+    /// `authorization` header, headers and query arguments named like a
+    /// secret such as `x-api-key`). At most 16 subjects are held, each
+    /// label at most 5 parts of 64 characters.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelimit_core::{rules::RuleSet, Limiter, RequestAttrs};
+    ///
+    /// let rules = RuleSet::from_json(r#"[{"id": "api", "expression": "true",
+    ///     "algorithm": "fixed_window", "limit": 1, "period": "1m",
+    ///     "key": ["ip", "header:x-api-key"], "action": "log"}]"#).unwrap();
+    /// let limiter = Limiter::new(rules);
+    /// let req = RequestAttrs::new("203.0.113.7".parse().unwrap())
+    ///     .with_header("x-api-key", "sk-live-123");
+    /// for _ in 0..3 {
+    ///     limiter.check(&req).into_ready().unwrap();
+    /// }
+    /// let top = limiter.rule_stats("api").unwrap().top_hitters();
+    /// assert_eq!(top[0].count, 2);
+    /// assert_eq!(
+    ///     top[0].label.as_deref(),
+    ///     Some("ip=203.0.113.7, header:x-api-key=[redacted]")
+    /// );
+    /// ```
+    pub fn top_hitters(&self) -> Vec<Hitter> {
+        self.top_limited
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .top()
+            .into_iter()
+            .map(|(subject, count, label)| Hitter {
+                subject,
+                count,
+                label: label.map(str::to_owned),
+            })
+            .collect()
     }
 
     /// How many times `event` happened.

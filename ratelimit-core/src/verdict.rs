@@ -3,6 +3,8 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
+use crate::algorithm::Algorithm;
+use crate::rules::Rule;
 use crate::KeyDigest;
 
 /// What happens to the request.
@@ -25,14 +27,50 @@ pub enum Outcome {
 pub struct HeaderItem {
     /// The rule's id.
     pub id: Arc<str>,
-    /// The limit (`q`).
+    /// The quota the rule allows in its window (`q`): the `limit` of a
+    /// window rule, the `burst` of a bucket.
     pub quota: u64,
-    /// The window in seconds (`w`).
+    /// The window in seconds (`w`): the `period` of a window rule, the
+    /// time a bucket takes to refill its `burst` (rounded up).
     pub window_s: u64,
     /// Requests left (`r`).
     pub remaining: u64,
     /// Seconds until the quota is whole again (`t`).
     pub reset_s: u64,
+}
+
+impl HeaderItem {
+    /// The item of `rule` (named `id`): its policy ([`HeaderItem::policy`])
+    /// and the budget the request found, `remaining` requests left and
+    /// `reset_ms` until whole again (in seconds, rounded up).
+    pub(crate) fn of(id: Arc<str>, rule: &Rule, remaining: u64, reset_ms: u64) -> Self {
+        let (quota, window_s) = Self::policy(rule);
+        Self {
+            id,
+            quota,
+            window_s,
+            remaining,
+            reset_s: reset_ms.div_ceil(1000),
+        }
+    }
+
+    /// `q` and `w` of `rule`: the quota the rule allows in its window (the
+    /// IETF draft's meaning). A window rule allows `limit` per `period`. A
+    /// bucket allows `burst` at once and refills it in `burst × period /
+    /// limit`: that is its window (whole seconds, rounded up, at least 1),
+    /// so that `r` never passes `q` nor `t` passes `w`, as for a window
+    /// rule, and `q / w` is the rule's rate (or less, when `w` is rounded).
+    pub(crate) fn policy(rule: &Rule) -> (u64, u64) {
+        match (rule.algorithm, rule.burst) {
+            (Algorithm::TokenBucket | Algorithm::LeakyBucket, Some(burst)) => {
+                let refill_ms =
+                    u128::from(burst) * u128::from(rule.period_ms) / u128::from(rule.limit.max(1));
+                let window_s = u64::try_from(refill_ms.div_ceil(1000)).unwrap_or(u64::MAX);
+                (burst, window_s.max(1))
+            }
+            _ => (rule.limit, rule.period_ms / 1000),
+        }
+    }
 }
 
 /// What one rule said, for logs and traces.

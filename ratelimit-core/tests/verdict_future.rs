@@ -88,3 +88,55 @@ fn a_snapshot_checks_against_the_rules_it_read() {
     assert_eq!(v.outcome, Outcome::Limited);
     assert!(l.check(&r).into_ready().expect("ready").is_forward());
 }
+
+/// A penalty (answered by the penalty cache before the backend), a log
+/// rule, headers and a sliding window: answers of the backend and of the
+/// caches interleave in rule order.
+const MIXED: &str = r#"[
+    {"id": "site", "expression": "true", "algorithm": "fixed_window", "limit": 4,
+     "period": "1m", "key": ["ip"], "penalty": "30s", "ratelimit_headers": true},
+    {"id": "login", "expression": "http.request.uri.path eq \"/login\"", "algorithm": "sliding_window",
+     "limit": 2, "period": "1m", "key": ["ip"], "ratelimit_headers": true},
+    {"id": "watch", "expression": "true", "algorithm": "token_bucket", "limit": 1,
+     "burst": 1, "period": "1m", "key": ["ip"], "action": "log"}]"#;
+
+/// The verdict loop is one: a request answered at once (the memory
+/// backend) and the same request awaited (a backend with only `check`)
+/// get the same verdict, every step of a timeline.
+#[tokio::test]
+async fn answered_at_once_and_awaited_verdicts_are_the_same() {
+    let clock = ManualClock::new(T0);
+    let ready = Limiter::builder(rules(MIXED)).clock(clock.clone()).build();
+    let (waiting, waiting_clock, probe) = limiter(MIXED);
+    let (mut awaited, mut limited) = (0, 0);
+    for step in 0..40u64 {
+        let r = req(
+            ["192.0.2.1", "192.0.2.2"][(step % 3 == 0) as usize],
+            ["/", "/login"][(step % 2) as usize],
+        );
+        let now = l_ready(&ready, &r);
+        let f = waiting.check(&r);
+        awaited += usize::from(!f.is_ready());
+        let then = f.await;
+        let key = |v: &ratelimit_core::Verdict| {
+            let headers: Vec<_> = v
+                .headers
+                .iter()
+                .map(|h| (h.id.clone(), h.remaining, h.reset_s))
+                .collect();
+            (v.outcome, v.retry_after_ms, v.would_limit.clone(), headers)
+        };
+        assert_eq!(key(&now), key(&then), "step {step}");
+        limited += usize::from(now.outcome == Outcome::Limited);
+        clock.advance(std::time::Duration::from_millis(1500));
+        waiting_clock.advance(std::time::Duration::from_millis(1500));
+    }
+    assert!(awaited > 20 && probe.calls() > 20, "{awaited} awaited");
+    assert!((5..35).contains(&limited), "{limited} of 40 limited");
+}
+
+fn l_ready(l: &Limiter, r: &ratelimit_core::RequestAttrs) -> ratelimit_core::Verdict {
+    l.check(r)
+        .into_ready()
+        .expect("the memory backend answers at once")
+}

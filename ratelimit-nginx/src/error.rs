@@ -74,7 +74,11 @@ pub enum ConfigErrorKind {
 }
 
 /// An invalid configuration, with the position and directive when known.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `{:?}` is the `Display` form (`line 3, column 5: limit_req: ...`), so
+/// that an error returned from `main` with `?` prints as a sentence;
+/// `{:#?}` shows the fields, and the accessors give them one by one.
+#[derive(Clone, PartialEq, Eq)]
 pub struct ConfigError {
     kind: ConfigErrorKind,
     message: String,
@@ -146,11 +150,40 @@ impl fmt::Display for ConfigError {
     }
 }
 
+/// The `Display` form; `{:#?}` the fields.
+impl fmt::Debug for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !f.alternate() {
+            return fmt::Display::fmt(self, f);
+        }
+        f.debug_struct("ConfigError")
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .field("directive", &self.directive)
+            .field("span", &self.span)
+            .finish()
+    }
+}
+
 impl std::error::Error for ConfigError {}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 27, item 10: `main` prints an error returned with `?` as
+    /// `{:?}`.
+    #[test]
+    fn debug_reads_as_display_and_alternate_shows_the_fields() {
+        let e = ConfigError::new(ConfigErrorKind::InvalidValue, "invalid burst value \"0\"")
+            .at(Some(Span::new(3, 5)))
+            .in_directive("limit_req");
+        assert_eq!(
+            format!("{e:?}"),
+            "line 3, column 5: limit_req: invalid burst value \"0\""
+        );
+        assert!(format!("{e:#?}").starts_with("ConfigError {\n    kind: InvalidValue,"));
+    }
 
     #[test]
     fn display_without_position_names_only_the_directive() {

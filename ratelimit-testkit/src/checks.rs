@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ratelimit_core::algorithm::{Decision, Quota};
+use ratelimit_core::algorithm::{CheckQuota, Decision};
 use ratelimit_core::backend::namespace;
 use ratelimit_core::backend::{
     namespace_digest, state_key, Backend, Batch, BoxFuture, Check, CheckResult,
@@ -78,7 +78,7 @@ pub fn check_of(
 }
 
 /// The quota of a check.
-pub fn quota(c: &Check) -> Quota {
+pub fn quota(c: &Check) -> CheckQuota {
     c.quota
 }
 

@@ -71,3 +71,8 @@ fn valkey_reply_corpus() {
     assert!(files >= 5, "the corpus is there: {files}");
     replay("valkey_reply", fuzz::valkey_reply);
 }
+
+#[test]
+fn access_log_corpus() {
+    replay("access_log", fuzz::access_log);
+}

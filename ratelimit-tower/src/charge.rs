@@ -17,7 +17,10 @@
 //! The layer charges `ResponseCost + Charge total` exactly once, when the
 //! body ends: at its end of stream, at its trailers, or when it is dropped
 //! early (a client hanging up mid-stream pays for what was produced). A
-//! total of 0 charges nothing. The charge goes through
+//! request cancelled before its response (its future dropped while the
+//! service works: hyper does so when the client hangs up) is charged its
+//! [`Charge`] total at that moment. A total of 0 charges nothing. The
+//! charge goes through
 //! [`Limiter::charge`](ratelimit_core::Limiter::charge): at once on the
 //! in-memory backend, in a spawned task on one that waits on the network
 //! (off the response's critical path), unless
@@ -85,7 +88,8 @@ pub struct ResponseCost(pub u64);
 /// produces it. Clones share the total.
 ///
 /// The layer reads the total once, when the response body ends (or is
-/// dropped); what is added after that is not charged. A request that
+/// dropped, or the request is cancelled before its response); what is
+/// added after that is not charged. A request that
 /// already carries one (a rate limit layer further out put it there)
 /// keeps it: every layer charges its own rules the same total.
 ///

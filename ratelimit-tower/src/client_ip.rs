@@ -83,7 +83,8 @@ where
     }
 }
 
-/// A [`Layer`] applying [`SetClientIp`] for one connection.
+/// A [`Layer`](https://docs.rs/tower-layer/0.3/tower_layer/trait.Layer.html)
+/// applying [`SetClientIp`] for one connection.
 #[derive(Debug, Clone, Copy)]
 pub struct SetClientIpLayer {
     ip: IpAddr,

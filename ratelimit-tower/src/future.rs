@@ -40,6 +40,20 @@ pin_project! {
         // while nobody does.
         span: Option<Box<Span>>,
     }
+
+    impl<S, ReqB, M> PinnedDrop for ResponseFuture<S, ReqB, M>
+    where
+        S: Service<Request<ReqB>>,
+    {
+        // Dropped while the inner service works (the client hung up):
+        // what it added to its `Charge` is charged all the same.
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            if let StateProj::Calling { after, .. } = this.state.project() {
+                after.cancelled(&this.shared.limiter);
+            }
+        }
+    }
 }
 
 pin_project! {

@@ -6,7 +6,10 @@
 //! - `RateLimit-Policy` and `RateLimit` (IETF draft structured fields), one
 //!   item per blocking rule with `ratelimit_headers: true`, named by its id:
 //!   `RateLimit-Policy: "login";q=5;w=60` and `RateLimit: "login";r=2;t=41`.
-//!   Log rules and count rules send none.
+//!   `q` is the quota the rule allows in its window `w`: a window rule's
+//!   `limit` per `period`, a bucket's `burst` per the seconds it takes to
+//!   refill it, so that `r` never passes `q`. Log rules and count rules
+//!   send none.
 //! - Optionally ([`RateLimitLayer::legacy_headers`](crate::RateLimitLayer::legacy_headers)),
 //!   `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`
 //!   from the most restrictive item (fewest requests left, then the longest

@@ -4,7 +4,8 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use ratelimit_core::rules::{RuleError, RuleSet};
+use ratelimit_core::backend::Backend;
+use ratelimit_core::rules::{RuleError, RuleFileError, RuleSet};
 use ratelimit_core::Limiter;
 use tower_layer::Layer;
 
@@ -25,7 +26,8 @@ pub(crate) struct Shared<M> {
     pub(crate) counters: crate::response::Counters,
 }
 
-/// A [`Layer`] that rate-limits requests with a [`Limiter`].
+/// A [`Layer`](https://docs.rs/tower-layer/0.3/tower_layer/trait.Layer.html)
+/// that rate-limits requests with a [`Limiter`].
 ///
 /// Clones share the limiter: counts, the penalty cache, the published rule
 /// set and the emergency switches. Publish a new rule set at run time with
@@ -71,18 +73,61 @@ impl RateLimitLayer {
     }
 
     /// A layer for the JSON rule file at `path`, on the in-memory backend.
+    /// Each of the rule set's [warnings](RuleSet::warnings) is logged at
+    /// `warn` (see [`RuleSet::from_json_file`]).
     ///
     /// # Errors
     ///
     /// The file cannot be read, or its rules do not validate.
     pub fn from_json_file(path: impl AsRef<Path>) -> Result<Self, LoadError> {
-        let path = path.as_ref();
-        let json = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
-        Ok(Self::from_json_str(&json)?)
+        Ok(Self::from_rules(load_file(path.as_ref())?))
     }
+
+    /// A layer for the JSON rule file at `path` on `backend` (a fleet's
+    /// `ratelimit_valkey::ValkeyBackend`, for one) and the system clock:
+    /// what [`RateLimitLayer::from_json_file`] is for the in-memory
+    /// backend. The warnings are logged the same way. For other limiter
+    /// settings (a clock, a hash key, the local stores' sizes), build the
+    /// [`Limiter`] and use [`RateLimitLayer::new`]; publish new rules
+    /// through [`RateLimitLayer::limiter`].
+    ///
+    /// ```no_run
+    /// use ratelimit_tower::ratelimit_core::HashKey;
+    /// use ratelimit_tower::RateLimitLayer;
+    /// use ratelimit_valkey::ValkeyBackend;
+    ///
+    /// # async fn run(secret: [u8; 16]) -> Result<(), Box<dyn std::error::Error>> {
+    /// let backend = ValkeyBackend::builder("redis://127.0.0.1:6379")
+    ///     // 16 secret bytes from the service's configuration, the same on every instance
+    ///     .hash_key(HashKey::new(secret))
+    ///     .build()
+    ///     .await?;
+    /// let layer = RateLimitLayer::from_json_file_with_backend("rules.json", backend)?;
+    /// let limiter = layer.limiter().clone();
+    /// // later: limiter.publish(RuleSet::from_json_file("rules.json")?),
+    /// // limiter.switches().set_disable_rate_limiting(true)
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read, or its rules do not validate.
+    pub fn from_json_file_with_backend(
+        path: impl AsRef<Path>,
+        backend: impl Backend,
+    ) -> Result<Self, LoadError> {
+        let rules = load_file(path.as_ref())?;
+        Ok(Self::new(Limiter::builder(rules).backend(backend).build()))
+    }
+}
+
+/// The rule file at `path` ([`RuleSet::from_json_file`], which logs its
+/// warnings), failing with the layer's [`LoadError`].
+fn load_file(path: &Path) -> Result<RuleSet, LoadError> {
+    RuleSet::from_json_file(path).map_err(|e| match e {
+        RuleFileError::Io { path, source } => LoadError::Io { path, source },
+        RuleFileError::Rules { source, .. } => LoadError::Rules(source),
+    })
 }
 
 impl<M> RateLimitLayer<M> {

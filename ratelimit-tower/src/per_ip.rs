@@ -28,9 +28,14 @@ impl RateLimitLayer {
     /// governor and `tower_governor` use, so a governor user gets what they
     /// expect: no window edge where twice the limit gets through in a
     /// moment, an exact `Retry-After`, and constant memory per client. Over
-    /// any whole period a client gets at most about `2n - 1` requests (a
-    /// full burst, then the refill); for a hard "at most `n` in any period",
-    /// write a `sliding_window` rule instead.
+    /// any span of one period a client gets at most `2n - 1` requests (a
+    /// full burst, then the refill). No window algorithm does better: a
+    /// `fixed_window` passes up to `2n` across its edge and a
+    /// `sliding_window` up to `2n - 1` (it weighs the previous window as if
+    /// its requests were spread evenly). For a hard "at most `n` in any
+    /// period", write a `leaky_bucket` or `token_bucket` rule with `burst`
+    /// 1: its admissions are at least `1/n` of the period apart (the
+    /// guide's Rules chapter, "What a period holds").
     ///
     /// The layer has one rule, `"per-ip"`: keyed on the client IP (IPv6 per
     /// /64), on the in-memory backend and the system clock, sending the
@@ -45,7 +50,7 @@ impl RateLimitLayer {
     ///
     /// let app: Router = Router::new()
     ///     .route("/", get(|| async { "hello" }))
-    ///     .layer(RateLimitLayer::per_ip_per_minute(100));
+    ///     .layer(RateLimitLayer::per_ip_per_minute(100).for_axum());
     /// ```
     ///
     /// Serve it with `into_make_service_with_connect_info::<SocketAddr>()`

@@ -39,47 +39,16 @@
 
 use std::net::IpAddr;
 
-use http::header::HeaderName;
 use ratelimit_core::Cidr;
 
 use chain::Chain;
+pub use header::{ForwardedHeader, MAX_CHAIN};
+#[cfg(test)]
+use node::parse_node;
 
 mod chain;
-
-/// `X-Forwarded-For`, parsed once.
-const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
-
-/// Most forwarding entries looked at, from the right.
-pub const MAX_CHAIN: usize = 64;
-
-/// Which forwarding header carries the chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum ForwardedHeader {
-    /// `X-Forwarded-For: client, proxy1, proxy2`.
-    #[default]
-    XForwardedFor,
-    /// RFC 7239 `Forwarded: for=client, for="[2001:db8::1]:4711"`.
-    Forwarded,
-}
-
-impl ForwardedHeader {
-    /// The header's (lower-case) name.
-    pub fn name(self) -> &'static str {
-        match self {
-            ForwardedHeader::XForwardedFor => "x-forwarded-for",
-            ForwardedHeader::Forwarded => "forwarded",
-        }
-    }
-
-    /// The header's name, parsed.
-    pub(crate) fn header_name(self) -> HeaderName {
-        match self {
-            ForwardedHeader::XForwardedFor => X_FORWARDED_FOR,
-            ForwardedHeader::Forwarded => http::header::FORWARDED,
-        }
-    }
-}
+mod header;
+mod node;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 enum Trust {
@@ -190,40 +159,6 @@ impl TrustedProxies {
         }
         nearest
     }
-}
-
-/// One node: `1.2.3.4`, `1.2.3.4:80`, `[2001:db8::1]`, `[2001:db8::1]:80`,
-/// `2001:db8::1`, any of them in quotes. `unknown` and `_obfuscated` are not
-/// addresses.
-pub(crate) fn parse_node(node: &str) -> Option<IpAddr> {
-    let mut s = node.trim();
-    if let Some(inner) = s.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-        s = inner.trim();
-    }
-    if let Ok(ip) = s.parse::<IpAddr>() {
-        return Some(ip);
-    }
-    if let Some(rest) = s.strip_prefix('[') {
-        let (addr, tail) = rest.split_once(']')?;
-        if !(tail.is_empty() || is_port(tail.strip_prefix(':')?)) {
-            return None;
-        }
-        return addr.parse::<std::net::Ipv6Addr>().ok().map(IpAddr::V6);
-    }
-    let (addr, port) = s.rsplit_once(':')?;
-    if !is_port(port) {
-        return None;
-    }
-    addr.parse::<std::net::Ipv4Addr>().ok().map(IpAddr::V4)
-}
-
-/// A port: digits, or an obfuscated `_port` (RFC 7239).
-fn is_port(p: &str) -> bool {
-    let digits = (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit());
-    let obfuscated = p.len() > 1
-        && p.starts_with('_')
-        && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    digits || obfuscated
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use ratelimit_core::verdict::{HeaderItem, ResponseTicket};
-use ratelimit_core::{Outcome, Verdict};
+use ratelimit_core::{Limiter, Outcome, Verdict};
 use tracing::Span;
 
 use crate::layer::Shared;
@@ -46,6 +46,18 @@ impl After {
             would_limit,
             ticket,
             charge,
+        }
+    }
+
+    /// The response future was dropped while the inner service worked (a
+    /// client that hung up, whose request hyper cancels): charges what the
+    /// service added to its [`Charge`] so far, as a body dropped before its
+    /// end does. Nothing when no `charge: response` rule matched, or when
+    /// the response was already built ([`forwarded`] took the charge).
+    pub(crate) fn cancelled(&mut self, limiter: &Limiter) {
+        if let Some(charge) = self.charge.take() {
+            let ticket = std::mem::take(&mut self.ticket);
+            Meter::new(limiter.clone(), ticket, 0, Some(charge), false).start(false);
         }
     }
 
@@ -92,10 +104,35 @@ pub(crate) fn charge_for<ReqB>(verdict: &Verdict, request: &mut Request<ReqB>) -
 pub(crate) fn observe<M>(shared: &Shared<M>, span: Option<&Span>, verdict: &Verdict) {
     if let Some(span) = span {
         span.record("outcome", outcome_label(verdict.outcome));
+        if !span.is_disabled() {
+            record_otel(span, verdict);
+        }
     }
     shared.counters.decision(verdict.outcome);
     if !verdict.reports.is_empty() {
         report(verdict);
+    }
+}
+
+/// The OpenTelemetry attributes of the request's span: `ratelimit.allowed`,
+/// and from the deciding rule's report (the first blocking rule that
+/// refused, else the rule with the least left) `ratelimit.rule`,
+/// `ratelimit.key` (its subject digest, never the raw key) and
+/// `ratelimit.remaining`.
+#[inline(never)]
+fn record_otel(span: &Span, verdict: &Verdict) {
+    span.record("ratelimit.allowed", verdict.outcome == Outcome::Forward);
+    let refused = verdict
+        .reports
+        .iter()
+        .find(|r| !r.allowed && !r.would_limit);
+    let deciding = refused.or_else(|| verdict.reports.iter().min_by_key(|r| r.remaining));
+    if let Some(r) = deciding {
+        span.record("ratelimit.rule", &*r.rule);
+        span.record("ratelimit.key", r.subject.to_hex());
+        // An i64: tracing-opentelemetry writes a u64 as a string.
+        let remaining = i64::try_from(r.remaining).unwrap_or(i64::MAX);
+        span.record("ratelimit.remaining", remaining);
     }
 }
 

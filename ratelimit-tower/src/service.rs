@@ -134,6 +134,11 @@ where
                     method = %view.method(),
                     path = %view.path(),
                     outcome = tracing::field::Empty,
+                    // OpenTelemetry attributes (`respond::observe`).
+                    ratelimit.key = tracing::field::Empty,
+                    ratelimit.allowed = tracing::field::Empty,
+                    ratelimit.remaining = tracing::field::Empty,
+                    ratelimit.rule = tracing::field::Empty,
                 ))
             });
             // One entry into the span for the check and the call of the

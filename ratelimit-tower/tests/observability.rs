@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
-use ratelimit_tower::ClientIp;
+use ratelimit_tower::{ClientIp, LoadError, RateLimitLayer};
 use support::*;
 use tower::{service_fn, ServiceBuilder, ServiceExt};
 use tracing::field::{Field, Visit};
@@ -68,7 +68,7 @@ impl Subscriber for Collect {
     fn event(&self, event: &Event<'_>) {
         let mut f = Fields(Vec::new());
         event.record(&mut f);
-        self.push("event", f);
+        self.push(&format!("event {}", event.metadata().level()), f);
     }
 
     fn enter(&self, _: &Id) {}
@@ -118,4 +118,63 @@ fn spans_and_events_name_the_rule_and_hide_the_key() {
         .unwrap();
     assert_eq!(subject.len(), 32, "a 128-bit digest in hex: {subject}");
     assert!(!lines.contains("raw-tenant-key"), "{lines}");
+}
+
+/// A rule file's warnings are logged at `warn` when the layer loads it,
+/// naming the file, the rule and the field, on either constructor.
+#[test]
+fn loading_a_rule_file_logs_its_warnings() {
+    let dir = std::env::temp_dir().join(format!("ratelimit-warn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("rules.json");
+    let json = r#"[{"id": "per-user", "expression": "true", "algorithm": "sliding_window",
+        "limit": 100, "period": "1m", "key": ["ip", "app:user"], "on_missing_key": "skip"}]"#;
+    std::fs::write(&path, json).unwrap();
+    let collect = Collect::default();
+    tracing::subscriber::with_default(collect.clone(), || {
+        let _memory = RateLimitLayer::from_json_file(&path).unwrap();
+        let backend = ratelimit_core::store::MemoryBackend::default();
+        let _other = RateLimitLayer::from_json_file_with_backend(&path, backend).unwrap();
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+    let lines = collect.lines.lock().unwrap().clone();
+    let warned: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("event WARN:"))
+        .collect();
+    assert_eq!(warned.len(), 2, "one per load: {lines:?}");
+    for line in warned {
+        assert!(line.contains(&format!("file={}", path.display())), "{line}");
+        assert!(line.contains("rule=per-user"), "{line}");
+        assert!(line.contains("field=on_missing_key"), "{line}");
+        assert!(
+            line.contains("skip lets a client bypass the rule"),
+            "{line}"
+        );
+    }
+}
+
+/// A missing file is an I/O error naming it; an invalid rule names the
+/// rule and the field.
+#[test]
+fn a_rule_file_that_cannot_load_says_why() {
+    let err = RateLimitLayer::from_json_file("no/such/rules.json").unwrap_err();
+    assert!(matches!(err, LoadError::Io { .. }), "{err}");
+    assert!(err.to_string().contains("no/such/rules.json"), "{err}");
+    let dir = std::env::temp_dir().join(format!("ratelimit-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("rules.json");
+    std::fs::write(
+        &path,
+        r#"[{"id": "x", "expression": "true", "algorithm": "fixed_window",
+        "limit": 0, "period": "1m", "key": ["ip"]}]"#,
+    )
+    .unwrap();
+    let backend = ratelimit_core::store::MemoryBackend::default();
+    let err = RateLimitLayer::from_json_file_with_backend(&path, backend).unwrap_err();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let LoadError::Rules(e) = err else {
+        panic!("not a rule error: {err}");
+    };
+    assert_eq!((e.rule(), e.field()), (Some("x"), Some("limit")));
 }

@@ -94,7 +94,7 @@ fn main() {
             .get_multiplexed_async_connection()
             .await
             .expect("connect");
-        let single = Script::new(script_source(Algorithm::FixedWindow));
+        let single = Script::new(script_source(Algorithm::FixedWindow).expect("a script"));
         let multi = Script::new(batch_script_source());
         for s in [&single, &multi] {
             let _: String = s

@@ -25,11 +25,26 @@ fn main() {
     let dir = PathBuf::from(dir);
     std::fs::create_dir_all(&dir).expect("the folder");
     let scripts = [
-        ("fw", script_source(Algorithm::FixedWindow)),
-        ("sw", script_source(Algorithm::SlidingWindow)),
-        ("tb", script_source(Algorithm::TokenBucket)),
-        ("lb", script_source(Algorithm::LeakyBucket)),
-        ("distinct", script_source(Algorithm::Distinct)),
+        (
+            "fw",
+            script_source(Algorithm::FixedWindow).expect("a script"),
+        ),
+        (
+            "sw",
+            script_source(Algorithm::SlidingWindow).expect("a script"),
+        ),
+        (
+            "tb",
+            script_source(Algorithm::TokenBucket).expect("a script"),
+        ),
+        (
+            "lb",
+            script_source(Algorithm::LeakyBucket).expect("a script"),
+        ),
+        (
+            "distinct",
+            script_source(Algorithm::Distinct).expect("a script"),
+        ),
         ("batch", batch_script_source()),
     ];
     for (name, source) in scripts {

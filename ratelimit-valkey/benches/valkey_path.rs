@@ -451,7 +451,11 @@ fn key_template(check: &Check) -> String {
 /// its head (2: a sliding-window count of cost 1 without a penalty),
 /// limit, period; no time after them: the script reads Valkey TIME).
 async fn redis_benchmark_args(conn: &mut MultiplexedConnection) {
-    let sha = load(conn, script_source(Algorithm::SlidingWindow)).await;
+    let sha = load(
+        conn,
+        script_source(Algorithm::SlidingWindow).expect("a script"),
+    )
+    .await;
     let site = key_template(&sw_check("site"));
     println!("RB sha={sha} key={site} limit={SITE_LIMIT} period_ms={SITE_PERIOD_MS} cost=1");
     let batch = load(conn, batch_script_source()).await;

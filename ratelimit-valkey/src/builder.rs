@@ -6,15 +6,15 @@ use std::time::Duration;
 
 use ratelimit_core::{Clock, HashKey, TokioClock};
 
-use crate::backend::{ClusterState, Inner, Topology, ValkeyBackend};
-use crate::breaker::{Breaker, BreakerConfig};
-use crate::cluster::SlotMap;
+use crate::backend::{Inner, Topology, ValkeyBackend};
+use crate::breaker::BreakerConfig;
+use crate::cluster::{ClusterState, SlotMap};
 use crate::hashkey::{FleetKey, NAME};
-use crate::node::Node;
+use crate::node::NodeFactory;
 use crate::pool::default_connections;
 use crate::scripts::TimeSource;
 use crate::start;
-use crate::url::{addr_of, normalize_url, with_addr};
+use crate::url::{addr_of, normalize_url};
 use crate::Error;
 
 /// The default deadline of one call.
@@ -58,35 +58,6 @@ impl ValkeyBackend {
             injected_time: false,
             cluster: false,
         }
-    }
-}
-
-/// Makes nodes (connecting in the background, never re-sending a request).
-#[derive(Debug, Clone)]
-pub(crate) struct NodeFactory {
-    url: String,
-    pub(crate) seeds: Vec<String>,
-    pub(crate) connect_timeout: Duration,
-    connections: usize,
-    breaker: BreakerConfig,
-    clock: Arc<dyn Clock>,
-    /// Woken when any node's link is restored (the hash key check waits).
-    pub(crate) restored: Arc<tokio::sync::Notify>,
-}
-
-impl NodeFactory {
-    /// A node at `addr` (`host:port`), starting to connect in the
-    /// background. Must be called within a tokio runtime.
-    pub(crate) fn node(&self, addr: &str) -> Result<Node, redis::RedisError> {
-        let client = redis::Client::open(with_addr(&self.url, addr))?;
-        Ok(Node::start(
-            addr,
-            client,
-            self.connect_timeout,
-            Breaker::with_shared_clock(self.breaker, self.clock.clone()),
-            self.connections,
-            self.restored.clone(),
-        ))
     }
 }
 

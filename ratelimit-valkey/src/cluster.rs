@@ -37,6 +37,9 @@ use std::collections::HashMap;
 
 use redis::Value;
 
+mod state;
+pub(crate) use state::ClusterState;
+
 /// Number of hash slots.
 pub const SLOTS: usize = 16384;
 

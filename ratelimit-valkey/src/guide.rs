@@ -1,4 +1,5 @@
-//! The guide's chapter on Valkey, rendered from `docs/valkey.md`.
+//! The guide's chapters on Valkey and on running a fleet, rendered from
+//! `docs/valkey.md` and `docs/fleet.md`.
 //!
 //! Built only by rustdoc (and its doctests): a normal build never reads
 //! the files. The index of the guide is
@@ -15,3 +16,8 @@
 #[doc = "[live_fleet]: crate::ValkeyBackend::live_fleet"]
 #[doc = include_str!("../docs/valkey.md")]
 pub mod valkey {}
+
+// The chapter on running a fleet, rendered from `docs/fleet.md`.
+#[doc = "[valkey]: crate::guide::valkey"]
+#[doc = include_str!("../docs/fleet.md")]
+pub mod fleet {}

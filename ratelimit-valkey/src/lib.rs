@@ -91,6 +91,7 @@ mod breaker;
 mod builder;
 mod call;
 pub mod cluster;
+pub mod control;
 mod error;
 pub mod fleet;
 #[cfg(any(doc, doctest))]

@@ -18,17 +18,20 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ratelimit_core::Clock;
+
 use ratelimit_core::backend::{BackendError, BackendErrorKind};
 use redis::aio::MultiplexedConnection;
 use redis::{ErrorKind, RedisError, Value};
 use tokio::sync::Notify;
 
-use crate::breaker::{Breaker, Permit};
+use crate::breaker::{Breaker, BreakerConfig, Permit};
 use crate::call::Call;
 use crate::link::Link;
 use crate::metrics::{error, NodeMetrics};
 use crate::pool::{describe, Connector, Lease, Pool};
 use crate::scripts::SOURCES;
+use crate::url::with_addr;
 
 /// One node: cheap to clone, clones share the connections and the breaker.
 ///
@@ -291,4 +294,33 @@ async fn send(
         values[i] = v;
     }
     Ok(values)
+}
+
+/// Makes nodes (connecting in the background, never re-sending a request).
+#[derive(Debug, Clone)]
+pub(crate) struct NodeFactory {
+    pub(crate) url: String,
+    pub(crate) seeds: Vec<String>,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) connections: usize,
+    pub(crate) breaker: BreakerConfig,
+    pub(crate) clock: Arc<dyn Clock>,
+    /// Woken when any node's link is restored (the hash key check waits).
+    pub(crate) restored: Arc<tokio::sync::Notify>,
+}
+
+impl NodeFactory {
+    /// A node at `addr` (`host:port`), starting to connect in the
+    /// background. Must be called within a tokio runtime.
+    pub(crate) fn node(&self, addr: &str) -> Result<Node, redis::RedisError> {
+        let client = redis::Client::open(with_addr(&self.url, addr))?;
+        Ok(Node::start(
+            addr,
+            client,
+            self.connect_timeout,
+            Breaker::with_shared_clock(self.breaker, self.clock.clone()),
+            self.connections,
+            self.restored.clone(),
+        ))
+    }
 }

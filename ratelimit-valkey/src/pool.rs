@@ -270,44 +270,15 @@ async fn keep_up(c: Connector, slot: Arc<Slot>, events: Arc<watch::Sender<u64>>)
             let suspect = std::mem::take(&mut s.suspect);
             (s.conn.clone(), suspect, s.generation)
         };
-        if let Some(mut conn) = conn {
-            if suspect {
-                let cmd = redis::cmd("PING");
-                let ping = cmd.query_async::<redis::Value>(&mut conn);
-                if !matches!(
-                    tokio::time::timeout(c.connect_timeout, ping).await,
-                    Ok(Ok(_))
-                ) {
-                    let mut s = slot.lock();
-                    if s.generation == generation && s.conn.is_some() {
-                        let why = "the connection did not answer PING";
-                        s.conn = None;
-                        s.error = Some(why.into());
-                        c.link.dropped(why);
-                    }
-                    continue;
-                }
+        if let Some(conn) = conn {
+            if suspect && !answers_ping(&c, &slot, conn, generation).await {
+                continue;
             }
             slot.wake.notified().await;
             continue;
         }
         if failures > 0 {
-            // After the backoff, try again on our own only while the
-            // breaker is closed; else wait to be woken (by the probe).
-            loop {
-                if c.breaker.is_open() {
-                    slot.wake.notified().await;
-                    break;
-                }
-                tokio::select! {
-                    _ = tokio::time::sleep(backoff(failures)) => {
-                        if !c.breaker.is_open() {
-                            break;
-                        }
-                    }
-                    _ = slot.wake.notified() => break,
-                }
-            }
+            wait_to_retry(&c, &slot, failures).await;
             if slot.closed.load(Ordering::SeqCst) {
                 return;
             }
@@ -343,6 +314,52 @@ async fn keep_up(c: Connector, slot: Arc<Slot>, events: Arc<watch::Sender<u64>>)
             }
         }
         events.send_modify(|n| *n += 1);
+    }
+}
+
+/// Whether a suspect connection answers `PING` in time; when it does not,
+/// drops it from `slot` (unless it was remade meanwhile).
+async fn answers_ping(
+    c: &Connector,
+    slot: &Slot,
+    mut conn: MultiplexedConnection,
+    generation: u64,
+) -> bool {
+    let cmd = redis::cmd("PING");
+    let ping = cmd.query_async::<redis::Value>(&mut conn);
+    if matches!(
+        tokio::time::timeout(c.connect_timeout, ping).await,
+        Ok(Ok(_))
+    ) {
+        return true;
+    }
+    let mut s = slot.lock();
+    if s.generation == generation && s.conn.is_some() {
+        let why = "the connection did not answer PING";
+        s.conn = None;
+        s.error = Some(why.into());
+        c.link.dropped(why);
+    }
+    false
+}
+
+/// After `failures` failed attempts: waits out the backoff, trying again on
+/// our own only while the breaker is closed; else waits to be woken (by
+/// the probe).
+async fn wait_to_retry(c: &Connector, slot: &Slot, failures: u32) {
+    loop {
+        if c.breaker.is_open() {
+            slot.wake.notified().await;
+            break;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(backoff(failures)) => {
+                if !c.breaker.is_open() {
+                    break;
+                }
+            }
+            _ = slot.wake.notified() => break,
+        }
     }
 }
 

@@ -12,8 +12,8 @@ use ratelimit_core::backend::{BackendError, BackendErrorKind};
 use redis::Value;
 use tokio::task::JoinSet;
 
-use crate::backend::ClusterState;
 use crate::call::{by_slot, Call};
+use crate::cluster::ClusterState;
 use crate::cluster::{self, redirect, Addr};
 use crate::metrics::{error, redirected};
 use crate::scripts::Invocation;
@@ -26,6 +26,10 @@ fn positions(calls: &[Call]) -> Vec<usize> {
     calls.iter().flat_map(|c| c.idx.iter().copied()).collect()
 }
 
+/// Calls by node, and the calls redirected by (node, whether an ASK).
+type ByNode = HashMap<Addr, Vec<Call>>;
+type Hops = HashMap<(Addr, bool), Vec<Call>>;
+
 /// Sends `invs` to the nodes serving their slots within `deadline`, and
 /// the redirected calls once more to the node named, within what is left.
 pub(crate) async fn route(
@@ -34,9 +38,26 @@ pub(crate) async fn route(
     deadline: Duration,
 ) -> Vec<Group> {
     let start = Instant::now();
-    let map = state.map();
-    let mut by_node: HashMap<Addr, Vec<Call>> = HashMap::new();
     let mut out = Vec::new();
+    let by_node = by_node(state, invs, &mut out);
+    let mut hops = Hops::new();
+    for (addr, calls, outcome) in send_all(state, by_node, deadline, false, &mut out).await {
+        match outcome {
+            Err(e) => out.push((positions(&calls), Err(e))),
+            Ok(values) => answered(state, &addr, calls, values, &mut hops, &mut out),
+        }
+    }
+    let left = deadline.saturating_sub(start.elapsed());
+    follow(state, hops, left, &mut out).await;
+    out
+}
+
+/// Step 1 of [`route`]: the calls (one per slot) by the node serving their
+/// slot; those of a slot no node serves fail into `out` (and ask for the
+/// slot map again).
+fn by_node(state: &ClusterState, invs: Vec<(usize, Invocation)>, out: &mut Vec<Group>) -> ByNode {
+    let map = state.map();
+    let mut by_node = ByNode::new();
     for call in by_slot(invs) {
         let slot = call.invs.first().map(|i| cluster::slot(i.key.as_bytes()));
         match slot.and_then(|s| map.node_of(s)) {
@@ -52,31 +73,41 @@ pub(crate) async fn route(
             }
         }
     }
-    let mut hops: HashMap<(Addr, bool), Vec<Call>> = HashMap::new();
-    for (addr, calls, outcome) in send_all(state, by_node, deadline, false, &mut out).await {
-        match outcome {
-            Err(e) => out.push((positions(&calls), Err(e))),
-            Ok(values) => {
-                for (call, v) in calls.into_iter().zip(values) {
-                    match redirect(&v, &addr) {
-                        Some(r) => {
-                            redirected(r.ask);
-                            if !r.ask {
-                                state.stale.notify_one();
-                            }
-                            hops.entry((r.addr, r.ask)).or_default().push(call);
-                        }
-                        None => {
-                            let replies = call.replies(v);
-                            out.push((call.idx, Ok(replies)));
-                        }
-                    }
+    by_node
+}
+
+/// Step 2 of [`route`]: the replies of `addr` to `calls`, into `out`, or
+/// into `hops` when a reply redirects (a MOVED also asks for the slot map
+/// again).
+fn answered(
+    state: &ClusterState,
+    addr: &str,
+    calls: Vec<Call>,
+    values: Vec<Value>,
+    hops: &mut Hops,
+    out: &mut Vec<Group>,
+) {
+    for (call, v) in calls.into_iter().zip(values) {
+        match redirect(&v, addr) {
+            Some(r) => {
+                redirected(r.ask);
+                if !r.ask {
+                    state.stale.notify_one();
                 }
+                hops.entry((r.addr, r.ask)).or_default().push(call);
+            }
+            None => {
+                let replies = call.replies(v);
+                out.push((call.idx, Ok(replies)));
             }
         }
     }
-    let left = deadline.saturating_sub(start.elapsed());
-    let mut by_ask: [HashMap<Addr, Vec<Call>>; 2] = Default::default();
+}
+
+/// Step 3 of [`route`]: the redirected calls, once, to the node named
+/// (MOVED first, then ASK), within `left`; none when no time is left.
+async fn follow(state: &ClusterState, hops: Hops, left: Duration, out: &mut Vec<Group>) {
+    let mut by_ask: [ByNode; 2] = Default::default();
     for ((addr, ask), calls) in hops {
         by_ask[usize::from(ask)].insert(addr, calls);
     }
@@ -96,7 +127,7 @@ pub(crate) async fn route(
             }
             continue;
         }
-        for (_, calls, outcome) in send_all(state, bound, left, ask == 1, &mut out).await {
+        for (_, calls, outcome) in send_all(state, bound, left, ask == 1, out).await {
             match outcome {
                 Err(e) => out.push((positions(&calls), Err(e))),
                 Ok(values) => {
@@ -108,7 +139,6 @@ pub(crate) async fn route(
             }
         }
     }
-    out
 }
 
 /// One round trip to each node of `by_node`, in parallel. Nodes that

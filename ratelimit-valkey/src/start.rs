@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::{watch, Notify};
 
-use crate::backend::ClusterState;
+use crate::cluster::ClusterState;
 use crate::hashkey::{FleetKey, CHECK_EVERY};
 use crate::node::Node;
 use crate::pool::backoff;

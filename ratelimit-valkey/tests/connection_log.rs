@@ -3,6 +3,7 @@
 //! connection restored`, each naming the node, however many connections
 //! and attempts failed in between; and the hash key written back to the
 //! restarted server is logged at `INFO`.
+#![allow(clippy::print_stderr)] // prints what it measures, for the issue notes
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -3,6 +3,7 @@
 //! persistence, an instance writes its key back, or adopts the one another
 //! instance stored meanwhile, so a fleet never splits silently. And a key
 //! of the wrong type or form is named with what it should hold (item 4).
+#![allow(clippy::print_stderr)] // prints what it measures, for the issue notes
 
 use std::time::{Duration, Instant};
 

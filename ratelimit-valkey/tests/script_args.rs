@@ -36,7 +36,11 @@ async fn eval(
 async fn a_head_carries_the_mode_penalty_and_cost() {
     let server = server();
     let mut conn = connect(server.url()).await;
-    let sha = load_script(&mut conn, script_source(Algorithm::SlidingWindow)).await;
+    let sha = load_script(
+        &mut conn,
+        script_source(Algorithm::SlidingWindow).expect("a script"),
+    )
+    .await;
     let key = unique("head");
     let (t, off) = (T0.to_string(), OFFSET.to_string());
     let run = |head: &'static str| {
@@ -69,7 +73,11 @@ async fn a_head_carries_the_mode_penalty_and_cost() {
 async fn a_malformed_single_call_gets_its_error() {
     let server = server();
     let mut conn = connect(server.url()).await;
-    let sha = load_script(&mut conn, script_source(Algorithm::TokenBucket)).await;
+    let sha = load_script(
+        &mut conn,
+        script_source(Algorithm::TokenBucket).expect("a script"),
+    )
+    .await;
     let key = unique("bad");
     let t = T0.to_string();
     let cases: [(&[&str], &str); 6] = [
@@ -130,7 +138,8 @@ async fn a_batch_takes_each_head_and_the_time_after_the_checks() {
     assert_eq!(lines.len(), 3, "{reply}");
     assert!(lines[0].starts_with("1 0 9 "), "{reply}");
     assert!(lines[1].starts_with("1 0 8 "), "{reply}");
-    assert!(lines[2].starts_with("1 0 9 "), "{reply}");
+    // The probe counts nothing: it answers the 10 it found.
+    assert!(lines[2].starts_with("1 0 10 "), "{reply}");
     let (t, off) = (T0.to_string(), OFFSET.to_string());
     let mut injected = checks.to_vec();
     injected.extend([t.as_str(), off.as_str()]);
@@ -139,7 +148,7 @@ async fn a_batch_takes_each_head_and_the_time_after_the_checks() {
         .await
         .expect("batch");
     assert_eq!(
-        reply, "1 0 9 120000 0\n1 0 8 12000 0\n1 0 9 60000 0",
+        reply, "1 0 9 120000 0\n1 0 8 12000 0\n1 0 10 60000 0",
         "past keys are stale at T0, the probe's key is new"
     );
     injected.pop();

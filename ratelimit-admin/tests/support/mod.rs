@@ -10,6 +10,8 @@ use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{Limiter, ManualClock, RequestAttrs};
 use tower::ServiceExt;
 
+pub mod flow;
+
 pub const RULES: &str = r#"[
   {"id": "login", "expression": "http.request.uri.path eq \"/login\"",
    "algorithm": "fixed_window", "limit": 2, "period": "1m", "key": ["ip"],

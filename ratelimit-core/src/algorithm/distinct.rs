@@ -25,7 +25,7 @@
 
 use std::sync::OnceLock;
 
-use super::{Decision, Quota};
+use super::{CheckQuota, Decision};
 use crate::HashKey;
 
 /// Bits in the map.
@@ -71,7 +71,7 @@ pub fn max_bits(limit: u64) -> u32 {
 }
 
 /// Checks one request carrying the value of bit `bit` at `now` (Unix ms).
-pub(crate) fn check(state: &mut State, now: u64, q: &Quota, bit: u16) -> Decision {
+pub(crate) fn check(state: &mut State, now: u64, q: &CheckQuota, bit: u16) -> Decision {
     if state.period_start == 0 || now >= state.period_start.saturating_add(q.period_ms) {
         *state = State {
             period_start: now.max(1),
@@ -91,7 +91,7 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota, bit: u16) -> Decisio
 }
 
 /// Reads the state at `now` without marking a value.
-pub(crate) fn peek(state: &State, now: u64, q: &Quota) -> Decision {
+pub(crate) fn peek(state: &State, now: u64, q: &CheckQuota) -> Decision {
     if state.period_start == 0 || now >= state.period_start.saturating_add(q.period_ms) {
         return Decision::allow(q.limit, 0);
     }
@@ -105,7 +105,7 @@ pub(crate) fn peek(state: &State, now: u64, q: &Quota) -> Decision {
 }
 
 /// When the period ends (Unix ms).
-pub(crate) fn expires_at(state: &State, q: &Quota) -> u64 {
+pub(crate) fn expires_at(state: &State, q: &CheckQuota) -> u64 {
     state.period_start.saturating_add(q.period_ms)
 }
 
@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn limit_of_three_admits_exactly_three_distinct_bits() {
-        let q = Quota::new(3, 60_000);
+        let q = CheckQuota::new(3, 60_000);
         let mut s = State::default();
         for bit in [1, 2, 3] {
             assert!(check(&mut s, T0, &q, bit).allowed);
@@ -146,7 +146,7 @@ mod tests {
     /// Seed scenario: limit 50 per 5m, a scanner walks 60 paths.
     #[test]
     fn seed_scanner_refused_after_about_fifty_paths() {
-        let q = Quota::new(50, 300_000);
+        let q = CheckQuota::new(50, 300_000);
         let key = HashKey::DEFAULT;
         let mut s = State::default();
         let mut first_refusal = None;

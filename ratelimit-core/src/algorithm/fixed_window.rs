@@ -4,7 +4,7 @@
 //! the window end. Across a window edge it admits up to `2 x limit` in a
 //! short time (the edge burst).
 
-use super::{Decision, Quota};
+use super::{CheckQuota, Decision};
 
 /// The stored state of one subject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -18,7 +18,7 @@ pub(crate) struct State {
 /// Checks one request at `now` (Unix ms) and updates `state`.
 // Inlinable into the in-memory store's count path (`Packed::count`).
 #[inline]
-pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
+pub(crate) fn check(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
     let period = q.period_ms.max(1);
     let start = now - now % period;
     if state.window_start != start {
@@ -42,7 +42,7 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
 /// Charges `q.cost` at `now` whether or not it fits: the count may pass
 /// the limit. Admitted while the count is still within the limit; else
 /// Retry-After is when a request of cost 1 fits again (the window's end).
-pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
+pub(crate) fn charge(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
     let period = q.period_ms.max(1);
     let start = now - now % period;
     if state.window_start != start {
@@ -62,7 +62,7 @@ pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
 }
 
 /// When the state stops mattering (Unix ms): the end of its window.
-pub(crate) fn expires_at(state: &State, q: &Quota) -> u64 {
+pub(crate) fn expires_at(state: &State, q: &CheckQuota) -> u64 {
     state.window_start.saturating_add(q.period_ms)
 }
 
@@ -75,7 +75,7 @@ mod tests {
     /// Seed table: limit 5 per 1m; 5 late in one window, 5 right after.
     #[test]
     fn seed_scenario_edge_burst_then_retry_after_60() {
-        let q = Quota::per_minute(5);
+        let q = CheckQuota::per_minute(5);
         let mut s = State::default();
         for i in 0..5 {
             let now = T0 + 59_000 + i * 100;
@@ -93,7 +93,7 @@ mod tests {
 
     #[test]
     fn remaining_and_reset_follow_the_window() {
-        let q = Quota::per_minute(3);
+        let q = CheckQuota::per_minute(3);
         let mut s = State::default();
         let d = check(&mut s, T0 + 10_000, &q);
         assert_eq!((d.remaining, d.reset_ms), (2, 50_000));
@@ -101,7 +101,7 @@ mod tests {
 
     #[test]
     fn cost_above_limit_never_fits() {
-        let q = Quota::per_minute(3).with_cost(4);
+        let q = CheckQuota::per_minute(3).with_cost(4);
         let mut s = State::default();
         let d = check(&mut s, T0, &q);
         assert!(!d.allowed);
@@ -112,7 +112,7 @@ mod tests {
     /// request of cost 1 fits again at the window's end, 50 s later.
     #[test]
     fn a_charge_passes_the_limit_until_the_window_ends() {
-        let q = Quota::per_minute(100);
+        let q = CheckQuota::per_minute(100);
         let mut s = State::default();
         let d = charge(&mut s, T0 + 10_000, &q.with_cost(30));
         assert_eq!(d, Decision::allow(70, 50_000));

@@ -7,7 +7,7 @@
 //! rounded. With equal settings it admits exactly what the token bucket
 //! admits. Retry-After is the time until one request fits.
 
-use super::{ceil_div, div_rem, narrow, Decision, Quota, MAX_CHARGED_UNITS};
+use super::{ceil_div, div_rem, narrow, CheckQuota, Decision, MAX_CHARGED_UNITS};
 
 /// The stored state of one subject: the theoretical arrival time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -58,7 +58,7 @@ struct Ticks {
 
 impl Ticks {
     #[inline(always)]
-    fn at(now: u64, q: &Quota) -> Self {
+    fn at(now: u64, q: &CheckQuota) -> Self {
         let limit = q.limit.max(1) as u128;
         let t = q.period_ms.max(1) as u128;
         Self {
@@ -72,7 +72,7 @@ impl Ticks {
 
 /// Checks one request at `now` (Unix ms) and updates `state`.
 #[inline(always)]
-pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
+pub(crate) fn check(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
     let Ticks {
         limit,
         t,
@@ -100,7 +100,7 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
 /// bucket's size (the TAT moves on by the whole cost, the level saturating
 /// at [`MAX_CHARGED_UNITS`] ticks). Admitted while the bucket does not
 /// overflow; else Retry-After is when a request of cost 1 fits again.
-pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
+pub(crate) fn charge(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
     let Ticks {
         limit,
         t,
@@ -129,7 +129,7 @@ pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
 
 /// When the bucket is empty again (Unix ms), so the state can be dropped.
 #[inline(always)]
-pub(crate) fn expires_at(state: &State, _q: &Quota) -> u64 {
+pub(crate) fn expires_at(state: &State, _q: &CheckQuota) -> u64 {
     state.tat_ms.saturating_add((state.tat_frac > 0) as u64)
 }
 
@@ -142,7 +142,7 @@ mod tests {
     /// Seed: same settings as the token bucket, same results.
     #[test]
     fn seed_scenario_table() {
-        let q = Quota::per_minute(10).allow_burst(5);
+        let q = CheckQuota::per_minute(10).allow_burst(5);
         let mut s = State::default();
         for i in 0..5 {
             assert!(check(&mut s, T0, &q).allowed, "request {i} at 0:00");
@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn huge_limits_do_not_overflow() {
-        let q = Quota::new(1_000_000_000, 86_400_000).allow_burst(1_000_000_000);
+        let q = CheckQuota::new(1_000_000_000, 86_400_000).allow_burst(1_000_000_000);
         let mut s = State::default();
         for i in 0..100 {
             assert!(check(&mut s, T0 + i, &q).allowed);
@@ -173,7 +173,7 @@ mod tests {
     }
 
     /// `check` as it was written on the TAT in ticks (128-bit divisions).
-    fn check_in_ticks(state: &mut State, now: u64, q: &Quota) -> Decision {
+    fn check_in_ticks(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
         let limit = q.limit.max(1) as u128;
         let t = q.period_ms.max(1) as u128;
         let tolerance = q.burst as u128 * t;
@@ -208,7 +208,7 @@ mod tests {
             tat_frac in 0..=u64::MAX,
             now in proptest::prop_oneof![T0..T0 + 100_000, 0..=u64::MAX],
         ) {
-            let q = Quota::new(limit, period).allow_burst(burst).with_cost(cost);
+            let q = CheckQuota::new(limit, period).allow_burst(burst).with_cost(cost);
             let s = State { tat_ms, tat_frac: tat_frac % limit };
             // Where the ticks form does not overflow (quotas are far below).
             let (l, t) = (limit as u128, period as u128);
@@ -223,7 +223,7 @@ mod tests {
     /// The token bucket's debt example: 8 charged into a bucket of 5.
     #[test]
     fn a_charge_overflows_the_bucket_and_drains_at_the_rate() {
-        let q = Quota::per_minute(10).allow_burst(5);
+        let q = CheckQuota::per_minute(10).allow_burst(5);
         let mut s = State::default();
         let d = charge(&mut s, T0, &q.with_cost(8));
         assert_eq!(d, Decision::deny(24_000, 0, 48_000));

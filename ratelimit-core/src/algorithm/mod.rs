@@ -7,15 +7,15 @@
 //! keeps them (the in-memory [`MemoryBackend`](crate::store::MemoryBackend))
 //! or computes the same functions elsewhere (the Valkey scripts). What is
 //! public is what a caller or another backend needs: the [`Algorithm`]
-//! names, the [`Quota`] and the [`Decision`], and the constants of the
+//! names, the [`CheckQuota`] and the [`Decision`], and the constants of the
 //! [`distinct`] sketch.
 //!
 //! # Examples
 //!
 //! ```
-//! use ratelimit_core::algorithm::{Algorithm, Quota};
+//! use ratelimit_core::algorithm::{Algorithm, CheckQuota};
 //!
-//! let quota = Quota::new(100, 60_000).allow_burst(20);
+//! let quota = CheckQuota::new(100, 60_000).allow_burst(20);
 //! assert_eq!(quota.limit, 100);
 //! assert_eq!(Algorithm::TokenBucket.as_str(), "token_bucket");
 //! ```
@@ -27,14 +27,17 @@ pub(crate) mod penalty;
 pub(crate) mod sliding_window;
 pub(crate) mod token_bucket;
 
+mod kind;
+mod mode;
 #[cfg(test)]
 mod props;
 #[cfg(test)]
 mod props_charge;
 mod serde_impl;
 mod state;
-pub use state::Algorithm;
-pub(crate) use state::{supports, Packed, SubjectState};
+pub use kind::{Algorithm, MAX_DISTINCT_LIMIT, MAX_LIMIT};
+pub use mode::CheckMode;
+pub(crate) use state::{probe_answer, Packed, SubjectState};
 
 /// What one algorithm says about one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -77,14 +80,17 @@ impl Decision {
     }
 }
 
-/// The numbers an algorithm runs on.
+/// The numbers one check runs an algorithm on: the rule's and this
+/// request's cost.
 ///
 /// `limit` requests per `period_ms`; `burst` for the buckets (the most saved
 /// up); `cost` is what this request takes (1 unless the rule or the
-/// application says otherwise).
+/// application says otherwise). Built by the limiter from a rule (see
+/// [`Rule::quota`](crate::rules::Rule::quota)); the quota an application
+/// gives a keyed limit is [`keyed::Quota`](crate::keyed::Quota).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Quota {
+pub struct CheckQuota {
     /// Requests per period (for `distinct`: different values per period).
     pub limit: u64,
     /// The period in milliseconds.
@@ -95,7 +101,7 @@ pub struct Quota {
     pub cost: u64,
 }
 
-impl Quota {
+impl CheckQuota {
     /// `limit` per `period_ms`, burst equal to `limit`, cost 1.
     pub const fn new(limit: u64, period_ms: u64) -> Self {
         Self {

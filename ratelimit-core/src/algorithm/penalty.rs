@@ -39,7 +39,7 @@ pub(crate) fn check(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{sliding_window, Quota};
+    use super::super::{sliding_window, CheckQuota};
     use super::*;
 
     const T0: u64 = 1_767_225_600_000;
@@ -47,7 +47,7 @@ mod tests {
     /// Seed table: the login rule, sliding window 5 per 1m, penalty 5m.
     #[test]
     fn seed_scenario_login_penalty() {
-        let q = Quota::per_minute(5);
+        let q = CheckQuota::per_minute(5);
         let mut s = sliding_window::State::default();
         let mut until = 0;
         let mut run = |secs: u64| {

@@ -4,7 +4,7 @@
 //! periods 1 s..=1 h in whole seconds, bursts 1..=20 (or equal to the limit),
 //! costs 1..=3 (never above the limit or the burst).
 
-use super::{distinct, Algorithm, Decision, Quota, SubjectState};
+use super::{distinct, Algorithm, CheckQuota, Decision, SubjectState};
 use crate::HashKey;
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -28,12 +28,12 @@ const ALL: [Algorithm; 5] = [
     Algorithm::Distinct,
 ];
 
-pub(super) fn quota() -> impl Strategy<Value = Quota> {
+pub(super) fn quota() -> impl Strategy<Value = CheckQuota> {
     let limit = prop_oneof![9 => 1..=20u64, 1 => 1_000..=1_000_000_000u64];
     // A burst of 0 stands for "equal to the limit".
     (limit, 1..=3600u64, 0..=20u64, 1..=3u64).prop_map(|(limit, secs, burst, cost)| {
         let burst = if burst == 0 { limit } else { burst };
-        Quota::new(limit, secs * 1000)
+        CheckQuota::new(limit, secs * 1000)
             .allow_burst(burst)
             .with_cost(cost.min(limit).min(burst))
     })
@@ -47,7 +47,7 @@ enum Step {
     Edge(u64),
 }
 
-pub(super) fn times(q: Quota) -> impl Strategy<Value = Vec<u64>> {
+pub(super) fn times(q: CheckQuota) -> impl Strategy<Value = Vec<u64>> {
     let p = q.period_ms;
     let step = (p / q.limit).max(1);
     let gap = prop_oneof![
@@ -71,14 +71,14 @@ pub(super) fn times(q: Quota) -> impl Strategy<Value = Vec<u64>> {
     })
 }
 
-fn timeline() -> impl Strategy<Value = (Quota, Vec<u64>)> {
+fn timeline() -> impl Strategy<Value = (CheckQuota, Vec<u64>)> {
     quota().prop_flat_map(|q| (Just(q), times(q)))
 }
 
 /// Runs `times` through a fresh subject; each decision with the state after it.
 fn run(
     algo: Algorithm,
-    q: &Quota,
+    q: &CheckQuota,
     penalty: Option<u64>,
     times: &[u64],
     bits: &[u16],

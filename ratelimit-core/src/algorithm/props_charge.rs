@@ -4,7 +4,7 @@
 
 use super::props::{quota, times, COUNTING};
 use super::{fixed_window, leaky_bucket, sliding_window, token_bucket};
-use super::{Algorithm, Decision, Quota, SubjectState, MAX_CHARGED_UNITS};
+use super::{Algorithm, CheckQuota, Decision, SubjectState, MAX_CHARGED_UNITS};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -34,7 +34,7 @@ fn op(limit: u64) -> impl Strategy<Value = Op> {
     ]
 }
 
-fn timeline() -> impl Strategy<Value = (Quota, Vec<(u64, Op)>)> {
+fn timeline() -> impl Strategy<Value = (CheckQuota, Vec<(u64, Op)>)> {
     quota().prop_flat_map(|q| {
         let steps = (times(q), vec(op(q.limit), 150))
             .prop_map(|(times, ops)| times.into_iter().zip(ops).collect::<Vec<_>>());
@@ -48,7 +48,7 @@ fn apply(
     algo: Algorithm,
     t: u64,
     op: Op,
-    q: &Quota,
+    q: &CheckQuota,
     pen: Option<u64>,
 ) -> Decision {
     match op {
@@ -60,7 +60,7 @@ fn apply(
 
 /// Refused at `t` with `r`: a cost-1 probe of `state` admits at `t + r`
 /// and not at `t + r - 1`.
-fn retry_is_exact(state: &SubjectState, algo: Algorithm, t: u64, r: u64, q: &Quota) -> bool {
+fn retry_is_exact(state: &SubjectState, algo: Algorithm, t: u64, r: u64, q: &CheckQuota) -> bool {
     let one = q.with_cost(1);
     r > 0 && state.probe(algo, t + r, &one).allowed && !state.probe(algo, t + r - 1, &one).allowed
 }
@@ -76,8 +76,10 @@ fn capped(before: u128, add: u128, cap: u128) -> u128 {
 
 proptest! {
     /// A probe decides exactly as a cost-1 count would (without a penalty:
-    /// a probe starts none) and changes nothing; every refusal of a probe or
-    /// a charge says exactly when a cost-1 request fits again.
+    /// a probe starts none), answers the budget as it found it (a refusal
+    /// as the count's; an admission as a count of cost 0's: `r` and `t`
+    /// of the state before) and changes nothing; every refusal of a probe
+    /// or a charge says exactly when a cost-1 request fits again.
     #[test]
     fn probes_decide_as_counts_and_retry_after_is_exact(
         (q, steps) in timeline(),
@@ -88,7 +90,13 @@ proptest! {
             for &(t, op) in &steps {
                 let probe = s.probe(algo, t, &q.with_cost(1));
                 let count = s.clone().check(algo, t, &q.with_cost(1), None, None);
-                prop_assert_eq!(probe, count, "{:?} at {}", algo, t);
+                let found = s.clone().check(algo, t, &q.with_cost(0), None, None);
+                let (remaining, reset_ms) = if count.allowed {
+                    (found.remaining, found.reset_ms)
+                } else {
+                    (count.remaining, count.reset_ms)
+                };
+                prop_assert_eq!(probe, Decision { remaining, reset_ms, ..count }, "{:?} at {}", algo, t);
                 let before = s.clone();
                 let d = apply(&mut s, algo, t, op, &q, penalty);
                 if matches!(op, Op::Probe) {

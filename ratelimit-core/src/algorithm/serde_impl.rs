@@ -6,22 +6,6 @@ use serde::ser::{Serialize, Serializer};
 
 use super::Algorithm;
 
-const ALL: [Algorithm; 5] = [
-    Algorithm::FixedWindow,
-    Algorithm::SlidingWindow,
-    Algorithm::TokenBucket,
-    Algorithm::LeakyBucket,
-    Algorithm::Distinct,
-];
-
-const NAMES: [&str; 5] = [
-    "fixed_window",
-    "sliding_window",
-    "token_bucket",
-    "leaky_bucket",
-    "distinct",
-];
-
 impl Serialize for Algorithm {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
@@ -31,9 +15,8 @@ impl Serialize for Algorithm {
 impl<'de> Deserialize<'de> for Algorithm {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
-        ALL.into_iter()
-            .find(|a| a.as_str() == name)
-            .ok_or_else(|| D::Error::unknown_variant(&name, &NAMES))
+        Algorithm::from_name(&name)
+            .ok_or_else(|| D::Error::unknown_variant(&name, &Algorithm::NAMES))
     }
 }
 
@@ -43,9 +26,9 @@ mod tests {
 
     #[test]
     fn algorithms_round_trip_as_their_json_names() {
-        for (a, name) in ALL.into_iter().zip(NAMES) {
+        for a in Algorithm::ALL {
             let json = serde_json::to_string(&a).expect("serializes");
-            assert_eq!(json, format!("\"{name}\""));
+            assert_eq!(json, format!("\"{}\"", a.as_str()));
             let back: Algorithm = serde_json::from_str(&json).expect("deserializes");
             assert_eq!(back, a);
         }

@@ -7,7 +7,7 @@
 //! retry would be admitted if nothing else happened: it may lie past the end
 //! of the current window.
 
-use super::{ceil_div, narrow, Decision, Quota};
+use super::{ceil_div, narrow, CheckQuota, Decision};
 
 /// The stored state of one subject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,7 +46,7 @@ pub(crate) fn estimate(state: &State, elapsed: u64, period: u64) -> u128 {
 
 /// Checks one request at `now` (Unix ms) and updates `state`.
 #[inline(always)]
-pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
+pub(crate) fn check(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
     let period = q.period_ms.max(1);
     let start = now - now % period;
     roll(state, start, period);
@@ -74,7 +74,7 @@ pub(crate) const MAX_CHARGED: u64 = (1 << 31) - 1;
 /// count may pass the limit (up to [`MAX_CHARGED`]). Admitted while the estimate is still within
 /// the limit; else Retry-After is when a request of cost 1 fits again
 /// (possibly in the next window, once today's count has aged enough).
-pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
+pub(crate) fn charge(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
     let period = q.period_ms.max(1);
     let start = now - now % period;
     roll(state, start, period);
@@ -96,7 +96,7 @@ pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
 }
 
 /// Earliest wait after which `estimate + cost <= limit`, nothing else happening.
-fn retry_after(state: &State, elapsed: u64, period: u64, q: &Quota) -> u64 {
+fn retry_after(state: &State, elapsed: u64, period: u64, q: &CheckQuota) -> u64 {
     let p = period as u128;
     let (limit, cost) = (q.limit as u128, q.cost as u128);
     if cost > limit {
@@ -135,7 +135,7 @@ fn reset_ms(state: &State, elapsed: u64, period: u64) -> u64 {
 
 /// When the state stops mattering (Unix ms).
 #[inline(always)]
-pub(crate) fn expires_at(state: &State, q: &Quota) -> u64 {
+pub(crate) fn expires_at(state: &State, q: &CheckQuota) -> u64 {
     state.window_start.saturating_add(2 * q.period_ms)
 }
 
@@ -145,14 +145,14 @@ mod tests {
 
     const T0: u64 = 1_767_225_600_000;
 
-    fn at(s: &mut State, secs_tenths: u64, q: &Quota) -> Decision {
+    fn at(s: &mut State, secs_tenths: u64, q: &CheckQuota) -> Decision {
         check(s, T0 + secs_tenths * 100, q)
     }
 
     /// The scenario table of `docs/rules.md`, limit 5 per 1m.
     #[test]
     fn seed_scenario_table() {
-        let q = Quota::per_minute(5);
+        let q = CheckQuota::per_minute(5);
         let mut s = State::default();
         for t in 590..595 {
             assert!(at(&mut s, t, &q).allowed, "t={t}");
@@ -169,7 +169,7 @@ mod tests {
 
     #[test]
     fn retry_after_is_the_earliest_admission() {
-        let q = Quota::per_minute(5);
+        let q = CheckQuota::per_minute(5);
         let mut s = State::default();
         for t in 590..595 {
             at(&mut s, t, &q);
@@ -186,7 +186,7 @@ mod tests {
     /// reply with a window start near `u64::MAX` overflowed the roll.
     #[test]
     fn a_hostile_state_does_not_overflow() {
-        let q = Quota::per_minute(5);
+        let q = CheckQuota::per_minute(5);
         let mut s = State {
             window_start: u64::MAX,
             current: 0,
@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn retry_after_may_lie_past_the_window_end() {
-        let q = Quota::per_minute(5);
+        let q = CheckQuota::per_minute(5);
         let mut s = State::default();
         for i in 0..5 {
             check(&mut s, T0 + 50_000 + i, &q);
@@ -216,7 +216,7 @@ mod tests {
     /// ceil(150 x (60 - e) / 60) + 1 <= 100, at e = 20.4 s.
     #[test]
     fn a_charge_is_paid_off_in_the_next_window() {
-        let q = Quota::per_minute(100);
+        let q = CheckQuota::per_minute(100);
         let mut s = State::default();
         let d = charge(&mut s, T0 + 30_000, &q.with_cost(150));
         assert_eq!(d, Decision::deny(30_000 + 20_400, 0, 90_000));
@@ -227,7 +227,7 @@ mod tests {
 
     #[test]
     fn a_charge_within_the_limit_is_admitted() {
-        let q = Quota::per_minute(100);
+        let q = CheckQuota::per_minute(100);
         let mut s = State::default();
         assert_eq!(
             charge(&mut s, T0 + 30_000, &q.with_cost(100)),

@@ -1,60 +1,28 @@
 //! One subject's state under any algorithm, with its penalty.
 
 use super::{distinct, fixed_window, leaky_bucket, penalty, sliding_window, token_bucket};
-use super::{Decision, Quota};
-use crate::backend::CheckMode;
+use super::{Algorithm, CheckQuota, Decision};
 
-/// Whether `algorithm` answers checks in `mode`: every algorithm counts;
-/// only `distinct` neither probes nor charges (a set of values has no cost
-/// to charge).
-pub(crate) fn supports(algorithm: Algorithm, mode: CheckMode) -> bool {
-    mode == CheckMode::Count || algorithm != Algorithm::Distinct
+/// A probe's answer from `counted`, the decision of a count of its cost
+/// on a copy: whether it fits and its Retry-After. When admitted, the
+/// remaining budget and the reset are `found`'s, a count of cost 0: the
+/// probe counted nothing, so its `RateLimit` header (`r` and `t`) is the
+/// state the request found. A refused count already answers that state.
+#[inline]
+pub(crate) fn probe_answer(counted: Decision, found: impl FnOnce() -> Decision) -> Decision {
+    if !counted.allowed {
+        return counted;
+    }
+    let found = found();
+    Decision {
+        remaining: found.remaining,
+        reset_ms: found.reset_ms,
+        ..counted
+    }
 }
 
 mod packed;
 pub(crate) use packed::Packed;
-
-/// The five algorithms.
-///
-/// Serialized as its JSON name, such as `"token_bucket"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Algorithm {
-    /// Count per calendar window.
-    FixedWindow,
-    /// Weighted previous window plus the current one.
-    SlidingWindow,
-    /// Bursts to `burst`, refills at `limit` per `period`.
-    TokenBucket,
-    /// The meter form of the leaky bucket (GCRA).
-    LeakyBucket,
-    /// Different values per period, estimated.
-    Distinct,
-}
-
-impl Algorithm {
-    /// The name used in JSON.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Algorithm::FixedWindow => "fixed_window",
-            Algorithm::SlidingWindow => "sliding_window",
-            Algorithm::TokenBucket => "token_bucket",
-            Algorithm::LeakyBucket => "leaky_bucket",
-            Algorithm::Distinct => "distinct",
-        }
-    }
-
-    /// A two-letter tag, used in storage keys.
-    pub const fn tag(self) -> &'static str {
-        match self {
-            Algorithm::FixedWindow => "fw",
-            Algorithm::SlidingWindow => "sw",
-            Algorithm::TokenBucket => "tb",
-            Algorithm::LeakyBucket => "lb",
-            Algorithm::Distinct => "dc",
-        }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Inner {
@@ -112,7 +80,7 @@ impl SubjectState {
         &mut self,
         algorithm: Algorithm,
         now: u64,
-        q: &Quota,
+        q: &CheckQuota,
         penalty_ms: Option<u64>,
         bit: Option<u16>,
     ) -> Decision {
@@ -155,9 +123,15 @@ impl SubjectState {
     }
 
     /// Decides as [`SubjectState::check`] would for `q.cost`, on a copy: counts
-    /// nothing and starts no penalty; a running penalty still refuses.
-    pub(crate) fn probe(&self, algorithm: Algorithm, now: u64, q: &Quota) -> Decision {
-        self.clone().check(algorithm, now, q, None, None)
+    /// nothing and starts no penalty; a running penalty still refuses. An
+    /// admitted probe answers the budget as the request found it (see
+    /// [`probe_answer`]).
+    pub(crate) fn probe(&self, algorithm: Algorithm, now: u64, q: &CheckQuota) -> Decision {
+        let counted = self.clone().check(algorithm, now, q, None, None);
+        probe_answer(counted, || {
+            self.clone()
+                .check(algorithm, now, &q.with_cost(0), None, None)
+        })
     }
 
     /// Charges `q.cost` whether or not it fits (see [`CheckMode::Charge`]).
@@ -166,12 +140,12 @@ impl SubjectState {
     /// starts fresh after the block); under a running penalty nothing is
     /// added and the answer is the penalty's. `distinct` is not charged
     /// (answered as admitted, not counted: backends refuse the mode before,
-    /// see [`supports`]).
+    /// see [`Algorithm::answers`]).
     pub(crate) fn charge(
         &mut self,
         algorithm: Algorithm,
         now: u64,
-        q: &Quota,
+        q: &CheckQuota,
         penalty_ms: Option<u64>,
     ) -> Decision {
         self.under_penalty(algorithm, now, penalty_ms, |inner| match inner {
@@ -185,7 +159,7 @@ impl SubjectState {
 
     /// Reads the state at `now` without counting: what a request of cost 0
     /// would see. A subject under a penalty is refused with its end.
-    pub(crate) fn peek(&self, algorithm: Algorithm, now: u64, q: &Quota) -> Decision {
+    pub(crate) fn peek(&self, algorithm: Algorithm, now: u64, q: &CheckQuota) -> Decision {
         let mut probe = self.clone();
         if let Inner::Distinct(s) = &self.inner {
             if self.blocked_until <= now && self.inner.algorithm() == algorithm {
@@ -197,7 +171,7 @@ impl SubjectState {
 
     /// When the state stops mattering (Unix ms): it can then be dropped.
     #[inline(always)]
-    pub(crate) fn expires_at(&self, q: &Quota) -> u64 {
+    pub(crate) fn expires_at(&self, q: &CheckQuota) -> u64 {
         let algo = match &self.inner {
             Inner::Fixed(s) => fixed_window::expires_at(s, q),
             Inner::Sliding(s) => sliding_window::expires_at(s, q),
@@ -222,7 +196,7 @@ mod tests {
 
     #[test]
     fn changing_algorithm_starts_fresh() {
-        let q = Quota::per_minute(1);
+        let q = CheckQuota::per_minute(1);
         let mut s = SubjectState::new(Algorithm::FixedWindow);
         assert!(s.check(Algorithm::FixedWindow, 0, &q, None, None).allowed);
         assert!(!s.check(Algorithm::FixedWindow, 1, &q, None, None).allowed);
@@ -231,7 +205,7 @@ mod tests {
 
     #[test]
     fn penalty_clears_the_algorithm_state() {
-        let q = Quota::per_minute(1);
+        let q = CheckQuota::per_minute(1);
         let mut s = SubjectState::new(Algorithm::FixedWindow);
         assert!(
             s.check(Algorithm::FixedWindow, 1000, &q, Some(5000), None)
@@ -258,7 +232,7 @@ mod tests {
 
     #[test]
     fn a_probe_counts_nothing_and_starts_no_penalty() {
-        let q = Quota::per_minute(1);
+        let q = CheckQuota::per_minute(1);
         let mut s = SubjectState::new(Algorithm::FixedWindow);
         for _ in 0..3 {
             assert!(s.probe(Algorithm::FixedWindow, 1000, &q).allowed);
@@ -276,7 +250,7 @@ mod tests {
 
     #[test]
     fn a_charge_over_the_limit_starts_the_penalty_and_a_running_one_adds_nothing() {
-        let q = Quota::per_minute(10);
+        let q = CheckQuota::per_minute(10);
         let algo = Algorithm::TokenBucket;
         let mut s = SubjectState::new(algo);
         let d = s.charge(algo, 1000, &q.with_cost(10), Some(5000));
@@ -293,17 +267,5 @@ mod tests {
         // Counting starts fresh after the block: the debt went with it.
         let d = s.charge(algo, 6001, &q.with_cost(1), Some(5000));
         assert_eq!((d.allowed, d.remaining), (true, 9));
-    }
-
-    #[test]
-    fn only_distinct_refuses_probe_and_charge() {
-        use crate::backend::CheckMode;
-        for mode in [CheckMode::Count, CheckMode::Probe, CheckMode::Charge] {
-            assert!(supports(Algorithm::SlidingWindow, mode));
-            assert_eq!(
-                supports(Algorithm::Distinct, mode),
-                mode == CheckMode::Count
-            );
-        }
     }
 }

@@ -5,7 +5,7 @@
 //! of `limit / period` tokens per millisecond is `limit` units per ms and no
 //! fraction is ever rounded. Retry-After is the time to the next token.
 
-use super::{ceil_div, div_rem, narrow, Decision, Quota, MAX_CHARGED_UNITS};
+use super::{ceil_div, div_rem, narrow, CheckQuota, Decision, MAX_CHARGED_UNITS};
 
 /// The stored state of one subject: tokens spent (not yet refilled) and when.
 ///
@@ -34,7 +34,7 @@ struct Drained {
 
 impl Drained {
     #[inline(always)]
-    fn at(state: &State, now: u64, q: &Quota) -> Self {
+    fn at(state: &State, now: u64, q: &CheckQuota) -> Self {
         let p = q.period_ms.max(1) as u128;
         let limit = q.limit.max(1) as u128;
         let elapsed = now.saturating_sub(state.updated_ms) as u128;
@@ -50,7 +50,7 @@ impl Drained {
 /// Checks one request at `now` (Unix ms) and updates `state`.
 // Inlinable into the in-memory store's count path (`Packed::count`).
 #[inline]
-pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
+pub(crate) fn check(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
     let Drained {
         p,
         limit,
@@ -87,7 +87,7 @@ pub(crate) fn check(state: &mut State, now: u64, q: &Quota) -> Decision {
 /// pass the bucket's size (a debt, refilled at the usual rate). Admitted
 /// while the bucket is not overdrawn; else Retry-After is when a request of
 /// cost 1 fits again. The debt saturates at [`MAX_CHARGED_UNITS`].
-pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
+pub(crate) fn charge(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
     let Drained {
         p,
         limit,
@@ -117,7 +117,7 @@ pub(crate) fn charge(state: &mut State, now: u64, q: &Quota) -> Decision {
 }
 
 /// When the bucket is full again (Unix ms), so the state can be dropped.
-pub(crate) fn expires_at(state: &State, q: &Quota) -> u64 {
+pub(crate) fn expires_at(state: &State, q: &CheckQuota) -> u64 {
     state.updated_ms.saturating_add(narrow(ceil_div(
         state.spent as u128,
         q.limit.max(1) as u128,
@@ -133,7 +133,7 @@ mod tests {
     /// Seed table: limit 10 per 1m, burst 5: one token every 6 s.
     #[test]
     fn seed_scenario_table() {
-        let q = Quota::per_minute(10).allow_burst(5);
+        let q = CheckQuota::per_minute(10).allow_burst(5);
         let mut s = State::default();
         for i in 0..5 {
             assert!(check(&mut s, T0, &q).allowed, "request {i} at 0:00");
@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn fractional_refill_is_exact() {
         // 7 per minute: a token every 8571.43 ms; the next fits at 8572 ms.
-        let q = Quota::per_minute(7).allow_burst(1);
+        let q = CheckQuota::per_minute(7).allow_burst(1);
         let mut s = State::default();
         assert!(check(&mut s, T0, &q).allowed);
         let d = check(&mut s, T0, &q);
@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn remaining_counts_whole_tokens() {
-        let q = Quota::per_minute(10).allow_burst(5);
+        let q = CheckQuota::per_minute(10).allow_burst(5);
         let mut s = State::default();
         let d = check(&mut s, T0, &q);
         assert_eq!((d.remaining, d.reset_ms), (4, 6_000));
@@ -176,7 +176,7 @@ mod tests {
     /// more fits after 4 tokens refill, 24 s; whole again after 48 s.
     #[test]
     fn a_charge_leaves_a_debt_refilled_at_the_rate() {
-        let q = Quota::per_minute(10).allow_burst(5);
+        let q = CheckQuota::per_minute(10).allow_burst(5);
         let mut s = State::default();
         let d = charge(&mut s, T0, &q.with_cost(8));
         assert_eq!(d, Decision::deny(24_000, 0, 48_000));
@@ -188,7 +188,7 @@ mod tests {
 
     #[test]
     fn a_charge_within_the_bucket_is_admitted() {
-        let q = Quota::per_minute(10).allow_burst(5);
+        let q = CheckQuota::per_minute(10).allow_burst(5);
         let mut s = State::default();
         assert_eq!(
             charge(&mut s, T0, &q.with_cost(5)),

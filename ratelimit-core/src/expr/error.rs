@@ -17,8 +17,12 @@ use std::fmt;
 /// assert_eq!(err.column(), 13);
 /// assert_eq!(err.message(), "expected a value after `eq`");
 /// assert_eq!(err.to_string(), "column 13: expected a value after `eq`");
+/// assert_eq!(format!("{err:?}"), err.to_string(), "as `main` shows it");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `{:?}` is the `Display` form, so that an error returned from `main`
+/// with `?` prints as a sentence; `{:#?}` shows the fields.
+#[derive(Clone, PartialEq, Eq)]
 pub struct ExprError {
     column: usize,
     message: String,
@@ -49,6 +53,19 @@ impl ExprError {
 impl fmt::Display for ExprError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "column {}: {}", self.column, self.message)
+    }
+}
+
+/// The `Display` form; `{:#?}` the fields.
+impl fmt::Debug for ExprError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !f.alternate() {
+            return fmt::Display::fmt(self, f);
+        }
+        f.debug_struct("ExprError")
+            .field("column", &self.column)
+            .field("message", &self.message)
+            .finish()
     }
 }
 

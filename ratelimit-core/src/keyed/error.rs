@@ -9,7 +9,11 @@ use crate::backend::BackendError;
 ///
 /// A refusal within the quota is not an error: it is a
 /// [`KeyedDecision`](super::KeyedDecision) that says when to retry.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `{:?}` is the `Display` form, so that an error returned from `main`
+/// with `?` prints as a sentence; `{:#?}` shows the variant and its
+/// fields (or match on it).
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum KeyedError {
     /// No published rule has this id.
@@ -60,6 +64,34 @@ impl fmt::Display for KeyedError {
                 wait.as_millis(),
                 max_wait.as_millis()
             ),
+        }
+    }
+}
+
+/// The `Display` form; `{:#?}` the variant and its fields.
+impl fmt::Debug for KeyedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !f.alternate() {
+            return fmt::Display::fmt(self, f);
+        }
+        match self {
+            KeyedError::UnknownRule(id) => f.debug_tuple("UnknownRule").field(id).finish(),
+            KeyedError::UnsupportedRule { id, reason } => f
+                .debug_struct("UnsupportedRule")
+                .field("id", id)
+                .field("reason", reason)
+                .finish(),
+            KeyedError::InsufficientCapacity { cost, capacity } => f
+                .debug_struct("InsufficientCapacity")
+                .field("cost", cost)
+                .field("capacity", capacity)
+                .finish(),
+            KeyedError::Backend(e) => f.debug_tuple("Backend").field(e).finish(),
+            KeyedError::WaitTooLong { wait, max_wait } => f
+                .debug_struct("WaitTooLong")
+                .field("wait", wait)
+                .field("max_wait", max_wait)
+                .finish(),
         }
     }
 }

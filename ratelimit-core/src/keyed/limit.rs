@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use super::{Key, KeyWriter, KeyedDecision, KeyedError, Quota};
-use crate::algorithm::Algorithm;
 use crate::backend::{state_key_with, Check, CheckMode};
 use crate::limiter::{Answer, KeyedHashKey, RuleTarget};
 use crate::rules::Rule;
@@ -191,7 +190,7 @@ impl KeyedLimit {
                     id: id.to_string(),
                     reason,
                 };
-                if rule.algorithm == Algorithm::Distinct {
+                if !rule.algorithm.takes_cost() {
                     return Err(unsupported("distinct counts values of a request"));
                 }
                 if rule.is_count_rule() {

@@ -19,7 +19,7 @@ const MAX_PERIOD_MS: u64 = 86_400_000;
 /// fails open (admits) when the backend cannot answer. Every constructor is
 /// a `const fn` and takes non-zero numbers, so a quota can be a constant.
 ///
-/// Not to be confused with [`algorithm::Quota`](crate::algorithm::Quota),
+/// Not to be confused with [`algorithm::CheckQuota`](crate::algorithm::CheckQuota),
 /// the plain numbers one algorithm step runs on.
 ///
 /// # Examples
@@ -94,6 +94,12 @@ impl Quota {
 
     /// The most that may be spent at once (the bucket's size). It applies
     /// to the buckets; the windows hold `limit` per period.
+    ///
+    /// With a burst of 1 no span of one period holds more than `limit`
+    /// admissions (they are at least `period / limit` apart): what a partner
+    /// that counts a rolling window requires. With a burst `b`, a span of
+    /// one period may hold up to `b + limit - 1`; the windows up to about
+    /// twice the limit (the guide's Rules chapter, "What a period holds").
     #[must_use]
     pub const fn allow_burst(mut self, burst: NonZeroU32) -> Self {
         self.burst = Some(burst);
@@ -156,7 +162,7 @@ impl Quota {
     /// unless set), the limit for windows.
     pub const fn burst(&self) -> NonZeroU32 {
         match (self.algorithm, self.burst) {
-            (Algorithm::TokenBucket | Algorithm::LeakyBucket, Some(b)) => b,
+            (algorithm, Some(b)) if algorithm.takes_burst() => b,
             _ => self.limit,
         }
     }
@@ -205,10 +211,7 @@ impl Quota {
     /// is a whole number of milliseconds, else one more than the calls that
     /// fit in a millisecond, rounded up. 1 for windows.
     pub const fn rate_keeping_burst(&self) -> NonZeroU32 {
-        if !matches!(
-            self.algorithm,
-            Algorithm::TokenBucket | Algorithm::LeakyBucket
-        ) {
+        if !self.algorithm.takes_burst() {
             return NonZeroU32::MIN;
         }
         // In units of 1 / period of a token: one token is `period` units,
@@ -236,10 +239,7 @@ impl Quota {
     /// The rule the backends run for this quota under `name`: the same
     /// numbers, no expression, key or penalty.
     pub(crate) fn rule(&self, name: &str) -> Rule {
-        let buckets = matches!(
-            self.algorithm,
-            Algorithm::TokenBucket | Algorithm::LeakyBucket
-        );
+        let buckets = self.algorithm.takes_burst();
         Rule {
             id: name.to_owned(),
             expression: Expression::always_true(),

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::publish::Entry;
+use super::published::Entry;
 use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{state_key_with, BackendError, Check, CheckMode};
@@ -12,7 +12,10 @@ use crate::keys::{subject, KeyOutcome};
 use crate::{KeyDigest, RequestAttrs, RequestView};
 
 /// Why a peek or reset could not be done.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `{:?}` is the `Display` form, so that an error returned from `main`
+/// with `?` prints as a sentence; `{:#?}` shows the variant.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AdminError {
     /// No published rule has this id.
@@ -29,6 +32,20 @@ impl fmt::Display for AdminError {
             AdminError::UnknownRule(id) => write!(f, "no rule {id:?}"),
             AdminError::NoSubject => f.write_str("the request has no key for this rule"),
             AdminError::Backend(e) => write!(f, "backend: {e}"),
+        }
+    }
+}
+
+/// The `Display` form; `{:#?}` the variant.
+impl fmt::Debug for AdminError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !f.alternate() {
+            return fmt::Display::fmt(self, f);
+        }
+        match self {
+            AdminError::UnknownRule(id) => f.debug_tuple("UnknownRule").field(id).finish(),
+            AdminError::NoSubject => f.write_str("NoSubject"),
+            AdminError::Backend(e) => f.debug_tuple("Backend").field(e).finish(),
         }
     }
 }
@@ -137,6 +154,21 @@ impl Limiter {
             .reset(&check)
             .await
             .map_err(AdminError::Backend)
+    }
+
+    /// Drops this instance's penalty-cache and over-limit-cache entries of
+    /// `subject` under rule `id`, and nothing else: how the other
+    /// instances of a fleet apply a lift whose shared state the lifter
+    /// already reset ([`crate::control::Control::lift`]).
+    ///
+    /// # Errors
+    ///
+    /// Unknown rule.
+    pub fn lift_cached(&self, id: &str, subject: KeyDigest) -> Result<(), AdminError> {
+        let (check, _) = self.check_of(id, subject)?;
+        self.inner.penalties.lift(&check.state_key);
+        self.inner.overlimit.lift(&check.state_key);
+        Ok(())
     }
 
     /// Forgets `req`'s subject under rule `id`.

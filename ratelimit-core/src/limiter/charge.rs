@@ -12,7 +12,7 @@
 //! counted in `ratelimit_charge_errors_total`.
 
 use super::future::ChargeFuture;
-use super::publish::{Entry, Published};
+use super::published::{Entry, Published};
 use super::Limiter;
 use crate::backend::{Batch, Check, CheckMode, CheckResult};
 use crate::rules::FailMode;

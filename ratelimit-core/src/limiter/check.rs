@@ -4,9 +4,10 @@
 //!
 //! [`Backend::check_now`]: crate::backend::Backend::check_now
 
-use super::decide::{keep_batch, with_batch, Pending, Plan};
+use super::decide::{keep_batch, with_batch};
 use super::future::VerdictFuture;
-use super::publish::Published;
+use super::published::Published;
+use super::select::{Pending, Plan};
 use super::settle::Settle;
 use super::Limiter;
 use crate::backend::{Batch, CheckResult};
@@ -67,32 +68,16 @@ impl Limiter {
         // the backend hands it over (nothing collected), to the verdict in
         // place, and the batch is left for the next request.
         let now = batch.now_ms;
-        let mut settle = Settle::new(self, verdict, now, local_rules, reports);
-        let mut pending = plan.sel.rules.iter();
-        let mut checks = batch.checks.iter();
-        let mut each = |answer: CheckResult| {
-            for p in pending.by_ref() {
-                if !settle.cached(p) {
-                    settle.answered(p, checks.next(), Some(answer));
-                    return;
-                }
-            }
-        };
+        let settle = Settle::new(self, verdict, now, local_rules, reports);
+        let mut rules = settle.rules(plan.sel.rules.iter(), &batch.checks);
+        let mut each = |answer: CheckResult| rules.answer(answer);
         let at_once =
             batch.checks.is_empty() || (self.inner.backend).check_now_each(batch, &mut each);
         if at_once {
-            // Cached rules after the last answer, and rules the backend
-            // left unanswered (failed).
-            for p in pending {
-                if !settle.cached(p) {
-                    settle.answered(p, checks.next(), None);
-                }
-            }
-            settle.done();
+            rules.done();
             keep_batch(batch);
             return;
         }
-        drop(pending);
         let pending: Vec<_> = plan.sel.rules.iter().map(Pending::to_shared).collect();
         let verdict = std::mem::replace(verdict, Verdict::forward());
         let batch = std::mem::take(batch);

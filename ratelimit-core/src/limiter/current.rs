@@ -19,7 +19,7 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockWriteGuard};
 
-use super::publish::Published;
+use super::published::Published;
 
 /// Identifies a limiter for the per-thread copies (never reused, unlike
 /// an address).

@@ -1,50 +1,21 @@
-//! Deciding one request: the whole flow of "How a request is checked", in
-//! two halves around the one backend call: `begin` (backstop, selection,
-//! keys, the penalty cache, the batch) and `finish` (answers, fail modes,
-//! the verdict). `check.rs` runs them, with or without waiting.
+//! Deciding one request, the first half of "How a request is checked":
+//! `begin` (backstop, selection, keys, the penalty cache, the batch) up to
+//! the one backend call. The second half (answers, fail modes, the verdict)
+//! is `settle.rs`; `check.rs` runs both, with or without waiting.
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
 use super::charge::charge_item;
 use super::inline::MAX_CHECKED;
-use super::publish::{Entry, Published};
-use super::select::{Selection, Selector};
+use super::published::{Entry, Published};
+use super::select::{Plan, Selection, Selector};
 use super::Limiter;
-use crate::algorithm::{Decision, Quota};
-use crate::backend::{state_key_with, Batch, Check, CheckMode, CheckResult};
-use crate::rules::FailMode;
+use crate::algorithm::{CheckQuota, Decision};
+use crate::backend::{state_key_with, Batch, Check, CheckMode};
 use crate::stats::Event;
-use crate::verdict::{CountItem, Outcome, Verdict};
+use crate::verdict::{CountItem, HeaderItem, Outcome, Verdict};
 use crate::{KeyDigest, RequestView};
-
-/// One selected rule on its way to an answer. `E` holds its entry:
-/// borrowed from the published set when the answer comes at once, shared
-/// when it is awaited.
-pub(super) struct Pending<E> {
-    pub(super) entry: E,
-    pub(super) subject: KeyDigest,
-    pub(super) blocks: bool,
-    /// The distinct value's bit (`distinct` rules).
-    pub(super) bit: Option<u16>,
-    /// Where the subject's state (and its penalty) is keyed.
-    pub(super) key: KeyDigest,
-    /// Answered before the backend (penalty cache).
-    pub(super) cached: Option<Decision>,
-}
-
-impl Pending<&Arc<Entry>> {
-    pub(super) fn to_shared(&self) -> Pending<Arc<Entry>> {
-        Pending {
-            entry: self.entry.clone(),
-            subject: self.subject,
-            blocks: self.blocks,
-            bit: self.bit,
-            key: self.key,
-            cached: self.cached,
-        }
-    }
-}
 
 thread_local! {
     /// This thread's batch: a request answered at once is planned into it
@@ -94,7 +65,7 @@ fn put_check(
     entry: &Entry,
     subject: KeyDigest,
     state_key: KeyDigest,
-    quota: Quota,
+    quota: CheckQuota,
     penalty_ms: Option<u64>,
     bit: Option<u16>,
     mode: CheckMode,
@@ -131,24 +102,6 @@ fn put_check(
     }
 }
 
-/// A request decided up to the backend call. Filled in place by
-/// [`Limiter::begin`] (its lists live on the stack: moving them costs).
-/// The selected rules (`sel.rules`) are the ones waiting for an answer.
-pub(super) struct Plan<'p> {
-    pub(super) sel: Selection<'p>,
-}
-
-impl Plan<'_> {
-    // Inlined: the compiler then knows the lists start empty, and filling
-    // them drops nothing.
-    #[inline(always)]
-    pub(super) fn new() -> Self {
-        Self {
-            sel: Selection::default(),
-        }
-    }
-}
-
 impl Limiter {
     /// Everything before the backend call, into `plan` (new), `batch`
     /// (any: its checks are reused) and `verdict` (new): true when nothing
@@ -164,17 +117,8 @@ impl Limiter {
     ) -> bool {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
-        if let Some(backstop) = &inner.backstop {
-            if let Some(d) = backstop.check(req.client_ip(), now) {
-                if !d.allowed {
-                    inner.stats.backstop_limited();
-                    let mut v = Verdict::forward();
-                    v.outcome = Outcome::Limited;
-                    v.retry_after_ms = d.retry_after_ms;
-                    *verdict = v;
-                    return true;
-                }
-            }
+        if self.backstop_refuses(req, now, verdict) {
+            return true;
         }
         let hash_key = self.hash_key();
         let selector = Selector {
@@ -198,22 +142,55 @@ impl Limiter {
         for e in &sel.would_reject {
             verdict.would_limit.push(e.rule.id.clone());
         }
-        // Rules the cap left out: a running penalty still refuses.
+        self.penalties_only(sel, now, verdict);
+        self.plan_checks(req, sel, now, batch, verdict);
+        false
+    }
+
+    /// Step 1 of [`Limiter::begin`]: the per-IP backstop, true when it
+    /// refused (the verdict is then decided).
+    #[inline(always)]
+    fn backstop_refuses(&self, req: &dyn RequestView, now: u64, verdict: &mut Verdict) -> bool {
+        let inner = &self.inner;
+        let Some(backstop) = &inner.backstop else {
+            return false;
+        };
+        match backstop.check(req.client_ip(), now) {
+            Some(d) if !d.allowed => {
+                inner.stats.backstop_limited();
+                let mut v = Verdict::forward();
+                v.outcome = Outcome::Limited;
+                v.retry_after_ms = d.retry_after_ms;
+                *verdict = v;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Step 2 of [`Limiter::begin`]: the rules not asked of the backend.
+    /// Rules the cap left out: a running penalty still refuses. Count rules
+    /// at request time: only their blocks in the penalty cache, and their
+    /// items on the ticket for the response.
+    #[inline(always)]
+    fn penalties_only(&self, sel: &mut Selection<'_>, now: u64, verdict: &mut Verdict) {
+        let penalties = &self.inner.penalties;
         for p in &sel.penalty_only {
             let key = state_key_with(&p.entry.ns_digest, &p.subject);
-            if let (true, Some(until)) = (p.blocks, inner.penalties.blocked_until(&key, now)) {
-                verdict.outcome = Outcome::Limited;
-                verdict.retry_after_ms = verdict.retry_after_ms.max(until - now);
-                p.entry.stats.record(Event::Limited);
+            if let (true, Some(until)) = (p.blocks, penalties.blocked_until(&key, now)) {
+                limited(verdict, p.entry, until - now);
+                // It says so in its `RateLimit` item as a rule that ran would.
+                if p.entry.rule.ratelimit_headers {
+                    let (id, left) = (p.entry.id.clone(), until - now);
+                    let item = HeaderItem::of(id, &p.entry.rule, 0, left);
+                    verdict.headers.push(item);
+                }
             }
         }
-        // Count rules at request time: only their blocks in the penalty cache.
         for c in sel.counts.drain() {
             let key = state_key_with(&c.entry.ns_digest, &c.subject);
-            if let (true, Some(until)) = (c.blocks, inner.penalties.blocked_until(&key, now)) {
-                verdict.outcome = Outcome::Limited;
-                verdict.retry_after_ms = verdict.retry_after_ms.max(until - now);
-                c.entry.stats.record(Event::Limited);
+            if let (true, Some(until)) = (c.blocks, penalties.blocked_until(&key, now)) {
+                limited(verdict, c.entry, until - now);
             }
             verdict.ticket.items.push(CountItem {
                 rule: c.entry.rule.clone(),
@@ -223,10 +200,22 @@ impl Limiter {
                 blocks: c.blocks,
             });
         }
+    }
 
+    /// Step 3 of [`Limiter::begin`]: each selected rule answered by a
+    /// cache, or planned into `batch` as a check (in place: each is
+    /// completed where selection put it).
+    #[inline(always)]
+    fn plan_checks(
+        &self,
+        req: &dyn RequestView,
+        sel: &mut Selection<'_>,
+        now: u64,
+        batch: &mut Batch,
+        verdict: &mut Verdict,
+    ) {
         let checks = &mut batch.checks;
         let mut used = 0;
-        // In place: each selected rule is completed where selection put it.
         for picked in sel.rules.iter_mut() {
             let entry = picked.entry;
             let key = picked.key;
@@ -242,15 +231,7 @@ impl Limiter {
                     CheckMode::Count,
                 )
             };
-            let cached = inner.penalties.blocked_until(&key, now).map(|until| {
-                let mut d = Decision::deny(until - now, 0, until - now);
-                d.blocked_until_ms = Some(until);
-                d
-            });
-            let cached = cached.or_else(|| {
-                let refused = || inner.overlimit.refused(&key, &entry.rule, cost, now);
-                picked.blocks.then(refused).flatten()
-            });
+            let cached = self.cached(&key, entry, picked.blocks, cost, now);
             if cached.is_none() {
                 let rule = &entry.rule;
                 let penalty_ms = rule.penalty_ms.filter(|_| picked.blocks);
@@ -276,35 +257,36 @@ impl Limiter {
         }
         checks.truncate(used);
         batch.now_ms = now;
-        false
     }
 
-    /// Turns a backend answer (or its absence) into a decision, following
-    /// the rule's `fail_mode` when the backend failed. Returns (decision,
-    /// failed, from cache).
-    pub(super) fn resolve(
+    /// The answer of the penalty cache, else (a blocking rule) of the
+    /// over-limit cache, for the state at `key`.
+    #[inline(always)]
+    fn cached(
         &self,
-        check: &Check,
-        answer: Option<CheckResult>,
+        key: &KeyDigest,
+        entry: &Entry,
+        blocks: bool,
+        cost: u64,
         now: u64,
-        local_rules: usize,
-    ) -> (Option<Decision>, bool, bool) {
-        match answer {
-            Some(Ok(d)) => (Some(d), false, false),
-            _ => {
-                let rule = &check.rule;
-                if rule.fail_mode != FailMode::Local {
-                    return (None, true, false);
-                }
-                // In the check's mode: a probe counts nothing, a charge keeps
-                // its whole cost (at this instance's share of the limit).
-                let fleet = self.inner.fleet.fleet_size();
-                let d = self
-                    .inner
-                    .local
-                    .check_fallback(check, fleet, local_rules, now);
-                (d, d.is_none(), false)
-            }
-        }
+    ) -> Option<Decision> {
+        let inner = &self.inner;
+        let cached = inner.penalties.blocked_until(key, now).map(|until| {
+            let mut d = Decision::deny(until - now, 0, until - now);
+            d.blocked_until_ms = Some(until);
+            d
+        });
+        cached.or_else(|| {
+            let refused = || inner.overlimit.refused(key, &entry.rule, cost, now);
+            blocks.then(refused).flatten()
+        })
     }
+}
+
+/// A running penalty refuses the request for `left` ms more.
+#[inline(always)]
+fn limited(verdict: &mut Verdict, entry: &Entry, left: u64) {
+    verdict.outcome = Outcome::Limited;
+    verdict.retry_after_ms = verdict.retry_after_ms.max(left);
+    entry.stats.record(Event::Limited);
 }

@@ -4,8 +4,7 @@
 //! request. Past `N` it spills to the heap, so a longer list (rules added
 //! at run time beyond the caps' assumptions) is still handled, only slower.
 
-use super::select::{MAX_COUNT_RULES, MAX_OTHER_RULES};
-use crate::rules::MAX_SITE_WIDE;
+use crate::rules::{MAX_COUNT_RULES, MAX_OTHER_RULES, MAX_SITE_WIDE};
 use smallvec::SmallVec;
 
 /// Most rules a request is checked against at the backend: every site-wide

@@ -41,14 +41,19 @@ mod charge_tests;
 mod check;
 mod current;
 mod decide;
+mod explain;
+#[cfg(test)]
+mod explain_tests;
 mod future;
 mod inline;
 mod key_change;
 mod keyed_hooks;
 mod overlimit;
 mod publish;
+mod published;
 mod respond;
 mod select;
+pub(crate) use select::in_canary;
 mod settle;
 mod snapshot;
 
@@ -56,10 +61,10 @@ use std::sync::Arc;
 
 pub use admin::AdminError;
 pub use builder::LimiterBuilder;
+pub use explain::{Explanation, RuleExplanation, RuleGroup, RuleStatus};
 pub use future::{ChargeFuture, VerdictFuture};
 pub(crate) use keyed_hooks::{Answer, KeyedHashKey, RuleTarget};
-pub(crate) use publish::Published;
-pub(crate) use select::MAX_OTHER_RULES;
+pub(crate) use published::Published;
 pub use snapshot::Snapshot;
 
 use crate::backend::Backend;

@@ -51,7 +51,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use super::Limiter;
-use crate::algorithm::{Algorithm, Decision};
+use crate::algorithm::Decision;
 use crate::backend::{Check, CheckMode, CheckResult};
 use crate::rules::Rule;
 use crate::store::{Sharded, WhenFull};
@@ -147,7 +147,7 @@ impl OverLimitCache {
         if d.retry_after_ms == 0
             || d.blocked_until_ms.is_some()
             || (check.mode != CheckMode::Probe && check.penalty_ms.is_some_and(|p| p > 0))
-            || rule.algorithm == Algorithm::Distinct
+            || !rule.algorithm.over_limit_cacheable()
             || rule.is_count_rule()
         {
             return;
@@ -224,7 +224,7 @@ impl Limiter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithm::Quota;
+    use crate::algorithm::CheckQuota;
     use crate::rules::RuleSet;
 
     fn rule(json: &str) -> Arc<Rule> {
@@ -239,7 +239,7 @@ mod tests {
             rule.clone(),
             "ns".into(),
             KeyDigest([n; 16]),
-            Quota::per_minute(3).with_cost(cost),
+            CheckQuota::per_minute(3).with_cost(cost),
             None,
             None,
         )

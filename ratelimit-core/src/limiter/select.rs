@@ -16,20 +16,62 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use super::decide::Pending;
 use super::inline::{Inline, MAX_CHECKED, MAX_COUNTED};
-use super::publish::{Entry, Published};
-use crate::algorithm::distinct;
+use super::published::{Entry, Published};
+use crate::algorithm::{distinct, Decision};
 use crate::backend::state_key_with;
+use crate::keys::label::label;
 use crate::keys::{distinct_value, ip_subject, subject_after, KeyOutcome, KeyPrefix};
+use crate::rules::{MAX_COUNT_RULES, MAX_OTHER_RULES};
 use crate::stats::Event;
 use crate::switches::Switches;
 use crate::{HashKey, KeyDigest, RequestView};
 
-/// Most non-site-wide rules a request runs.
-pub(crate) const MAX_OTHER_RULES: usize = 5;
-/// Most count rules a request runs.
-pub(crate) const MAX_COUNT_RULES: usize = 5;
+/// One selected rule on its way to an answer. `E` holds its entry:
+/// borrowed from the published set when the answer comes at once, shared
+/// when it is awaited.
+pub(super) struct Pending<E> {
+    pub(super) entry: E,
+    pub(super) subject: KeyDigest,
+    pub(super) blocks: bool,
+    /// The distinct value's bit (`distinct` rules).
+    pub(super) bit: Option<u16>,
+    /// Where the subject's state (and its penalty) is keyed.
+    pub(super) key: KeyDigest,
+    /// Answered before the backend (penalty cache).
+    pub(super) cached: Option<Decision>,
+}
+
+impl Pending<&Arc<Entry>> {
+    pub(super) fn to_shared(&self) -> Pending<Arc<Entry>> {
+        Pending {
+            entry: self.entry.clone(),
+            subject: self.subject,
+            blocks: self.blocks,
+            bit: self.bit,
+            key: self.key,
+            cached: self.cached,
+        }
+    }
+}
+
+/// A request decided up to the backend call. Filled in place by
+/// [`Limiter::begin`] (its lists live on the stack: moving them costs).
+/// The selected rules (`sel.rules`) are the ones waiting for an answer.
+pub(super) struct Plan<'p> {
+    pub(super) sel: Selection<'p>,
+}
+
+impl Plan<'_> {
+    // Inlined: the compiler then knows the lists start empty, and filling
+    // them drops nothing.
+    #[inline(always)]
+    pub(super) fn new() -> Self {
+        Self {
+            sel: Selection::default(),
+        }
+    }
+}
 
 /// A rule picked for this request.
 #[derive(Debug)]
@@ -101,10 +143,28 @@ impl<'a> Selector<'a> {
     /// Keys one matching rule; expired rules are counted and skipped.
     #[inline(always)]
     fn pick<'p: 'a>(&self, e: &'p Arc<Entry>) -> Pick<'p> {
-        if e.plain {
-            return self.pick_plain(e);
+        let pick = if e.plain {
+            self.pick_plain(e)
+        } else {
+            self.pick_with(e, true)
+        };
+        if let Pick::Take(t) = &pick {
+            if e.stats.wants_label(&t.subject) {
+                self.give_label(e, t.subject);
+            }
         }
-        self.pick_with(e, true)
+        pick
+    }
+
+    /// Gives the rule's heavy-hitters sketch the readable label of
+    /// `subject`, which it waits for (see `RuleStats::wants_label`).
+    #[cold]
+    #[inline(never)]
+    fn give_label(&self, e: &Entry, subject: KeyDigest) {
+        let jwt_off = self.switches.jwt_disabled();
+        if let Some(l) = label(&e.rule, self.req, jwt_off) {
+            e.stats.give_label(subject, &l);
+        }
     }
 
     /// [`Selector::pick_with`] of a rule with nothing to test but its key

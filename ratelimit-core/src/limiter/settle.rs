@@ -1,13 +1,15 @@
 //! The second half of a decision: each selected rule's answer (from the
 //! penalty or over-limit cache, or the backend) applied to the verdict in
-//! rule order, with the fail modes. [`Settle`] takes the rules one at a
-//! time, so that the in-memory path can apply each answer as the backend
-//! hands it over ([`Backend::check_now_each`]) without collecting them.
+//! rule order, with the fail modes (a failed check resolved by its rule's
+//! `fail_mode`, [`Limiter::resolve`]). [`Settle`] takes the rules one at a
+//! time through one loop ([`Rules`]), so that the in-memory path can apply
+//! each answer as the backend hands it over ([`Backend::check_now_each`])
+//! without collecting them, and an awaited call its list of answers.
 //!
 //! [`Backend::check_now_each`]: crate::backend::Backend::check_now_each
 
-use super::decide::Pending;
-use super::publish::Entry;
+use super::published::Entry;
+use super::select::Pending;
 use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{Batch, Check, CheckResult};
@@ -102,7 +104,7 @@ impl<'l, 'v> Settle<'l, 'v> {
         let (verdict, now) = (&mut *self.verdict, self.now);
         let entry = p.entry.as_ref();
         let blocks = p.blocks;
-        let Some(mut d) = decision else {
+        let Some(d) = decision else {
             // Failed open or closed, or untracked locally.
             if failed && entry.rule.fail_mode == FailMode::Closed && blocks {
                 self.unavailable = true;
@@ -112,11 +114,6 @@ impl<'l, 'v> Settle<'l, 'v> {
             }
             return;
         };
-        if d.allowed && !cached && entry.rule.charges_response() {
-            // A probe answers what a request of cost 1 would leave; it
-            // counted nothing, so the budget left is one more.
-            d.remaining = d.remaining.saturating_add(1);
-        }
         if let (Some(until), true) = (d.blocked_until_ms, blocks && !cached) {
             self.limiter.inner.penalties.block(p.key, until, now);
         }
@@ -134,13 +131,8 @@ impl<'l, 'v> Settle<'l, 'v> {
             entry.stats.record(Event::Allowed);
         }
         if blocks && entry.rule.ratelimit_headers {
-            verdict.headers.push(HeaderItem {
-                id: entry.id.clone(),
-                quota: entry.rule.limit,
-                window_s: entry.rule.period_ms / 1000,
-                remaining: d.remaining,
-                reset_s: d.reset_ms.div_ceil(1000),
-            });
+            let item = HeaderItem::of(entry.id.clone(), &entry.rule, d.remaining, d.reset_ms);
+            verdict.headers.push(item);
         }
         if self.reports {
             verdict.reports.push(RuleReport {
@@ -156,6 +148,68 @@ impl<'l, 'v> Settle<'l, 'v> {
     }
 }
 
+/// The one verdict loop: the selected rules in order, with the checks of
+/// those that wait for the backend. Each backend answer goes to the next
+/// waiting rule, the cached rules before it settled on the way; what is
+/// left at the end is settled as cached or failed. The answers come as the
+/// backend hands them over (the in-memory path, `check.rs`) or from a list
+/// (after waiting, [`Limiter::finish`]).
+pub(super) struct Rules<'l, 'v, P, C> {
+    settle: Settle<'l, 'v>,
+    pending: P,
+    checks: C,
+}
+
+impl<'l, 'v> Settle<'l, 'v> {
+    /// The loop over `pending` (in rule order) and `checks` (the batch's).
+    #[inline(always)]
+    pub(super) fn rules<'s, 'a, E, P>(
+        self,
+        pending: P,
+        checks: &'s [Check],
+    ) -> Rules<'l, 'v, P::IntoIter, std::slice::Iter<'s, Check>>
+    where
+        E: AsRef<Entry> + 'a,
+        P: IntoIterator<Item = &'a Pending<E>>,
+    {
+        Rules {
+            settle: self,
+            pending: pending.into_iter(),
+            checks: checks.iter(),
+        }
+    }
+}
+
+impl<'s, 'l, 'v, 'a, E, P, C> Rules<'l, 'v, P, C>
+where
+    E: AsRef<Entry> + 'a,
+    P: Iterator<Item = &'a Pending<E>>,
+    C: Iterator<Item = &'s Check>,
+{
+    /// Applies the backend's next answer to the next rule waiting for it.
+    #[inline(always)]
+    pub(super) fn answer(&mut self, answer: CheckResult) {
+        for p in self.pending.by_ref() {
+            if !self.settle.cached(p) {
+                self.settle.answered(p, self.checks.next(), Some(answer));
+                return;
+            }
+        }
+    }
+
+    /// Settles the rules left: cached ones, and those the backend left
+    /// unanswered (failed); then completes the verdict.
+    #[inline]
+    pub(super) fn done(mut self) {
+        for p in self.pending.by_ref() {
+            if !self.settle.cached(p) {
+                self.settle.answered(p, self.checks.next(), None);
+            }
+        }
+        self.settle.done();
+    }
+}
+
 impl Limiter {
     /// Everything after the backend call: `answers` (one per check of
     /// `batch`, in order) applied to `verdict`.
@@ -168,16 +222,41 @@ impl Limiter {
         local_rules: usize,
         reports: bool,
     ) -> Verdict {
-        let mut settle = Settle::new(self, &mut verdict, batch.now_ms, local_rules, reports);
-        let mut answers = answers.into_iter();
-        let mut checks = batch.checks.iter();
-        for p in pending {
-            if !settle.cached(p) {
-                let answer = answers.next();
-                settle.answered(p, checks.next(), answer);
+        let settle = Settle::new(self, &mut verdict, batch.now_ms, local_rules, reports);
+        let mut rules = settle.rules(pending, &batch.checks);
+        for answer in answers {
+            rules.answer(answer);
+        }
+        rules.done();
+        verdict
+    }
+
+    /// Turns a backend answer (or its absence) into a decision, following
+    /// the rule's `fail_mode` when the backend failed. Returns (decision,
+    /// failed, from cache).
+    pub(super) fn resolve(
+        &self,
+        check: &Check,
+        answer: Option<CheckResult>,
+        now: u64,
+        local_rules: usize,
+    ) -> (Option<Decision>, bool, bool) {
+        match answer {
+            Some(Ok(d)) => (Some(d), false, false),
+            _ => {
+                let rule = &check.rule;
+                if rule.fail_mode != FailMode::Local {
+                    return (None, true, false);
+                }
+                // In the check's mode: a probe counts nothing, a charge keeps
+                // its whole cost (at this instance's share of the limit).
+                let fleet = self.inner.fleet.fleet_size();
+                let d = self
+                    .inner
+                    .local
+                    .check_fallback(check, fleet, local_rules, now);
+                (d, d.is_none(), false)
             }
         }
-        settle.done();
-        verdict
     }
 }

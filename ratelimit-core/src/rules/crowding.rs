@@ -1,8 +1,8 @@
 //! Rule sets where the cap of rules per request leaves blocking rules out.
 
+use super::caps::MAX_OTHER_RULES;
 use super::error::Warning;
 use super::rule::Rule;
-use crate::limiter::MAX_OTHER_RULES;
 
 /// A warning for each group of more than [`MAX_OTHER_RULES`] blocking rules
 /// (not site-wide, not count rules) that one request can match: the cap

@@ -9,6 +9,17 @@
 /// Parses a duration in whole seconds (`s`, `m`, `h`, `d` units, combinable,
 /// such as `"1h30m"`) into milliseconds.
 pub(crate) fn parse_duration_ms(s: &str) -> Result<u64, String> {
+    strict_duration_ms(s).map_err(|e| match super::suggest::duration(s) {
+        Some(form) => format!(
+            "{:?} is not a duration: use {form:?} (units s, m, h, d, without spaces)",
+            s.trim()
+        ),
+        None => e,
+    })
+}
+
+/// [`parse_duration_ms`] without the suggestion.
+fn strict_duration_ms(s: &str) -> Result<u64, String> {
     let s = s.trim();
     if s.is_empty() {
         return Err("must be a duration such as \"30s\", \"1m\" or \"24h\"".into());
@@ -202,8 +213,19 @@ mod tests {
     #[test]
     fn duration_errors_name_every_unit() {
         assert_eq!(
+            parse_duration_ms("5y"),
+            Err("unknown unit 'y': use s, m, h or d".into())
+        );
+        assert_eq!(
             parse_duration_ms("5w"),
-            Err("unknown unit 'w': use s, m, h or d".into())
+            Err("\"5w\" is not a duration: use \"35d\" (units s, m, h, d, without spaces)".into())
+        );
+        assert_eq!(
+            parse_duration_ms(" 1 minute"),
+            Err(
+                "\"1 minute\" is not a duration: use \"1m\" (units s, m, h, d, without spaces)"
+                    .into()
+            )
         );
         assert_eq!(
             parse_duration_ms("90"),

@@ -3,7 +3,26 @@
 use std::fmt;
 
 /// A rule set that cannot load.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `Display` and `{:?}` both read `rule "login", field "period": ...`, so
+/// that an error returned from `main` with `?` prints as a sentence;
+/// `{:#?}` shows the fields, and [`RuleError::rule`],
+/// [`RuleError::field`] and [`RuleError::message`] give them one by one.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_core::rules::RuleSet;
+///
+/// let err = RuleSet::from_json(r#"[{"id": "login", "expression": "true",
+///     "algorithm": "fixed_window", "limit": 5, "period": "1 minute",
+///     "key": ["ip"]}]"#).unwrap_err();
+/// let shown = r#"rule "login", field "period": "1 minute" is not a duration: use "1m" (units s, m, h, d, without spaces)"#;
+/// assert_eq!(err.to_string(), shown);
+/// assert_eq!(format!("{err:?}"), shown);
+/// assert!(format!("{err:#?}").starts_with("RuleError {\n    rule: Some(\n        \"login\","));
+/// ```
+#[derive(Clone, PartialEq, Eq)]
 pub struct RuleError {
     rule: Option<String>,
     field: Option<String>,
@@ -43,6 +62,20 @@ impl fmt::Display for RuleError {
             (None, Some(fl)) => write!(f, "field {fl:?}: {}", self.message),
             (None, None) => f.write_str(&self.message),
         }
+    }
+}
+
+/// The `Display` form; `{:#?}` the fields.
+impl fmt::Debug for RuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !f.alternate() {
+            return fmt::Display::fmt(self, f);
+        }
+        f.debug_struct("RuleError")
+            .field("rule", &self.rule)
+            .field("field", &self.field)
+            .field("message", &self.message)
+            .finish()
     }
 }
 

@@ -4,7 +4,8 @@
 //! field for field as the guide's [Rules](crate::guide::rules) chapter
 //! documents it. Loading validates everything and
 //! refuses with a [`RuleError`] that names the rule id and the field;
-//! [`Warning`]s are returned beside the rules, never printed.
+//! [`Warning`]s are returned beside the rules, never printed (a rule file
+//! loaded with [`RuleSet::from_json_file`] also logs each at `warn`).
 //!
 //! # Examples
 //!
@@ -33,25 +34,29 @@
 
 mod allow;
 mod builder;
+mod caps;
 mod crowding;
 mod duration;
 mod error;
 mod export;
+mod file;
 mod key;
 mod raw;
 mod rule;
 mod schema;
+mod suggest;
 mod validate;
 
 use std::sync::Arc;
 
+pub use crate::algorithm::MAX_LIMIT;
 pub use allow::AllowList;
 pub use builder::RuleBuilder;
+pub(crate) use caps::{MAX_COUNT_RULES, MAX_OTHER_RULES, MAX_SITE_WIDE};
 pub use error::{RuleError, Warning};
+pub use file::RuleFileError;
 pub use key::{DistinctOf, KeyPart, StatusMatch};
 pub use rule::{Action, Charge, FailMode, OnMissingKey, Rule};
-pub use validate::MAX_LIMIT;
-pub(crate) use validate::MAX_SITE_WIDE;
 
 use crate::{Clock, SystemClock};
 

@@ -7,6 +7,7 @@ use super::allow::AllowList;
 use super::duration::{parse_duration_ms, parse_rfc3339_ms};
 use super::error::RuleError;
 use super::rule::{Action, Charge, FailMode, OnMissingKey};
+use super::suggest;
 use crate::algorithm::Algorithm;
 
 /// The fields of a rule as written, each optional until validation.
@@ -70,7 +71,7 @@ impl RawRule {
         match field {
             "id" => {}
             "expression" => self.expression = Some(string(v)?.to_owned()),
-            "algorithm" => self.algorithm = Some(enum_of(v, &ALGORITHMS)?),
+            "algorithm" => self.algorithm = Some(algorithm(v)?),
             "limit" => self.limit = Some(integer(v)?),
             "period" => self.period_ms = Some(parse_duration_ms(string(v)?)?),
             "burst" => self.burst = Some(integer(v)?),
@@ -95,19 +96,40 @@ impl RawRule {
                 }
                 self.canary_bp = Some((pct * 100.0).round() as u32);
             }
-            _ => return Err("unknown field".to_owned()),
+            _ => {
+                return Err(match suggest::closest(field, &FIELDS) {
+                    Some(name) => format!("unknown field: did you mean {name:?}?"),
+                    None => "unknown field".to_owned(),
+                })
+            }
         }
         Ok(())
     }
 }
 
-pub(crate) const ALGORITHMS: [(&str, Algorithm); 5] = [
-    ("fixed_window", Algorithm::FixedWindow),
-    ("sliding_window", Algorithm::SlidingWindow),
-    ("token_bucket", Algorithm::TokenBucket),
-    ("leaky_bucket", Algorithm::LeakyBucket),
-    ("distinct", Algorithm::Distinct),
+/// Every field of a rule, as [`RawRule::set`] reads them.
+pub(crate) const FIELDS: [&str; 19] = [
+    "id",
+    "expression",
+    "algorithm",
+    "limit",
+    "period",
+    "burst",
+    "distinct_of",
+    "count_statuses",
+    "key",
+    "on_missing_key",
+    "action",
+    "penalty",
+    "fail_mode",
+    "expires_at",
+    "ratelimit_headers",
+    "cost",
+    "charge",
+    "allow",
+    "canary",
 ];
+
 pub(crate) const ON_MISSING: [(&str, OnMissingKey); 3] = [
     ("fallback_ip", OnMissingKey::FallbackIp),
     ("skip", OnMissingKey::Skip),
@@ -147,6 +169,13 @@ fn integer(v: &Value) -> Result<u64, String> {
     }
 }
 
+/// An algorithm by its JSON name (see [`Algorithm::as_str`]).
+fn algorithm(v: &Value) -> Result<Algorithm, String> {
+    let s = string(v)?;
+    Algorithm::from_name(s)
+        .ok_or_else(|| format!("{s:?} is not one of {}", Algorithm::NAMES.join(", ")))
+}
+
 fn enum_of<T: Copy>(v: &Value, options: &[(&str, T)]) -> Result<T, String> {
     let s = string(v)?;
     options
@@ -155,6 +184,12 @@ fn enum_of<T: Copy>(v: &Value, options: &[(&str, T)]) -> Result<T, String> {
         .map(|(_, t)| *t)
         .ok_or_else(|| {
             let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
-            format!("{s:?} is not one of {}", names.join(", "))
+            match suggest::closest(s, &names) {
+                Some(name) => format!(
+                    "{s:?} is not one of {}: did you mean {name:?}?",
+                    names.join(", ")
+                ),
+                None => format!("{s:?} is not one of {}", names.join(", ")),
+            }
         })
 }

@@ -2,7 +2,7 @@
 
 use super::allow::AllowList;
 use super::key::{DistinctOf, KeyPart, StatusMatch};
-use crate::algorithm::{Algorithm, Quota};
+use crate::algorithm::{Algorithm, CheckQuota};
 use crate::Expression;
 
 /// What a rule does to a request over its limit.
@@ -115,6 +115,16 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// Whether this rule blocks for `subject` as far as its canary goes:
+    /// true without a canary, else whether the subject is among the
+    /// canary's share (a stable hash, the same on every instance). The
+    /// admin's rollback guard uses it to tell which of a rule's clients
+    /// the canary blocked.
+    pub fn canary_includes(&self, subject: &crate::KeyDigest) -> bool {
+        self.canary_bp
+            .is_none_or(|bp| crate::limiter::in_canary(subject, bp))
+    }
+
     /// Whether this is a site-wide rule: expression `true`, not a count rule.
     pub fn is_site_wide(&self) -> bool {
         self.expression.is_always_true() && !self.is_count_rule()
@@ -141,8 +151,8 @@ impl Rule {
     }
 
     /// The algorithm's numbers for a request of cost `cost`.
-    pub fn quota(&self, cost: u64) -> Quota {
-        Quota::new(self.limit, self.period_ms)
+    pub fn quota(&self, cost: u64) -> CheckQuota {
+        CheckQuota::new(self.limit, self.period_ms)
             .allow_burst(self.burst.unwrap_or(self.limit))
             .with_cost(cost)
     }

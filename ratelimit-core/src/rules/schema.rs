@@ -14,10 +14,12 @@
 
 use serde_json::{json, Value};
 
+use crate::algorithm::{Algorithm, MAX_DISTINCT_LIMIT, MAX_LIMIT};
+
 use super::export::{charge_name, fail_mode_name, on_missing_name};
-use super::raw::{ACTIONS, ALGORITHMS, CHARGES, FAIL_MODES, ON_MISSING};
+use super::raw::{ACTIONS, CHARGES, FAIL_MODES, ON_MISSING};
 use super::rule::{Charge, FailMode, OnMissingKey};
-use super::validate::{MAX_DISTINCT_LIMIT, MAX_KEY_PARTS, MAX_LIMIT, PERIOD_RANGE_MS};
+use super::validate::{MAX_KEY_PARTS, PERIOD_RANGE_MS};
 use super::RuleSet;
 
 const DURATION: &str = r"^\s*([0-9]+[smhd])+\s*$";
@@ -89,7 +91,7 @@ fn properties() -> Value {
             "type": "string", "maxLength": 16384,
             "description": "Which requests the rule applies to; \"true\" matches all (a site-wide rule, at most 2 per set)."
         },
-        "algorithm": {"enum": names(&ALGORITHMS)},
+        "algorithm": {"enum": Algorithm::NAMES},
         "limit": {
             "type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
             "description": format!("Requests per period (1 to {MAX_LIMIT}); different values per period for distinct (1 to {MAX_DISTINCT_LIMIT}).")
@@ -161,37 +163,82 @@ fn names<T>(options: &[(&str, T)]) -> Vec<String> {
     options.iter().map(|(n, _)| (*n).to_owned()).collect()
 }
 
-/// What each algorithm (and action) requires or refuses.
+/// The names of the algorithms of which `fact` holds.
+fn algorithms(fact: fn(Algorithm) -> bool) -> Vec<&'static str> {
+    Algorithm::ALL
+        .into_iter()
+        .filter(|a| fact(*a))
+        .map(Algorithm::as_str)
+        .collect()
+}
+
+/// A condition that `field` is one of `values` (`const` for one).
+fn one_of(field: &str, values: &[&str]) -> Value {
+    let choice = match values {
+        [one] => json!({"const": one}),
+        many => json!({"enum": many}),
+    };
+    json!({"properties": {field: choice}, "required": [field]})
+}
+
+/// What each algorithm (and action) requires or refuses, from the
+/// algorithms' facts (see [`Algorithm`]).
 fn conditions() -> Value {
-    let is = |field: &str, value: Value| json!({"properties": {field: {"const": value}}, "required": [field]});
-    let buckets = json!({"properties": {"algorithm": {"enum": ["token_bucket", "leaky_bucket"]}}, "required": ["algorithm"]});
-    json!([
-        {"if": buckets, "then": {"required": ["burst"]}, "else": {"not": {"required": ["burst"]}}},
-        {
-            "if": is("algorithm", "distinct".into()),
-            "then": {
-                "required": ["distinct_of"],
-                "properties": {
-                    "limit": {"maximum": MAX_DISTINCT_LIMIT},
-                    "cost": {"const": 1},
-                    "fail_mode": {"enum": ["open", "closed"]}
-                },
-                "not": {"required": ["count_statuses"]}
-            },
+    let is = |field: &str, value: &str| one_of(field, &[value]);
+    let buckets = one_of("algorithm", &algorithms(Algorithm::takes_burst));
+    let mut out = vec![
+        json!({"if": buckets, "then": {"required": ["burst"]}, "else": {"not": {"required": ["burst"]}}}),
+        json!({
+            "if": one_of("algorithm", &algorithms(Algorithm::counts_values)),
+            "then": {"required": ["distinct_of"]},
             "else": {"not": {"required": ["distinct_of"]}}
-        },
-        {"if": is("action", "log".into()), "then": {"not": {"required": ["canary"]}}},
-        {
-            "if": is("charge", "response".into()),
-            "then": {
-                "properties": {"algorithm": {"not": {"const": "distinct"}}},
-                "allOf": [
-                    {"not": {"required": ["count_statuses"]}},
-                    {"not": {"required": ["cost"]}}
-                ]
-            }
+        }),
+    ];
+    for a in Algorithm::ALL {
+        out.extend(refusals(a));
+    }
+    let uncosted = algorithms(|a| !a.takes_cost());
+    out.push(json!({"if": is("action", "log"), "then": {"not": {"required": ["canary"]}}}));
+    out.push(json!({
+        "if": is("charge", "response"),
+        "then": {
+            "properties": {"algorithm": {"not": one_of("algorithm", &uncosted)["properties"]["algorithm"]}},
+            "allOf": [
+                {"not": {"required": ["count_statuses"]}},
+                {"not": {"required": ["cost"]}}
+            ]
         }
-    ])
+    }));
+    Value::Array(out)
+}
+
+/// What `algorithm` refuses that other algorithms take: a smaller limit,
+/// a cost, `count_statuses`, `fail_mode: local` (none when it refuses
+/// nothing).
+fn refusals(algorithm: Algorithm) -> Option<Value> {
+    let mut properties = serde_json::Map::new();
+    if algorithm.max_limit() != MAX_LIMIT {
+        properties.insert("limit".into(), json!({"maximum": algorithm.max_limit()}));
+    }
+    if !algorithm.takes_cost() {
+        properties.insert("cost".into(), json!({"const": 1}));
+    }
+    if !algorithm.counts_locally() {
+        let modes: Vec<&str> = FAIL_MODES
+            .iter()
+            .filter(|(_, m)| *m != FailMode::Local)
+            .map(|(n, _)| *n)
+            .collect();
+        properties.insert("fail_mode".into(), json!({"enum": modes}));
+    }
+    if properties.is_empty() && algorithm.takes_cost() {
+        return None;
+    }
+    let mut then = json!({"properties": properties});
+    if !algorithm.takes_cost() {
+        then["not"] = json!({"required": ["count_statuses"]});
+    }
+    Some(json!({"if": one_of("algorithm", &[algorithm.as_str()]), "then": then}))
 }
 
 #[cfg(test)]
@@ -229,5 +276,39 @@ mod tests {
         let mut named: Vec<String> = props.keys().cloned().collect();
         named.sort();
         assert_eq!(named, written);
+    }
+
+    /// The algorithm choices and what each requires or refuses are read
+    /// from the algorithms' facts.
+    #[test]
+    fn the_schema_follows_the_algorithm_facts() {
+        use crate::algorithm::Algorithm;
+        let schema = RuleSet::json_schema();
+        let rule = &schema["$defs"]["rule"];
+        assert_eq!(
+            rule["properties"]["algorithm"]["enum"],
+            serde_json::json!(Algorithm::NAMES)
+        );
+        let conditions = rule["allOf"].as_array().unwrap();
+        let buckets = &conditions[0]["if"]["properties"]["algorithm"]["enum"];
+        for a in Algorithm::ALL {
+            let name = serde_json::json!(a.as_str());
+            assert_eq!(
+                buckets.as_array().unwrap().contains(&name),
+                a.takes_burst(),
+                "{a:?}"
+            );
+            let own = conditions.iter().find(|c| {
+                c["if"]["properties"]["algorithm"]["const"] == name && c.get("else").is_none()
+            });
+            let limit = own.map(|c| c["then"]["properties"]["limit"]["maximum"].clone());
+            let expected =
+                (a.max_limit() != crate::algorithm::MAX_LIMIT).then(|| a.max_limit().into());
+            assert_eq!(
+                limit,
+                expected.or(own.map(|_| serde_json::Value::Null)),
+                "{a:?}"
+            );
+        }
     }
 }

@@ -290,3 +290,68 @@ fn a_response_rule_does_not_partner_client_chosen_keys() {
     let e = load(&format!("[{partner}, {tenant}]")).unwrap_err();
     assert_eq!((e.rule(), e.field()), (Some("t"), Some("key")));
 }
+
+/// Issue 27, item 10: what `main` prints for an error returned with `?`
+/// (`Error: {:?}`) reads like `Display`, with a suggestion for the slips a
+/// new user makes.
+#[test]
+fn errors_through_question_mark_read_as_sentences_with_a_suggestion() {
+    let e = one(&format!(r#"{FW}, "ratelimit_header": true"#)).unwrap_err();
+    let want =
+        r#"rule "r1", field "ratelimit_header": unknown field: did you mean "ratelimit_headers"?"#;
+    assert_eq!(e.to_string(), want);
+    assert_eq!(format!("{e:?}"), want);
+    assert_eq!(
+        e.message(),
+        r#"unknown field: did you mean "ratelimit_headers"?"#
+    );
+    let e = one(r#""algorithm": "fixed_window", "limit": 5, "period": "1 minute""#).unwrap_err();
+    assert_eq!(
+        format!("{e:?}"),
+        r#"rule "r1", field "period": "1 minute" is not a duration: use "1m" (units s, m, h, d, without spaces)"#
+    );
+    let e = one(&format!(r#"{FW}, "penalty": "5 mins""#)).unwrap_err();
+    assert!(
+        e.to_string()
+            .ends_with(r#"use "5m" (units s, m, h, d, without spaces)"#),
+        "{e}"
+    );
+    let e = one(r#""algorithm": "sliding-window", "limit": 5, "period": "1m""#).unwrap_err();
+    assert_eq!(
+        e.message(),
+        r#""sliding-window" is not one of fixed_window, sliding_window, token_bucket, leaky_bucket, distinct: did you mean "sliding_window"?"#
+    );
+    let e = one(&format!(r#"{FW}, "fail_mode": "opne""#)).unwrap_err();
+    assert!(e.message().ends_with(r#"did you mean "open"?"#), "{e}");
+    let e = one(&format!(r#"{FW}, "colour": 1"#)).unwrap_err();
+    assert_eq!(
+        format!("{e:?}"),
+        r#"rule "r1", field "colour": unknown field"#
+    );
+    // The structured form is still there.
+    let pretty = format!("{e:#?}");
+    assert!(pretty.starts_with("RuleError {"), "{pretty}");
+    assert!(
+        pretty.contains(
+            r#"field: Some(
+        "colour",
+    ),"#
+        ),
+        "{pretty}"
+    );
+}
+
+#[test]
+fn the_suggested_field_names_are_the_schemas() {
+    let schema = RuleSet::json_schema();
+    let mut documented: Vec<&str> = schema["$defs"]["rule"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut read = raw::FIELDS.to_vec();
+    documented.sort_unstable();
+    read.sort_unstable();
+    assert_eq!(read, documented);
+}

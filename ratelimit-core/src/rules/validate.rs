@@ -1,165 +1,46 @@
 //! Validation: everything `docs/rules.md` states about a rule and a rule set.
 
+use super::caps::MAX_SITE_WIDE;
 use super::duration::MAX_RFC3339_MS;
 use super::error::{RuleError, Warning};
 use super::key::{DistinctOf, KeyPart, StatusMatch};
 use super::raw::RawRule;
 use super::rule::{Action, Charge, FailMode, OnMissingKey, Rule};
-use crate::algorithm::Algorithm;
+use crate::algorithm::{Algorithm, MAX_LIMIT};
 use crate::Expression;
 
-/// Most requests per period.
-pub const MAX_LIMIT: u64 = 1_000_000_000;
-/// Most different values of a `distinct` rule.
-pub(crate) const MAX_DISTINCT_LIMIT: u64 = 1000;
 /// Shortest and longest period or penalty, in ms.
 pub(crate) const PERIOD_RANGE_MS: (u64, u64) = (1000, 86_400_000);
-/// Most site-wide rules in a set.
-pub(crate) const MAX_SITE_WIDE: usize = 2;
 /// Most key parts.
 pub(crate) const MAX_KEY_PARTS: usize = 5;
 
-/// Validates one rule on its own.
+/// A field at fault and why: what each step of [`rule`] answers, named
+/// with the rule's id once.
+type Fault = (&'static str, String);
+
+/// `Err((field, message))`.
+fn fault<T>(field: &'static str, message: impl Into<String>) -> Result<T, Fault> {
+    Err((field, message.into()))
+}
+
+/// Validates one rule on its own: each step checks its fields in the order
+/// `docs/rules.md` gives, the first fault named with the rule's id.
 pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
-    let id = raw.id.as_str();
-    let err = |field: &str, m: String| RuleError::new(Some(id), Some(field), m);
-    let valid_id = !id.is_empty()
-        && id.len() <= 64
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
-    if !valid_id {
-        return Err(err(
-            "id",
-            "must be 1 to 64 letters, digits, '-', '_' or '.'".into(),
-        ));
-    }
-    let src = raw.expression.ok_or_else(|| {
-        err(
-            "expression",
-            "is required (\"true\" matches every request)".into(),
-        )
-    })?;
-    let expression = Expression::parse(&src).map_err(|e| err("expression", e.to_string()))?;
-    let algorithm = raw
-        .algorithm
-        .ok_or_else(|| err("algorithm", "is required".into()))?;
-    let distinct = algorithm == Algorithm::Distinct;
-
-    let limit = raw
-        .limit
-        .ok_or_else(|| err("limit", "is required".into()))?;
-    let max = if distinct {
-        MAX_DISTINCT_LIMIT
-    } else {
-        MAX_LIMIT
-    };
-    if !(1..=max).contains(&limit) {
-        return Err(err("limit", format!("must be 1 to {max}")));
-    }
-    let period_ms = raw
-        .period_ms
-        .ok_or_else(|| err("period", "is required".into()))?;
-    check_span(period_ms).map_err(|m| err("period", m))?;
-
-    let buckets = matches!(algorithm, Algorithm::TokenBucket | Algorithm::LeakyBucket);
-    let burst = match (buckets, raw.burst) {
-        (true, None) => {
-            return Err(err(
-                "burst",
-                "is required for token_bucket and leaky_bucket".into(),
-            ))
-        }
-        (true, Some(b)) if !(1..=MAX_LIMIT).contains(&b) => {
-            return Err(err("burst", format!("must be 1 to {MAX_LIMIT}")))
-        }
-        (false, Some(_)) => {
-            return Err(err(
-                "burst",
-                "is only for token_bucket and leaky_bucket".into(),
-            ))
-        }
-        (_, b) => b,
-    };
-
-    let distinct_of = match (distinct, raw.distinct_of) {
-        (true, None) => return Err(err("distinct_of", "is required for distinct".into())),
-        (true, Some(s)) => Some(DistinctOf::parse(&s).map_err(|m| err("distinct_of", m))?),
-        (false, Some(_)) => return Err(err("distinct_of", "is only for distinct".into())),
-        (false, None) => None,
-    };
-
-    let count_statuses = match raw.count_statuses {
-        None => Vec::new(),
-        Some(list) if list.is_empty() => {
-            return Err(err(
-                "count_statuses",
-                "must list at least one status".into(),
-            ))
-        }
-        Some(_) if distinct => {
-            return Err(err("count_statuses", "cannot be used with distinct".into()))
-        }
-        Some(list) => list
-            .iter()
-            .map(|s| StatusMatch::parse(s))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|m| err("count_statuses", m))?,
-    };
-
+    let at = |(field, m): Fault| RuleError::new(Some(&raw.id), Some(field), m);
+    let (expression, algorithm) = head(&raw).map_err(at)?;
+    let (limit, period_ms, burst) = numbers(&raw, algorithm).map_err(at)?;
+    let distinct_of = distinct_of(&raw, algorithm).map_err(at)?;
+    let count_statuses = count_statuses(&raw, algorithm).map_err(at)?;
     let key_src = raw
         .key
-        .ok_or_else(|| err("key", "is required (1 to 5 parts)".into()))?;
-    let key = key_parts(&key_src).map_err(|m| err("key", m))?;
-
-    let penalty_ms = raw.penalty_ms;
-    if let Some(p) = penalty_ms {
-        check_span(p).map_err(|m| err("penalty", m))?;
-    }
-    let fail_mode = raw.fail_mode.unwrap_or_default();
-    if distinct && fail_mode == FailMode::Local {
-        return Err(err("fail_mode", "local is refused for distinct (one map per subject per instance would outgrow the local store); use open or closed".into()));
-    }
-    if raw.canary_bp.is_some() && raw.action == Some(Action::Log) {
-        return Err(err(
-            "canary",
-            "is for blocking rules: a log rule already only logs".into(),
-        ));
-    }
-    if raw.expires_at_ms.is_some_and(|t| t > MAX_RFC3339_MS) {
-        return Err(err(
-            "expires_at",
-            "must be before the year 10000 (RFC 3339 has four-digit years)".into(),
-        ));
-    }
-    let charge = raw.charge.unwrap_or_default();
-    if charge == Charge::Response {
-        let why = if distinct {
-            Some("response is not for distinct (it counts different values, not costs)")
-        } else if !count_statuses.is_empty() {
-            Some(
-                "response is not for count_statuses (a count rule already counts at response time)",
-            )
-        } else if raw.cost.is_some() {
-            Some("response takes its cost from the response: remove cost")
-        } else {
-            None
-        };
-        if let Some(m) = why {
-            return Err(err("charge", m.into()));
-        }
-    }
-    let cost = raw.cost.unwrap_or(1);
-    if cost != 1 && distinct {
-        return Err(err("cost", "is not for distinct".into()));
-    }
+        .as_deref()
+        .ok_or(("key", "is required (1 to 5 parts)".into()));
+    let key = key_src
+        .and_then(|k| key_parts(k).map_err(|m| ("key", m)))
+        .map_err(at)?;
+    let fail_mode = options(&raw, algorithm).map_err(at)?;
     let cap = burst.unwrap_or(limit);
-    if !(1..=cap).contains(&cost) {
-        return Err(err(
-            "cost",
-            format!("must be 1 to {cap} (a larger cost never fits)"),
-        ));
-    }
+    let (charge, cost) = charge_and_cost(&raw, algorithm, &count_statuses, cap).map_err(at)?;
     Ok(Rule {
         id: raw.id.clone(),
         expression,
@@ -172,7 +53,7 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
         key,
         on_missing_key: raw.on_missing_key.unwrap_or_default(),
         action: raw.action.unwrap_or(Action::Block),
-        penalty_ms,
+        penalty_ms: raw.penalty_ms,
         fail_mode,
         expires_at_ms: raw.expires_at_ms,
         ratelimit_headers: raw.ratelimit_headers.unwrap_or(false),
@@ -181,6 +62,135 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
         allow: raw.allow,
         canary_bp: raw.canary_bp,
     })
+}
+
+/// The id, the expression and the algorithm.
+fn head(raw: &RawRule) -> Result<(Expression, Algorithm), Fault> {
+    let id = raw.id.as_str();
+    let valid_id = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if !valid_id {
+        return fault("id", "must be 1 to 64 letters, digits, '-', '_' or '.'");
+    }
+    let Some(src) = &raw.expression else {
+        return fault("expression", "is required (\"true\" matches every request)");
+    };
+    let expression = Expression::parse(src).map_err(|e| ("expression", e.to_string()))?;
+    let algorithm = raw.algorithm.ok_or(("algorithm", "is required".into()))?;
+    Ok((expression, algorithm))
+}
+
+/// The limit, the period and the burst, in the algorithm's ranges.
+fn numbers(raw: &RawRule, algorithm: Algorithm) -> Result<(u64, u64, Option<u64>), Fault> {
+    let limit = raw.limit.ok_or(("limit", "is required".into()))?;
+    let max = algorithm.max_limit();
+    if !(1..=max).contains(&limit) {
+        return fault("limit", format!("must be 1 to {max}"));
+    }
+    let period_ms = raw.period_ms.ok_or(("period", "is required".into()))?;
+    check_span(period_ms).map_err(|m| ("period", m))?;
+    let burst = match (algorithm.takes_burst(), raw.burst) {
+        (true, None) => return fault("burst", "is required for token_bucket and leaky_bucket"),
+        (true, Some(b)) if !(1..=MAX_LIMIT).contains(&b) => {
+            return fault("burst", format!("must be 1 to {MAX_LIMIT}"))
+        }
+        (false, Some(_)) => return fault("burst", "is only for token_bucket and leaky_bucket"),
+        (_, b) => b,
+    };
+    Ok((limit, period_ms, burst))
+}
+
+/// What an algorithm that counts values counts the values of.
+fn distinct_of(raw: &RawRule, algorithm: Algorithm) -> Result<Option<DistinctOf>, Fault> {
+    match (algorithm.counts_values(), &raw.distinct_of) {
+        (true, None) => fault("distinct_of", "is required for distinct"),
+        (true, Some(s)) => Ok(Some(DistinctOf::parse(s).map_err(|m| ("distinct_of", m))?)),
+        (false, Some(_)) => fault("distinct_of", "is only for distinct"),
+        (false, None) => Ok(None),
+    }
+}
+
+/// The statuses a count rule counts (none: the rule counts requests).
+fn count_statuses(raw: &RawRule, algorithm: Algorithm) -> Result<Vec<StatusMatch>, Fault> {
+    match &raw.count_statuses {
+        None => Ok(Vec::new()),
+        Some(list) if list.is_empty() => fault("count_statuses", "must list at least one status"),
+        Some(_) if !algorithm.takes_cost() => {
+            fault("count_statuses", "cannot be used with distinct")
+        }
+        Some(list) => list
+            .iter()
+            .map(|s| StatusMatch::parse(s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|m| ("count_statuses", m)),
+    }
+}
+
+/// The penalty, the fail mode, the canary and the expiry; the fail mode.
+fn options(raw: &RawRule, algorithm: Algorithm) -> Result<FailMode, Fault> {
+    if let Some(p) = raw.penalty_ms {
+        check_span(p).map_err(|m| ("penalty", m))?;
+    }
+    let fail_mode = raw.fail_mode.unwrap_or_default();
+    if !algorithm.counts_locally() && fail_mode == FailMode::Local {
+        return fault("fail_mode", "local is refused for distinct (one map per subject per instance would outgrow the local store); use open or closed");
+    }
+    if raw.canary_bp.is_some() && raw.action == Some(Action::Log) {
+        return fault(
+            "canary",
+            "is for blocking rules: a log rule already only logs",
+        );
+    }
+    if raw.expires_at_ms.is_some_and(|t| t > MAX_RFC3339_MS) {
+        return fault(
+            "expires_at",
+            "must be before the year 10000 (RFC 3339 has four-digit years)",
+        );
+    }
+    Ok(fail_mode)
+}
+
+/// When the cost is counted, and the cost: at most `cap` (the burst, or
+/// the limit).
+fn charge_and_cost(
+    raw: &RawRule,
+    algorithm: Algorithm,
+    count_statuses: &[StatusMatch],
+    cap: u64,
+) -> Result<(Charge, u64), Fault> {
+    let charge = raw.charge.unwrap_or_default();
+    if charge == Charge::Response {
+        if !algorithm.takes_cost() {
+            return fault(
+                "charge",
+                "response is not for distinct (it counts different values, not costs)",
+            );
+        } else if !count_statuses.is_empty() {
+            return fault(
+                "charge",
+                "response is not for count_statuses (a count rule already counts at response time)",
+            );
+        } else if raw.cost.is_some() {
+            return fault(
+                "charge",
+                "response takes its cost from the response: remove cost",
+            );
+        }
+    }
+    let cost = raw.cost.unwrap_or(1);
+    if cost != 1 && !algorithm.takes_cost() {
+        return fault("cost", "is not for distinct");
+    }
+    if !(1..=cap).contains(&cost) {
+        return fault(
+            "cost",
+            format!("must be 1 to {cap} (a larger cost never fits)"),
+        );
+    }
+    Ok((charge, cost))
 }
 
 fn check_span(ms: u64) -> Result<(), String> {
@@ -262,7 +272,7 @@ pub(crate) fn set(rules: &[&Rule]) -> Result<(), RuleError> {
 fn is_ip_partner(r: &Rule) -> bool {
     r.is_site_wide()
         && r.key == [KeyPart::Ip]
-        && r.algorithm != Algorithm::Distinct
+        && r.algorithm.takes_cost()
         && r.is_blocking()
         && !r.charges_response()
         && r.canary_bp.is_none_or(|bp| bp >= 10_000)

@@ -7,7 +7,7 @@
 //! used one anyway and counts it in `ratelimit_memory_evicted_live_total`.
 
 use super::States;
-use crate::algorithm::{supports, Decision};
+use crate::algorithm::Decision;
 use crate::backend::{
     Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckMode, CheckResult,
 };
@@ -81,7 +81,7 @@ impl MemoryBackend {
 
     /// One check of [`check_now`](Self::check_now).
     fn answer(&self, c: &Check, now: u64) -> CheckResult {
-        if supports(c.rule.algorithm, c.mode) {
+        if c.rule.algorithm.answers(c.mode) {
             Ok(self.check_one(c, now))
         } else {
             Err(unsupported_mode(c))
@@ -207,14 +207,15 @@ mod tests {
         store.check_now(&Batch::new(now, vec![c])).remove(0)
     }
 
-    /// 100 tokens a minute: probes count nothing, charges pass the limit.
+    /// 100 tokens a minute: probes count nothing (an admitted one answers
+    /// the budget it found), charges pass the limit.
     #[test]
     fn checks_follow_their_mode() {
         let store = MemoryBackend::default();
         let rule = || RuleBuilder::new("tokens").fixed_window(100, Duration::from_secs(60));
         let probe = || check(rule(), 1, CheckMode::Probe);
         for _ in 0..3 {
-            assert_eq!(run(&store, T0, probe()), Ok(Decision::allow(99, 60_000)));
+            assert_eq!(run(&store, T0, probe()), Ok(Decision::allow(100, 60_000)));
         }
         assert!(store.is_empty(), "a probe of a new subject stores nothing");
         let d = run(&store, T0, check(rule(), 250, CheckMode::Charge));
@@ -226,7 +227,7 @@ mod tests {
         let d = run(&store, T0 + 1, check(rule(), 1, CheckMode::Count));
         assert_eq!(d, Ok(Decision::deny(59_999, 0, 59_999)));
         let d = run(&store, T0 + 60_000, probe());
-        assert_eq!(d, Ok(Decision::allow(99, 60_000)));
+        assert_eq!(d, Ok(Decision::allow(100, 60_000)));
     }
 
     #[test]

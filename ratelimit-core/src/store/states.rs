@@ -18,8 +18,9 @@
 
 use super::lru::Entry;
 use super::{CacheLine, HalfLine, Inserted, Lru, Sharded, WhenFull, IDLE_MAX};
-use crate::algorithm::{Algorithm, Decision, Packed, Quota, SubjectState};
-use crate::backend::CheckMode;
+use crate::algorithm::{
+    probe_answer, Algorithm, CheckMode, CheckQuota, Decision, Packed, SubjectState,
+};
 use crate::KeyDigest;
 
 /// Subject states by state key, bounded, least recently used evicted.
@@ -77,7 +78,7 @@ impl States {
         now: u64,
         algorithm: Algorithm,
         mode: CheckMode,
-        q: &Quota,
+        q: &CheckQuota,
         penalty_ms: Option<u64>,
         bit: Option<u16>,
         on_live_evicted: impl FnOnce(),
@@ -109,7 +110,7 @@ impl States {
         algorithm: Algorithm,
         mode: CheckMode,
         mut e: Entry<'_, Packed>,
-        q: &Quota,
+        q: &CheckQuota,
         penalty_ms: Option<u64>,
         bit: Option<u16>,
     ) -> Decision {
@@ -134,7 +135,7 @@ impl States {
         algorithm: Algorithm,
         mode: CheckMode,
         e: Entry<'_, Packed>,
-        q: &Quota,
+        q: &CheckQuota,
         penalty_ms: Option<u64>,
         bit: Option<u16>,
     ) -> Decision {
@@ -263,15 +264,33 @@ impl States {
         key: &KeyDigest,
         algorithm: Algorithm,
         now: u64,
-        q: &Quota,
+        q: &CheckQuota,
     ) -> Decision {
         let shard = self.packed.shard(key);
         let found = shard.peek_idle(key).map(|(w, idle)| (*w, idle));
-        let (mut w, mut idle) = found.unwrap_or((Packed::fresh(algorithm), 0));
-        // A probe starts no penalty: a count without one, on the copy.
-        let mode = CheckMode::Count;
-        if let Some(d) = w.count(&mut idle, IDLE_MAX, algorithm, mode, now, q, None) {
-            return d;
+        let (w, idle) = found.unwrap_or((Packed::fresh(algorithm), 0));
+        // A probe starts no penalty: a count without one, on a copy; the
+        // budget it answers is a count of cost 0's (`probe_answer`).
+        let count = |q: &CheckQuota| {
+            let (mut w, mut idle) = (w, idle);
+            w.count(
+                &mut idle,
+                IDLE_MAX,
+                algorithm,
+                CheckMode::Count,
+                now,
+                q,
+                None,
+            )
+        };
+        match count(q) {
+            Some(d) if !d.allowed => return d,
+            Some(d) => {
+                if let Some(found) = count(&q.with_cost(0)) {
+                    return probe_answer(d, || found);
+                }
+            }
+            None => {}
         }
         self.peek_in(&shard, key, algorithm, |s| s.probe(algorithm, now, q))
     }

@@ -3,8 +3,8 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 
 use super::*;
-use crate::algorithm::{Decision, Quota};
-use crate::backend::CheckMode;
+use crate::algorithm::CheckMode;
+use crate::algorithm::{CheckQuota, Decision};
 
 const T0: u64 = 1_767_225_600_000;
 
@@ -21,7 +21,7 @@ fn k(n: u8) -> KeyDigest {
 }
 
 /// A check with a penalty of 1 s, as the memory backend runs it.
-fn check(t: &States, key: KeyDigest, a: Algorithm, now: u64, q: &Quota, bit: u16) -> Decision {
+fn check(t: &States, key: KeyDigest, a: Algorithm, now: u64, q: &CheckQuota, bit: u16) -> Decision {
     t.check(
         key,
         now,
@@ -39,7 +39,7 @@ fn check(t: &States, key: KeyDigest, a: Algorithm, now: u64, q: &Quota, bit: u16
 #[test]
 fn a_whole_state_is_counted_whole() {
     let t = States::new(10, 1);
-    let big = Quota::new(1 << 40, 60_000).with_cost(1 << 21);
+    let big = CheckQuota::new(1 << 40, 60_000).with_cost(1 << 21);
     for i in 0..3 {
         let d = t.check(
             k(1),
@@ -59,7 +59,7 @@ fn a_whole_state_is_counted_whole() {
 #[test]
 fn a_live_state_evicted_for_a_check_is_reported() {
     let t = States::new(1, 1);
-    let q = Quota::per_minute(5);
+    let q = CheckQuota::per_minute(5);
     let mut evicted = 0;
     for n in 0..3u8 {
         let a = Algorithm::LeakyBucket;
@@ -80,7 +80,7 @@ fn an_optional_word_takes_8_bytes() {
 fn whole_states_go_with_their_placeholders() {
     // Distinct states never pack: each one is kept whole.
     let t = States::new(4, 1);
-    let q = Quota::per_minute(100);
+    let q = CheckQuota::per_minute(100);
     for n in 0..50u8 {
         check(&t, k(n), Algorithm::Distinct, T0 + u64::from(n), &q, 1);
         assert!(t.len() <= 4);
@@ -96,7 +96,7 @@ fn whole_states_go_with_their_placeholders() {
 fn a_state_that_packs_again_leaves_the_whole_table() {
     let t = States::new(10, 1);
     // A count past the packed field: kept whole.
-    let big = Quota::new(1 << 40, 60_000).with_cost(1 << 21);
+    let big = CheckQuota::new(1 << 40, 60_000).with_cost(1 << 21);
     check(&t, k(1), Algorithm::SlidingWindow, T0, &big, 0);
     assert_eq!(t.wide.len(), 1);
     // Two periods later the counts are gone and it packs again.
@@ -105,7 +105,7 @@ fn a_state_that_packs_again_leaves_the_whole_table() {
         k(1),
         Algorithm::SlidingWindow,
         T0 + 120_000,
-        &Quota::per_minute(5),
+        &CheckQuota::per_minute(5),
         0,
     );
     assert_eq!((t.len(), t.wide.len()), (1, 0));
@@ -113,7 +113,7 @@ fn a_state_that_packs_again_leaves_the_whole_table() {
 
 /// A charge of `q.cost` (forced past the limit), as the memory backend
 /// runs it.
-fn charge(t: &States, key: KeyDigest, a: Algorithm, now: u64, q: &Quota) -> Decision {
+fn charge(t: &States, key: KeyDigest, a: Algorithm, now: u64, q: &CheckQuota) -> Decision {
     t.check(key, now, a, CheckMode::Charge, q, Some(1000), None, || ())
 }
 
@@ -147,8 +147,8 @@ proptest! {
     fn it_decides_as_a_map_of_whole_states(ops in prop::collection::vec(op(), 1..200)) {
         let t = States::new(64, 4);
         let mut model: HashMap<u8, SubjectState> = HashMap::new();
-        let small = Quota::per_second(3);
-        let large = Quota::new(1 << 40, 1000).with_cost(1 << 19);
+        let small = CheckQuota::per_second(3);
+        let large = CheckQuota::new(1 << 40, 1000).with_cost(1 << 19);
         let mut now = T0;
         for op in ops {
             match op {

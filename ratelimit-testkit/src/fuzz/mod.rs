@@ -14,7 +14,9 @@
 //! | `nginx_config` | [`nginx_config`] |
 //! | `request_keys` | [`request_keys`] (requests read by [`request_from_bytes`]) |
 //! | `valkey_reply` | [`valkey_reply`] |
+//! | `access_log` | [`access_log`] |
 
+mod access_log;
 mod expression;
 mod input;
 mod limiter;
@@ -25,6 +27,7 @@ mod rules_json;
 mod rules_value;
 mod valkey_reply;
 
+pub use access_log::access_log;
 pub use expression::expression;
 pub use nginx_config::{nginx_config, MAX_LOADED_ZONE_BYTES};
 pub use request::request_from_bytes;

@@ -89,3 +89,59 @@ pub async fn local_fail_mode_counts_limit_divided_by_fleet(b: &impl Backends) {
         "9 / 4 = 2 per instance"
     );
 }
+
+/// A subject refused by the backend asks again during an outage: its
+/// cached refusal (the over-limit cache) stands until the earliest
+/// admission the backend gave, a fact known before the outage, as a
+/// cached penalty is. From then on the rule's `fail_mode` answers:
+/// `open` passes, `closed` answers 503.
+pub async fn a_cached_refusal_stands_during_an_outage_until_its_admission(b: &impl Backends) {
+    let json = format!(
+        "[{}, {}]",
+        rule("open", r#"http.request.uri.path eq "/o""#, ""),
+        rule(
+            "closed",
+            r#"http.request.uri.path eq "/c""#,
+            r#", "fail_mode": "closed""#
+        ),
+    );
+    let (backend, outage) = b.breakable().await;
+    let (l, clock) = limiter_on(backend, &json);
+    for path in ["/o", "/c"] {
+        let r = req("192.0.2.1", path);
+        for _ in 0..2 {
+            assert!(l.check(&r).await.is_forward(), "{path}");
+        }
+        let v = l.check(&r).await;
+        assert_eq!(
+            (v.outcome, v.retry_after_secs()),
+            (Outcome::Limited, Some(60))
+        );
+    }
+    outage.set_down(true);
+    clock.set_ms(T0 + 45_000);
+    for path in ["/o", "/c"] {
+        let v = l.check(&req("192.0.2.1", path)).await;
+        assert_eq!(
+            (v.outcome, v.retry_after_secs()),
+            (Outcome::Limited, Some(15)),
+            "{path}: the refusal cached before the outage"
+        );
+    }
+    // Another subject was never refused: its rule's fail mode answers.
+    assert!(l.check(&req("192.0.2.2", "/o")).await.is_forward());
+    let stats = |id| l.rule_stats(id).expect("rule");
+    assert_eq!(
+        stats("open").get(Event::FailOpen),
+        1,
+        "the cache asked nothing"
+    );
+    assert_eq!(stats("closed").get(Event::FailClosed), 0);
+    // The earliest admission: the cache lets go, the fail mode answers.
+    clock.set_ms(T0 + 60_000);
+    assert!(l.check(&req("192.0.2.1", "/o")).await.is_forward());
+    let v = l.check(&req("192.0.2.1", "/c")).await;
+    assert_eq!(v.outcome, Outcome::Unavailable);
+    assert_eq!(stats("open").get(Event::FailOpen), 2);
+    assert_eq!(stats("closed").get(Event::FailClosed), 1);
+}

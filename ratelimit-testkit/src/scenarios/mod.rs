@@ -17,7 +17,7 @@
 //! | --- | --- |
 //! | `operator.rs` | cost, peek and reset, allow lists, temporary rules, canaries, stats, the login recipe, many tasks on one key |
 //! | `penalty.rs` | the penalty cache, a penalty seen and reset by another instance, log rules never blocking |
-//! | `fail_mode.rs` | `open`, `closed` and `local` with the backend down |
+//! | `fail_mode.rs` | `open`, `closed` and `local` with the backend down; a cached refusal standing through an outage |
 //! | `charge.rs` | charging after the response: the exact retry, admission while not spent, penalties, two instances, publish, fail modes |
 //! | `overlimit.rs` | the over-limit cache against the backend alone, backend calls in a flood, publish and reset |
 
@@ -46,6 +46,7 @@ pub use charge::{
     requests_are_admitted_while_the_budget_is_not_spent,
 };
 pub use fail_mode::{
+    a_cached_refusal_stands_during_an_outage_until_its_admission,
     fail_modes_open_closed_and_log_never_closed, limited_beats_unavailable,
     local_fail_mode_counts_limit_divided_by_fleet,
 };
@@ -168,6 +169,7 @@ macro_rules! scenarios {
             fail_modes_open_closed_and_log_never_closed,
             limited_beats_unavailable,
             local_fail_mode_counts_limit_divided_by_fleet,
+            a_cached_refusal_stands_during_an_outage_until_its_admission,
             overlimit_cache_answers_as_the_backend_alone,
             a_flood_asks_the_backend_once_per_earliest_admission,
             a_publish_drops_the_cached_refusals_of_its_rules,

@@ -18,6 +18,7 @@
 //! # }
 //! ```
 
+mod binary;
 mod cluster;
 mod failover;
 mod info;
@@ -33,6 +34,7 @@ use std::time::Duration;
 
 use ratelimit_valkey::ValkeyBackend;
 
+pub use binary::find_valkey_server;
 pub use cluster::ValkeyCluster;
 pub use info::{
     calls, cmdstat, connect, evalsha_stats, exists, info, info_field, info_of, load_script,
@@ -43,7 +45,7 @@ pub use process::free_port;
 pub use proxy::{ChaosProxy, ProxyMode};
 pub use reshard::Migration;
 pub use resp::ping;
-pub use server::{find_valkey_server, server, spawned, ValkeyServer};
+pub use server::{server, spawned, ValkeyServer};
 pub use topology::{parse_nodes, NodeInfo};
 
 /// A backend on `url` with the limiter's time injected into the scripts,

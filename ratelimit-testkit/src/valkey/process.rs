@@ -6,8 +6,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::binary::{find_valkey_server, INSTALL_HINT};
 use super::resp::command;
-use super::server::{find_valkey_server, INSTALL_HINT};
 
 /// A free loopback port.
 ///

@@ -4,7 +4,8 @@
 
 use std::net::IpAddr;
 
-use super::{parse_node, ForwardedHeader, MAX_CHAIN};
+use super::header::{ForwardedHeader, MAX_CHAIN};
+use super::node::parse_node;
 
 /// The last [`MAX_CHAIN`] entries pushed (`None`: not an address).
 pub(super) struct Chain {

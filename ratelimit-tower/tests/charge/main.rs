@@ -10,7 +10,9 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cancel;
 mod gate;
+mod headers;
 mod scenarios;
 
 use std::convert::Infallible;

@@ -55,9 +55,11 @@ if charge then
   return charged(total, raw)
 end
 if count + cost <= limit then
-  if not probe then
-    set_until(string.format('%d', count + cost), start + period, raw)
+  if probe then
+    -- Admitted: the budget as the probe found it (it counts nothing).
+    return string.format('1 0 %d %d 0', limit - count, to_end)
   end
+  set_until(string.format('%d', count + cost), start + period, raw)
   return string.format('1 0 %d %d 0', limit - count - cost, to_end)
 end
 return deny(count, raw)

@@ -2,7 +2,7 @@
 //! `prelude.lua`): its key, its head (algorithm, mode, penalty and cost in
 //! one argument), its algorithm's parameters, and the call's time.
 
-use ratelimit_core::algorithm::{distinct, Algorithm, Quota};
+use ratelimit_core::algorithm::{distinct, Algorithm, CheckQuota};
 use ratelimit_core::backend::{BackendError, BackendErrorKind, Check, CheckMode};
 use redis::Cmd;
 
@@ -135,11 +135,35 @@ fn unsupported(check: &Check) -> BackendError {
     )
 }
 
+/// An algorithm this crate has no script for (a newer core's).
+fn unknown(check: &Check) -> BackendError {
+    BackendError::new(
+        BackendErrorKind::Unsupported,
+        format!(
+            "rule {}: the Valkey backend has no script for algorithm {}",
+            check.rule.id,
+            check.rule.algorithm.as_str()
+        ),
+    )
+}
+
 fn too_large(what: &str) -> BackendError {
     BackendError::new(
         BackendErrorKind::Protocol,
         format!("{what} too large to compute exactly in a Lua script (2^53)"),
     )
+}
+
+/// What an algorithm's parameters need of a check: its quota, whether it
+/// charges, and the call's time (the leaky bucket's bound).
+struct Params<'c> {
+    q: &'c CheckQuota,
+    charge: bool,
+    now_ms: u64,
+    /// The period, at least 1 ms.
+    period: u64,
+    /// The limit, at least 1.
+    limit: u64,
 }
 
 /// Builds the invocation of one check.
@@ -149,111 +173,136 @@ fn too_large(what: &str) -> BackendError {
 /// A `Protocol` error when a bucket's numbers would pass 2^53 in Lua
 /// (only for a burst above about 10^8 with a long period); an
 /// `Unsupported` error for a `distinct` check in a mode other than
-/// [`CheckMode::Count`].
+/// [`CheckMode::Count`], or for an algorithm without a script.
 pub(crate) fn invocation(
     prefix: &str,
     check: &Check,
     now_ms: u64,
     time: TimeSource,
 ) -> Result<Invocation, BackendError> {
-    let q: &Quota = &check.quota;
     let algorithm = check.rule.algorithm;
-    let now = match time {
-        TimeSource::Valkey => None,
-        TimeSource::Injected => Some(now_ms),
-    };
-    let mut args = Vec::with_capacity(6);
+    let script = index(algorithm).ok_or_else(|| unknown(check))?;
+    if !algorithm.answers(check.mode) {
+        return Err(unsupported(check));
+    }
     let (penalty, mode) = match check.mode {
         CheckMode::Count => (check.penalty_ms.unwrap_or(0), 0),
-        _ if algorithm == Algorithm::Distinct => return Err(unsupported(check)),
         CheckMode::Probe => (0, 1),
         _ => (check.penalty_ms.unwrap_or(0), 2),
     };
-    let charge = mode == 2;
-    let period = q.period_ms.max(1);
-    let limit = q.limit.max(1);
-    // A charge's cost * period, in bucket units: at most what a bucket
-    // holds after a charge (as the core), so the scripts stay exact.
-    let charged_units = |p: u128| (q.cost as u128 * p).min(MAX_CHARGED_UNITS);
-    match algorithm {
-        Algorithm::FixedWindow => {
-            args.extend([Arg::U(q.limit), Arg::U(period)]);
-        }
-        Algorithm::SlidingWindow => {
-            // The estimate splits by the period (period^2 < 2^53); the
-            // Retry-After divides by counts, which stay below the limit
-            // (a charge's below 2^31).
-            if u128::from(period) * u128::from(period) >= LUA_EXACT
-                || q.limit >= LUA_FACTOR
-                || (charge && q.limit >= LUA_FACTOR - 1)
-            {
-                return Err(too_large("sliding window limit or period"));
-            }
-            args.extend([Arg::U(q.limit), Arg::U(period)]);
-        }
-        Algorithm::TokenBucket => {
-            // The script's need is cost * period, a charge's at most 2^51
-            // units (see token_bucket.lua), which stays exact when this holds.
-            let capacity = q.burst as u128 * period as u128;
-            let fits = if charge {
-                capacity + u128::from(period) < LUA_EXACT / 2
-            } else {
-                capacity + u128::from(q.cost) * u128::from(period) < LUA_EXACT
-            };
-            if !fits {
-                return Err(too_large("token bucket burst * period"));
-            }
-            args.extend([Arg::U(limit), Arg::U(capacity as u64), Arg::U(q.period_ms)]);
-        }
-        Algorithm::LeakyBucket => {
-            let (l, p) = (limit as u128, period as u128);
-            let cost = if charge {
-                charged_units(p)
-            } else {
-                q.cost as u128 * p
-            };
-            let tol = q.burst as u128 * p;
-            if (cost + tol) / l + now_ms as u128 >= LUA_EXACT / 2
-                || limit >= LUA_FACTOR
-                || period >= LUA_FACTOR
-            {
-                return Err(too_large("leaky bucket burst * period / limit"));
-            }
-            args.extend([
-                Arg::U(limit),
-                Arg::U((cost / l) as u64),
-                Arg::U((cost % l) as u64),
-                Arg::U((tol / l) as u64),
-                Arg::U((tol % l) as u64),
-                Arg::U(q.period_ms),
-            ]);
-        }
-        _ => {
-            let bit = check
-                .bit
-                .map_or(-1, |b| i64::from(b % distinct::BITS as u16));
-            args.extend([
-                Arg::U(period),
-                Arg::U(u64::from(distinct::max_bits(q.limit))),
-                Arg::I(bit),
-                Arg::U(q.limit),
-            ]);
-        }
-    }
-    // The cost of the algorithms that take it from the head.
-    let cost = match algorithm {
-        Algorithm::FixedWindow | Algorithm::SlidingWindow | Algorithm::TokenBucket => q.cost,
-        _ => 1,
+    let q = &check.quota;
+    let p = Params {
+        q,
+        charge: mode == 2,
+        now_ms,
+        period: q.period_ms.max(1),
+        limit: q.limit.max(1),
+    };
+    // Each algorithm's parameters, as its Lua file reads them (and the
+    // cost of those that take it from the head).
+    let (args, cost) = match algorithm {
+        Algorithm::FixedWindow => (fixed_window(&p), q.cost),
+        Algorithm::SlidingWindow => (sliding_window(&p)?, q.cost),
+        Algorithm::TokenBucket => (token_bucket(&p)?, q.cost),
+        Algorithm::LeakyBucket => (leaky_bucket(&p)?, 1),
+        Algorithm::Distinct => (distinct(&p, check.bit), 1),
+        _ => return Err(unknown(check)),
     };
     Ok(Invocation {
         key: key_of(prefix, check),
-        now,
+        now: match time {
+            TimeSource::Valkey => None,
+            TimeSource::Injected => Some(now_ms),
+        },
         head: Head {
-            algorithm: index(algorithm) as u8 + 1,
+            algorithm: script as u8 + 1,
             mode,
             penalty,
             cost,
         },
         args,
     })
+}
+
+/// `fixed_window.lua`: the limit and the period.
+fn fixed_window(p: &Params) -> Vec<Arg> {
+    vec![Arg::U(p.q.limit), Arg::U(p.period)]
+}
+
+/// `sliding_window.lua`: the limit and the period.
+fn sliding_window(p: &Params) -> Result<Vec<Arg>, BackendError> {
+    // The estimate splits by the period (period^2 < 2^53); the
+    // Retry-After divides by counts, which stay below the limit
+    // (a charge's below 2^31).
+    let q = p.q;
+    if u128::from(p.period) * u128::from(p.period) >= LUA_EXACT
+        || q.limit >= LUA_FACTOR
+        || (p.charge && q.limit >= LUA_FACTOR - 1)
+    {
+        return Err(too_large("sliding window limit or period"));
+    }
+    Ok(vec![Arg::U(q.limit), Arg::U(p.period)])
+}
+
+/// `token_bucket.lua`: the limit, the capacity (burst * period) and the
+/// period.
+fn token_bucket(p: &Params) -> Result<Vec<Arg>, BackendError> {
+    // The script's need is cost * period, a charge's at most 2^51
+    // units (see token_bucket.lua), which stays exact when this holds.
+    let (q, period) = (p.q, p.period);
+    let capacity = q.burst as u128 * period as u128;
+    let fits = if p.charge {
+        capacity + u128::from(period) < LUA_EXACT / 2
+    } else {
+        capacity + u128::from(q.cost) * u128::from(period) < LUA_EXACT
+    };
+    if !fits {
+        return Err(too_large("token bucket burst * period"));
+    }
+    Ok(vec![
+        Arg::U(p.limit),
+        Arg::U(capacity as u64),
+        Arg::U(q.period_ms),
+    ])
+}
+
+/// `leaky_bucket.lua`: the limit, the cost and the tolerance (burst) as
+/// whole ms and remainders of `1 / limit` ms, and the period.
+fn leaky_bucket(p: &Params) -> Result<Vec<Arg>, BackendError> {
+    let q = p.q;
+    let (l, period) = (p.limit as u128, p.period as u128);
+    // A charge's cost * period, in bucket units: at most what a bucket
+    // holds after a charge (as the core), so the scripts stay exact.
+    let cost = if p.charge {
+        (q.cost as u128 * period).min(MAX_CHARGED_UNITS)
+    } else {
+        q.cost as u128 * period
+    };
+    let tol = q.burst as u128 * period;
+    if (cost + tol) / l + p.now_ms as u128 >= LUA_EXACT / 2
+        || p.limit >= LUA_FACTOR
+        || p.period >= LUA_FACTOR
+    {
+        return Err(too_large("leaky bucket burst * period / limit"));
+    }
+    Ok(vec![
+        Arg::U(p.limit),
+        Arg::U((cost / l) as u64),
+        Arg::U((cost % l) as u64),
+        Arg::U((tol / l) as u64),
+        Arg::U((tol % l) as u64),
+        Arg::U(q.period_ms),
+    ])
+}
+
+/// `distinct.lua`: the period, the most bits of the limit, the value's
+/// bit (-1 for none) and the limit.
+fn distinct(p: &Params, bit: Option<u16>) -> Vec<Arg> {
+    let bit = bit.map_or(-1, |b| i64::from(b % distinct::BITS as u16));
+    vec![
+        Arg::U(p.period),
+        Arg::U(u64::from(distinct::max_bits(p.q.limit))),
+        Arg::I(bit),
+        Arg::U(p.q.limit),
+    ]
 }

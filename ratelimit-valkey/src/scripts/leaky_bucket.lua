@@ -78,7 +78,7 @@ local level = ms - now
 -- its product is exact (else the rest decides; nothing is written yet),
 -- then set_until(frac, ceil_ms(ms, frac), raw) (see helpers.lua) from
 -- numbers.
-if not charge and (level < t_ms or (level == t_ms and frac <= t_frac)) then
+if not (charge or probe) and (level < t_ms or (level == t_ms and frac <= t_frac)) then
   -- The tolerance less the level, in ticks, over one request's ticks.
   local d_ms, d_frac = t_ms - level, t_frac - frac
   if d_frac < 0 then

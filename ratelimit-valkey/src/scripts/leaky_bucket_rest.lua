@@ -63,9 +63,11 @@ end
 -- An admitted count whose room the common path could not compute exactly
 -- (see leaky_bucket.lua).
 if level < t_ms or (level == t_ms and frac <= t_frac) then
-  if not probe then
-    set_until(string.format('%d', frac), ceil_ms(ms, frac), raw)
+  if probe then
+    -- Admitted: the budget as the probe found it (it counts nothing).
+    return string.format('1 0 %d %d 0', room(before_ms, before_frac), ceil_ms(before_ms, before_frac))
   end
+  set_until(string.format('%d', frac), ceil_ms(ms, frac), raw)
   return string.format('1 0 %d %d 0', room(level, frac), ceil_ms(level, frac))
 end
 -- Refused: Retry-After is the time until the request fits, or a whole

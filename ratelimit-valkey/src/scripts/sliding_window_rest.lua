@@ -130,16 +130,18 @@ if charge then
 end
 est = estimate(cur, prev, start)
 if est + cost <= limit then
-  cur = cur + cost
-  if not probe then
-    local packed
-    if cur == 0 then
-      packed = string.format('%d', prev)
-    else
-      packed = string.format('%d%010d', cur, prev)
-    end
-    set_until(packed, start + 2 * period, raw)
+  if probe then
+    -- Admitted: the budget as the probe found it (it counts nothing).
+    return string.format('1 0 %d %d 0', limit - est, reset_ms(cur, prev))
   end
+  cur = cur + cost
+  local packed
+  if cur == 0 then
+    packed = string.format('%d', prev)
+  else
+    packed = string.format('%d%010d', cur, prev)
+  end
+  set_until(packed, start + 2 * period, raw)
   return admit(est, cur, prev)
 end
 return deny(est, cur, prev, raw, cost)

@@ -161,3 +161,35 @@ fn script_hashes_differ() {
         .collect();
     assert_eq!(hashes.len(), 6);
 }
+
+/// Every algorithm the core knows has its own script, named after it, and
+/// its checks' heads carry that script's digit: none falls through to
+/// another algorithm's script.
+#[test]
+fn every_algorithm_runs_its_own_script() {
+    use ratelimit_core::algorithm::Algorithm;
+    let mut seen = Vec::new();
+    for algorithm in Algorithm::ALL {
+        let i = index(algorithm).expect("a script for every algorithm");
+        assert!(!seen.contains(&i), "{algorithm:?} shares script {i}");
+        seen.push(i);
+        let src = script_source(algorithm).expect("a source");
+        let title = format!("-- The {} check", algorithm.as_str().replace('_', " "));
+        assert!(src.contains(&title), "{algorithm:?}: {title}");
+        assert!(src.contains(&format!("local ALG = '{}'", i + 1)));
+        let (rule, minute) = (RuleBuilder::new("a"), Duration::from_secs(60));
+        let rule = match algorithm {
+            Algorithm::FixedWindow => rule.fixed_window(5, minute),
+            Algorithm::SlidingWindow => rule.sliding_window(5, minute),
+            Algorithm::TokenBucket => rule.token_bucket(5, minute, 5),
+            Algorithm::LeakyBucket => rule.leaky_bucket(5, minute, 5),
+            Algorithm::Distinct => rule.distinct("path", 5, minute),
+            _ => panic!("no test rule for {algorithm:?}"),
+        };
+        let (head, _) = args(rule, 1, CheckMode::Count);
+        assert!(
+            head.starts_with(&(i + 1).to_string()),
+            "{algorithm:?}: {head}"
+        );
+    }
+}

@@ -93,6 +93,11 @@ if updated > now then
 end
 
 local need = left + need_cost
+if need <= capacity and probe then
+  -- Admitted: the budget as the probe found it (it counts nothing), as a
+  -- count of cost 0 answers: the need is what is spent.
+  need = left
+end
 if need <= capacity and not charge then
   -- reset = ceil(need / limit), written out (as ceil_div, in the rest).
   local r = need % limit

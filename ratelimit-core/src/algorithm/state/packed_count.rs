@@ -12,33 +12,33 @@
 //! penalty's start and packs again.
 
 use super::{word, Layout, Packed, FRESH, KIND_MASK};
+use crate::algorithm::CheckMode;
 use crate::algorithm::{
-    fixed_window, leaky_bucket, sliding_window, token_bucket, Algorithm, Decision, Quota,
+    fixed_window, leaky_bucket, sliding_window, token_bucket, Algorithm, CheckQuota, Decision,
 };
-use crate::backend::CheckMode;
 
 /// A counting algorithm's state with its layout in a word.
 trait Counts: Layout + Default + PartialEq + std::fmt::Debug {
-    fn check(&mut self, now: u64, q: &Quota) -> Decision;
-    fn charge(&mut self, now: u64, q: &Quota) -> Decision;
-    fn expires_at(&self, q: &Quota) -> u64;
+    fn check(&mut self, now: u64, q: &CheckQuota) -> Decision;
+    fn charge(&mut self, now: u64, q: &CheckQuota) -> Decision;
+    fn expires_at(&self, q: &CheckQuota) -> u64;
 }
 
 macro_rules! counts {
     ($m:ident) => {
         impl Counts for $m::State {
             #[inline(always)]
-            fn check(&mut self, now: u64, q: &Quota) -> Decision {
+            fn check(&mut self, now: u64, q: &CheckQuota) -> Decision {
                 $m::check(self, now, q)
             }
 
             #[inline(always)]
-            fn charge(&mut self, now: u64, q: &Quota) -> Decision {
+            fn charge(&mut self, now: u64, q: &CheckQuota) -> Decision {
                 $m::charge(self, now, q)
             }
 
             #[inline(always)]
-            fn expires_at(&self, q: &Quota) -> u64 {
+            fn expires_at(&self, q: &CheckQuota) -> u64 {
                 $m::expires_at(self, q)
             }
         }
@@ -68,7 +68,7 @@ impl Packed {
         algorithm: Algorithm,
         mode: CheckMode,
         now: u64,
-        q: &Quota,
+        q: &CheckQuota,
         penalty_ms: Option<u64>,
     ) -> Option<Decision> {
         match algorithm {
@@ -95,7 +95,7 @@ impl Packed {
         idle_max: u64,
         mode: CheckMode,
         now: u64,
-        q: &Quota,
+        q: &CheckQuota,
         penalty_ms: Option<u64>,
     ) -> Option<Decision> {
         let w = self.0.get();

@@ -2,7 +2,7 @@ use proptest::prelude::*;
 
 use super::super::SubjectState;
 use super::*;
-use crate::backend::CheckMode::{self, Charge, Count, Probe};
+use crate::algorithm::CheckMode::{self, Charge, Count, Probe};
 use crate::store::IDLE_MAX;
 
 const T0: u64 = 1_767_225_600_000;
@@ -22,7 +22,7 @@ fn whole(
     a: Algorithm,
     mode: CheckMode,
     now: u64,
-    q: &Quota,
+    q: &CheckQuota,
     penalty: Option<u64>,
 ) -> (Decision, Packed, u64) {
     let d = match mode {
@@ -39,7 +39,7 @@ fn whole(
 
 #[test]
 fn fresh_and_live_words_are_counted_in_place() {
-    let q = Quota::per_minute(2);
+    let q = CheckQuota::per_minute(2);
     for a in ALL[..4].iter().copied() {
         let (mut w, mut idle) = (Packed::fresh(a), 0);
         let mut s = SubjectState::new(a);
@@ -62,7 +62,7 @@ fn fresh_and_live_words_are_counted_in_place() {
 
 #[test]
 fn another_algorithms_fresh_word_is_counted_fresh() {
-    let q = Quota::per_minute(2);
+    let q = CheckQuota::per_minute(2);
     let (a, other) = (Algorithm::LeakyBucket, Algorithm::FixedWindow);
     let mut s = SubjectState::new(other);
     let (want, w, i) = whole(&mut s, a, Count, T0, &q, None);
@@ -76,7 +76,7 @@ fn another_algorithms_fresh_word_is_counted_fresh() {
 
 #[test]
 fn what_the_general_path_decides_is_left_untouched() {
-    let q = Quota::per_minute(1);
+    let q = CheckQuota::per_minute(1);
     let (a, other) = (Algorithm::SlidingWindow, Algorithm::TokenBucket);
     let mut s = SubjectState::new(a);
     let (_, live, idle) = whole(&mut s, a, Count, T0, &q, None);
@@ -113,14 +113,14 @@ fn what_the_general_path_decides_is_left_untouched() {
     );
 }
 
-fn quota() -> impl Strategy<Value = Quota> {
+fn quota() -> impl Strategy<Value = CheckQuota> {
     let limit = prop_oneof![6 => 1..=20u64, 2 => 1_000..=2_000_000u64, 1 => Just(u64::MAX / 2)];
     let period = prop_oneof![3 => 1..=3600u64, 1 => Just(86_400u64 * 7)];
     (limit, period, 0..=20u64, 1..=3u64, any::<bool>()).prop_map(
         |(limit, secs, burst, cost, odd_ms)| {
             let burst = if burst == 0 { limit } else { burst };
             let period = secs * 1000 + u64::from(odd_ms) * 7;
-            Quota::new(limit, period)
+            CheckQuota::new(limit, period)
                 .allow_burst(burst)
                 .with_cost(cost.min(limit).min(burst))
         },

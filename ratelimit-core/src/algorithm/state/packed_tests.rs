@@ -1,7 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::algorithm::Quota;
+use crate::algorithm::CheckQuota;
 
 const T0: u64 = 1_767_225_600_000;
 
@@ -40,7 +40,7 @@ fn a_distinct_state_never_packs() {
 
 #[test]
 fn a_blocked_state_packs_with_its_end_as_the_idle_time() {
-    let q = Quota::per_minute(1);
+    let q = CheckQuota::per_minute(1);
     let mut s = SubjectState::new(Algorithm::SlidingWindow);
     s.check(Algorithm::SlidingWindow, T0, &q, Some(5000), None);
     s.check(Algorithm::SlidingWindow, T0 + 1, &q, Some(5000), None);
@@ -133,14 +133,14 @@ fn sliding_spans_in_whole_seconds_reach_days() {
     assert_eq!(Packed::pack(&s, T0 + 1_048_577), None);
 }
 
-fn quota() -> impl Strategy<Value = Quota> {
+fn quota() -> impl Strategy<Value = CheckQuota> {
     let limit = prop_oneof![6 => 1..=20u64, 2 => 1_000..=2_000_000u64, 1 => Just(u64::MAX / 2)];
     let period = prop_oneof![3 => 1..=3600u64, 1 => Just(86_400u64 * 7)];
     (limit, period, 0..=20u64, 1..=3u64, any::<bool>()).prop_map(
         |(limit, secs, burst, cost, odd_ms)| {
             let burst = if burst == 0 { limit } else { burst };
             let period = secs * 1000 + u64::from(odd_ms) * 7;
-            Quota::new(limit, period)
+            CheckQuota::new(limit, period)
                 .allow_burst(burst)
                 .with_cost(cost.min(limit).min(burst))
         },

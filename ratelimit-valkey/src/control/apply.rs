@@ -1,0 +1,223 @@
+//! What a follower does on each read of the control state: load a new set
+//! (or refuse it, and say why), apply the switches and the lifts, notice
+//! that the control keys are gone.
+
+use std::collections::HashMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use ratelimit_core::control::{
+    check_set, ControlError, InstanceReport, SwitchState, MAX_SET_BYTES, SCHEMA,
+};
+use ratelimit_core::Limiter;
+
+use super::codec::digest_of_hex;
+use super::follow::Shared;
+use super::ops::{switches_of, trimmed};
+use super::scripts::{LIFTS_KEPT, MAX_VERSION};
+use super::ValkeyControl;
+
+/// The control state as a follower reads it.
+type State = (
+    (Option<String>, Option<String>),
+    u64,
+    HashMap<String, String>,
+    Option<String>,
+);
+
+/// Why the control keys are reported gone.
+pub(crate) const LOST: &str = "the control keys are gone from Valkey (restarted without persistence, or deleted): keeping the running set until the next publish";
+
+impl ValkeyControl {
+    /// Reads the control state and applies what changed; true when
+    /// something did.
+    pub(crate) async fn sync(
+        &self,
+        limiter: &Limiter,
+        shared: &Shared,
+    ) -> Result<bool, ControlError> {
+        // Plain reads (a script's keys need write access under an ACL),
+        // in one round trip.
+        let mut pipe = redis::pipe();
+        pipe.cmd("HMGET")
+            .arg(&self.keys.set)
+            .arg(&["version", "epoch"])
+            .cmd("HSTRLEN")
+            .arg(&self.keys.set)
+            .arg("json")
+            .cmd("HGETALL")
+            .arg(&self.keys.switches)
+            .cmd("GET")
+            .arg(&self.keys.lift_seq);
+        let ((version, epoch), json_len, switches, lift_seq): State = self.conn.pipe(&pipe).await?;
+        shared.lock().unreachable = false;
+        let mut changed = self
+            .apply_set(limiter, shared, version, epoch, json_len)
+            .await?;
+        if !switches.is_empty() {
+            let stored = switches_of(&switches);
+            if stored != SwitchState::of(limiter.switches()) {
+                stored.apply_to(limiter.switches());
+                tracing::info!(?stored, "control: switches applied");
+                changed = true;
+            }
+        }
+        let seq = lift_seq.and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+        changed |= self.apply_lifts(limiter, shared, seq).await?;
+        Ok(changed)
+    }
+
+    async fn apply_set(
+        &self,
+        limiter: &Limiter,
+        shared: &Shared,
+        version: Option<String>,
+        epoch: Option<String>,
+        json_len: u64,
+    ) -> Result<bool, ControlError> {
+        let Some(version) = version else {
+            let mut a = shared.lock();
+            if a.epoch.is_some() && !a.lost {
+                tracing::warn!(version = a.version, "control: {LOST}");
+                metrics::gauge!("ratelimit_control_lost").set(1.0);
+                a.lost = true;
+                a.refused = Some((0, LOST.into()));
+                return Ok(true);
+            }
+            return Ok(false);
+        };
+        let epoch = epoch.unwrap_or_default();
+        let v = match version.parse::<u64>() {
+            Ok(v) if v <= MAX_VERSION => v,
+            _ => {
+                let why = format!(
+                    "the stored version is not a number below 2^53: {:?}",
+                    trimmed(&version)
+                );
+                return Ok(self.refuse(shared, (epoch, 0), why));
+            }
+        };
+        let seen = (epoch.clone(), v);
+        if shared.lock().seen.as_ref() == Some(&seen) {
+            return Ok(false);
+        }
+        if json_len > MAX_SET_BYTES as u64 {
+            let why =
+                format!("the rule set is {json_len} bytes, over the limit of {MAX_SET_BYTES}");
+            return Ok(self.refuse(shared, seen, why));
+        }
+        // One read of the version with its set: a publish between the two
+        // reads is loaded whole, under its own version.
+        let mut cmd = redis::cmd("HMGET");
+        cmd.arg(&self.keys.set).arg(&["version", "schema", "json"]);
+        let (ver, schema, json): (Option<String>, Option<String>, Option<String>) =
+            self.conn.cmd(&cmd).await?;
+        let v = ver.and_then(|s| s.parse::<u64>().ok()).unwrap_or(v);
+        let seen = (epoch, v);
+        let Some(schema) = schema.and_then(|s| s.parse::<u32>().ok()) else {
+            return Ok(self.refuse(
+                shared,
+                seen,
+                "the stored schema is missing or not a number".into(),
+            ));
+        };
+        if schema > shared.schema {
+            let why = format!(
+                "the rule set needs schema {schema}; this build reads schema {}",
+                shared.schema
+            );
+            return Ok(self.refuse(shared, seen, why));
+        }
+        match check_set(json.as_deref().unwrap_or(""), schema.min(SCHEMA)) {
+            Ok(set) => {
+                limiter.publish(set);
+                let mut a = shared.lock();
+                tracing::info!(
+                    version = v,
+                    previous = a.version,
+                    "control: rule set applied"
+                );
+                metrics::gauge!("ratelimit_control_version").set(v as f64);
+                metrics::gauge!("ratelimit_control_lost").set(0.0);
+                a.version = v;
+                a.epoch = Some(seen.0.clone());
+                a.seen = Some(seen);
+                a.refused = None;
+                a.lost = false;
+                Ok(true)
+            }
+            Err(e) => Ok(self.refuse(shared, seen, e.to_string())),
+        }
+    }
+
+    fn refuse(&self, shared: &Shared, seen: (String, u64), why: String) -> bool {
+        let mut a = shared.lock();
+        if a.refused.as_ref() == Some(&(seen.1, why.clone())) {
+            return false;
+        }
+        tracing::warn!(version = seen.1, running = a.version, reason = %why, "control: rule set refused; keeping the running set");
+        metrics::counter!("ratelimit_control_refused_total").increment(1);
+        a.refused = Some((seen.1, why));
+        a.seen = Some(seen);
+        a.lost = false;
+        true
+    }
+
+    async fn apply_lifts(
+        &self,
+        limiter: &Limiter,
+        shared: &Shared,
+        seq: u64,
+    ) -> Result<bool, ControlError> {
+        let last = shared.lock().lift_seq;
+        if seq == last {
+            return Ok(false);
+        }
+        if seq < last {
+            // The counter started again (control keys gone): follow it.
+            shared.lock().lift_seq = seq;
+            return Ok(false);
+        }
+        let n = usize::try_from(seq - last)
+            .unwrap_or(LIFTS_KEPT)
+            .min(LIFTS_KEPT);
+        let mut cmd = redis::cmd("LRANGE");
+        cmd.arg(&self.keys.lifts).arg(0).arg(n - 1);
+        let entries: Vec<String> = self.conn.cmd(&cmd).await?;
+        for entry in entries {
+            let mut parts = entry.splitn(3, ' ');
+            let (Some(s), Some(rule), Some(hex)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            let (Ok(s), Some(subject)) = (s.parse::<u64>(), digest_of_hex(hex)) else {
+                continue;
+            };
+            if s > last {
+                if let Err(e) = limiter.lift_cached(rule, subject) {
+                    tracing::debug!(rule, error = %e, "control: lift of a rule not running here");
+                }
+            }
+        }
+        shared.lock().lift_seq = seq;
+        Ok(true)
+    }
+
+    /// Writes this instance's report; returns the live fleet's size.
+    pub(crate) async fn report(
+        &self,
+        limiter: &Limiter,
+        id: &str,
+        shared: &Shared,
+    ) -> Result<u64, ControlError> {
+        let (version, refused) = {
+            let a = shared.lock();
+            (a.version, a.refused.clone())
+        };
+        let mut report = InstanceReport::of(limiter, id, version, refused);
+        report.schema = shared.schema;
+        report.last_report_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        self.write_report(&report).await
+    }
+}
