@@ -77,7 +77,6 @@ mod actions;
 mod catalog;
 mod csrf;
 mod fleet;
-mod gauges;
 pub mod guard;
 mod html;
 mod routes;
@@ -92,7 +91,8 @@ use ratelimit_core::control::{Control, MemoryControl};
 use ratelimit_core::Limiter;
 
 pub use catalog::{describe_metrics, Kind, Metric, METRICS};
-pub use gauges::set_state_gauges;
+/// The state gauges, set at each scrape: `ratelimit-core`'s, re-exported.
+pub use ratelimit_core::set_state_gauges;
 
 /// The admin page of one limiter. Build the router with [`Admin::router`].
 #[derive(Debug, Clone)]

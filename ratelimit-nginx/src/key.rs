@@ -31,7 +31,7 @@ use ratelimit_core::RequestAttrs;
 use ratelimit_core::RequestView;
 
 /// Header names that may never be part of a key.
-pub const CREDENTIAL_HEADERS: [&str; 5] = [
+pub(crate) const CREDENTIAL_HEADERS: [&str; 5] = [
     "cookie",
     "authorization",
     "proxy-authorization",
@@ -89,7 +89,7 @@ impl<T: RequestView + ?Sized> KeySource for T {
 /// A variable of a key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum KeyVar {
+pub(crate) enum KeyVar {
     /// `$client_ip` (or `$binary_remote_addr`).
     ClientIp,
     /// `$remote_addr`.
@@ -189,8 +189,9 @@ impl KeyTemplate {
         &self.source
     }
 
-    /// The variables the key reads, in order.
-    pub fn variables(&self) -> impl Iterator<Item = &KeyVar> + '_ {
+    /// The variables the key reads, in order (the layers' settings read them).
+    #[cfg(feature = "tower")]
+    pub(crate) fn variables(&self) -> impl Iterator<Item = &KeyVar> + '_ {
         self.parts.iter().filter_map(|p| match p {
             Part::Var(v) => Some(v),
             Part::Text(_) => None,

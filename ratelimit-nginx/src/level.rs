@@ -25,7 +25,7 @@ use super::error::{ConfigError, ConfigErrorKind, Span};
 use super::status::LogLevel;
 
 /// The status of a refused request when none is set.
-pub const DEFAULT_STATUS: u16 = 503;
+pub(crate) const DEFAULT_STATUS: u16 = 503;
 
 /// The limit directives of one level; unset settings are inherited.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

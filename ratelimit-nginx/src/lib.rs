@@ -111,6 +111,7 @@ mod key;
 mod level;
 mod lexer;
 mod log;
+mod metric_catalog;
 mod parser;
 mod rate;
 mod registry;
@@ -133,14 +134,14 @@ pub use conn_policy::{ConnDecision, ConnPermit, LimitConnPolicy};
 pub use conn_zone::LimitConnZone;
 pub use directive::{Delay, LimitConnDirective, LimitReqDirective};
 pub use error::{ConfigError, ConfigErrorKind, Span};
-pub use key::{KeySource, KeyTemplate, KeyVar, CREDENTIAL_HEADERS};
-pub use level::{Level, LevelBuilder, DEFAULT_STATUS};
-pub use log::LOG_TARGET;
+pub use key::{KeySource, KeyTemplate};
+pub use level::{Level, LevelBuilder};
+pub use metric_catalog::{describe_metrics, METRICS};
 pub use rate::Rate;
 pub use registry::{ZoneRegistry, Zones};
 pub use req_policy::{LimitReqPolicy, ReqDecision};
 pub use req_zone::LimitReqZone;
-pub use size::{ZoneSize, CONN_STATE_BYTES, MAX_ZONE_BYTES, REQ_STATE_BYTES};
+pub use size::ZoneSize;
 pub use status::{LimitConnStatus, LimitKind, LimitRejected, LimitReqStatus, LogLevel};
 pub use zone_spec::{ZoneKind, ZoneSpec};
 
@@ -148,6 +149,3 @@ pub use zone_spec::{ZoneKind, ZoneSpec};
 pub use layers::{
     ConnBody, ConnFuture, LimitConn, LimitConnLayer, LimitReq, LimitReqLayer, ReqFuture, SiteName,
 };
-/// The layers' default clock: `ratelimit-core`'s, re-exported.
-#[cfg(feature = "tower")]
-pub use ratelimit_core::TokioClock;

@@ -3,22 +3,16 @@
 //!
 //! Refusals are written at `limit_req_log_level` / `limit_conn_log_level`
 //! (`error` by default), delays one level lower, and `notice` at INFO.
-//! Every event has the target [`LOG_TARGET`] and the field `zone`.
-//!
-//! # Examples
-//!
-//! ```
-//! // Filter the limit events with a target directive such as
-//! // `RUST_LOG=ratelimit::nginx=warn`.
-//! assert_eq!(ratelimit_nginx::LOG_TARGET, "ratelimit::nginx");
-//! ```
+//! Every event has the target [`LOG_TARGET`], `ratelimit::nginx`, and the
+//! field `zone`: filter them with a directive such as
+//! `RUST_LOG=ratelimit::nginx=warn`.
 
 use std::fmt;
 
 use super::status::LogLevel;
 
 /// The tracing target of every limit event.
-pub const LOG_TARGET: &str = "ratelimit::nginx";
+pub(crate) const LOG_TARGET: &str = "ratelimit::nginx";
 
 /// An excess in 1/1000 requests, shown as nginx shows it: `1.500`.
 struct Excess(u64);

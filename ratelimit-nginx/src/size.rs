@@ -20,20 +20,21 @@ use std::fmt;
 use super::error::{ConfigError, ConfigErrorKind};
 
 /// The bytes one limit_req state is allowed to use.
-pub const REQ_STATE_BYTES: u64 = 128;
+pub(crate) const REQ_STATE_BYTES: u64 = 128;
 
 /// The bytes one limit_conn state is allowed to use.
-pub const CONN_STATE_BYTES: u64 = 64;
+pub(crate) const CONN_STATE_BYTES: u64 = 64;
 
 /// The largest zone: 4 GiB, so that a typo cannot reserve the machine's memory.
-pub const MAX_ZONE_BYTES: u64 = 4 << 30;
+pub(crate) const MAX_ZONE_BYTES: u64 = 4 << 30;
 
 /// The configured memory of a zone, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ZoneSize(u64);
 
 impl ZoneSize {
-    /// A size of `bytes` bytes; [`ZoneSize::validate_for`] says whether it holds a state.
+    /// A size of `bytes` bytes; a zone of a size that holds no state, or is
+    /// over 4 GiB, is refused when its directive is read.
     pub const fn from_bytes(bytes: u64) -> Self {
         Self(bytes)
     }
@@ -95,8 +96,8 @@ impl ZoneSize {
     /// # Errors
     ///
     /// [`ConfigErrorKind::ZoneSize`] when no state fits, or the size is over
-    /// [`MAX_ZONE_BYTES`].
-    pub fn validate_for(&self, state_bytes: u64) -> Result<u32, ConfigError> {
+    /// [`MAX_ZONE_BYTES`] (4 GiB).
+    pub(crate) fn validate_for(&self, state_bytes: u64) -> Result<u32, ConfigError> {
         if self.0 > MAX_ZONE_BYTES {
             return Err(ConfigError::new(
                 ConfigErrorKind::ZoneSize,

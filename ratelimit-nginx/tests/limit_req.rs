@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use http::{Request, Response, StatusCode};
 use ratelimit_core::ClientIp;
+use ratelimit_core::TokioClock;
+use ratelimit_nginx::LimitReqLayer;
 use ratelimit_nginx::{Level, LimitKind, LimitRejected, LimitReqStatus, NginxConfig, ZoneRegistry};
-use ratelimit_nginx::{LimitReqLayer, TokioClock};
 use tokio::time::Instant;
 use tower::{service_fn, Layer, Service, ServiceExt};
 

@@ -165,7 +165,7 @@ where
             return ReqFuture::delayed(delay, ready, req, status);
         }
         if !delay.is_zero() {
-            tracing::warn!(target: crate::LOG_TARGET, "no Tokio runtime: the request is not delayed");
+            tracing::warn!(target: crate::log::LOG_TARGET, "no Tokio runtime: the request is not delayed");
         }
         ReqFuture::called(self.inner.call(req), status)
     }

@@ -14,7 +14,9 @@ use std::sync::Arc;
 use http::{Request, Response, StatusCode};
 
 use super::source::{Extractor, HttpSource, PeerAddrFn};
-use crate::{KeyTemplate, KeyVar, LOG_TARGET};
+use crate::key::KeyVar;
+use crate::log::LOG_TARGET;
+use crate::KeyTemplate;
 
 /// The body of the 500 answer to a request without a client address.
 pub(crate) const MISSING_PEER_MESSAGE: &str = "rate limiter misconfigured: the request carries no \

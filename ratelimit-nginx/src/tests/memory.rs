@@ -1,7 +1,8 @@
 //! The real memory of a full zone stays within its configured size.
 
 use super::*;
-use crate::{ZoneSize, CONN_STATE_BYTES, REQ_STATE_BYTES};
+use crate::size::{CONN_STATE_BYTES, REQ_STATE_BYTES};
+use crate::ZoneSize;
 
 const TEN_MIB: usize = 10 * 1024 * 1024;
 

@@ -4,7 +4,7 @@
 //! penalty cache's fill) is read here and written to gauges, so a
 //! dashboard shows a switch left on, or a penalty cache filling up.
 
-use ratelimit_core::Limiter;
+use crate::Limiter;
 
 /// Sets the state gauges from `limiter`: call it just before rendering a
 /// scrape.
@@ -20,7 +20,7 @@ use ratelimit_core::Limiter;
 /// use ratelimit_core::{rules::RuleSet, Limiter};
 ///
 /// let limiter = Limiter::new(RuleSet::from_json("[]").unwrap());
-/// ratelimit_admin::set_state_gauges(&limiter);
+/// ratelimit_core::set_state_gauges(&limiter);
 /// ```
 pub fn set_state_gauges(limiter: &Limiter) {
     let sw = limiter.switches();
