@@ -26,6 +26,9 @@ pub struct Sample {
     pub subject: KeyDigest,
     /// The distinct value's bit.
     pub bit: Option<u16>,
+    /// The backend call (one batch, one round trip) it went in: the
+    /// checks of one call share it, and calls never do.
+    pub call: u64,
     /// Wall clock before the call (Unix ms).
     pub sent_ms: u64,
     /// Wall clock after the answer (Unix ms).
@@ -76,11 +79,12 @@ impl Log {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
+    /// Records one call's checks, numbered by the call (the index of its
+    /// first sample).
     fn push(&self, batch: impl IntoIterator<Item = Sample>) {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend(batch);
+        let mut log = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let call = log.len() as u64;
+        log.extend(batch.into_iter().map(|s| Sample { call, ..s }));
     }
 }
 
@@ -109,6 +113,7 @@ fn sample(instance: usize, c: &Check, sent: u64, done: u64, r: &CheckResult) -> 
         rule: c.rule.id.clone().into(),
         subject: c.subject,
         bit: c.bit,
+        call: 0,
         sent_ms: sent,
         done_ms: done,
         result: r.clone().map_err(|e: BackendError| e.kind()),

@@ -316,7 +316,10 @@ fn breaker(what: &str, samples: &[Sample], instance: usize, from: u64, to: u64) 
         .copied()
         .filter(|s| s.sent_ms > first_open_ms && s.result != Err(BackendErrorKind::BreakerOpen))
         .collect();
-    probes.sort_by_key(|s| s.sent_ms);
+    // A probe is a call: the checks of one request's batch went out
+    // together, as one call, and count once.
+    probes.sort_by_key(|s| (s.sent_ms, s.call));
+    probes.dedup_by_key(|s| s.call);
     // Each probe is let through 1 s after the previous one failed: it ends
     // at least 1 s after the previous one started.
     for w in probes.windows(2) {
