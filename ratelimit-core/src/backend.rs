@@ -13,6 +13,12 @@ use crate::rules::Rule;
 use crate::KeyDigest;
 
 pub use crate::state_key::state_key;
+pub use crate::store::MemoryBackend;
+// The subject digest a rule gives a request under a known hash key: the
+// oracle of the workspace's tests that cross-check stored keys (a limiter's
+// own is `Limiter::subject_of`).
+#[doc(hidden)]
+pub use crate::keys::{subject, KeyOutcome};
 pub(crate) use crate::state_key::state_key_with;
 
 /// A boxed, sendable future.

@@ -14,7 +14,7 @@
 //! # Examples
 //!
 //! ```
-//! use ratelimit_core::keys::{subject, KeyOutcome};
+//! use ratelimit_core::backend::{subject, KeyOutcome};
 //! use ratelimit_core::rules::RuleBuilder;
 //! use ratelimit_core::{HashKey, RequestAttrs};
 //! use std::time::Duration;

@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ratelimit_core::backend::{subject, KeyOutcome};
 use ratelimit_core::backend::{Backend, BackendErrorKind, Check};
-use ratelimit_core::keys::{subject, KeyOutcome};
+use ratelimit_core::control::StaticFleet;
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::switches::StaticFleet;
 use ratelimit_core::{HashKey, KeyDigest, Limiter, RequestAttrs};
 use ratelimit_testkit::valkey::{cmdstat, info, info_field, ValkeyCluster};
 use ratelimit_valkey::{cluster, ValkeyBackend};

@@ -25,9 +25,9 @@ use std::time::{Duration, Instant};
 use axum::routing::get;
 use axum::Router;
 use ratelimit_core::algorithm::distinct;
-use ratelimit_core::keys::{subject, KeyOutcome};
+use ratelimit_core::backend::{subject, KeyOutcome};
+use ratelimit_core::control::StaticFleet;
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::switches::StaticFleet;
 use ratelimit_core::{HashKey, KeyDigest, Limiter, Outcome, RequestAttrs};
 use ratelimit_testkit::valkey::spawned;
 use ratelimit_tests::support::bounds::{self, Span};
@@ -359,7 +359,7 @@ async fn control_per_pod_memory_counters_are_caught() {
                 // Subjects are checked below with the public test key.
                 .hash_key(HashKey::DEFAULT)
                 .backend(Recorder::new(
-                    ratelimit_core::store::MemoryBackend::with_capacity(1000),
+                    ratelimit_core::backend::MemoryBackend::with_capacity(1000),
                     i,
                     log.clone(),
                 ))

@@ -24,9 +24,9 @@ use std::time::{Duration, Instant};
 use axum::routing::get;
 use axum::Router;
 use ratelimit_core::backend::BackendErrorKind;
-use ratelimit_core::keys::{subject, KeyOutcome};
+use ratelimit_core::backend::{subject, KeyOutcome};
+use ratelimit_core::control::StaticFleet;
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::switches::StaticFleet;
 use ratelimit_core::{HashKey, Limiter, Outcome, RequestAttrs};
 use ratelimit_testkit::valkey::{
     evalsha_stats, free_port, process_id, spawned, IsolatedProxy, ProxyMode, ValkeyServer,

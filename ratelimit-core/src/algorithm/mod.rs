@@ -20,6 +20,8 @@
 //! assert_eq!(Algorithm::TokenBucket.as_str(), "token_bucket");
 //! ```
 
+// The sketch's constants and functions, shared with the Valkey scripts.
+#[doc(hidden)]
 pub mod distinct;
 pub(crate) mod fixed_window;
 pub(crate) mod leaky_bucket;
@@ -35,7 +37,8 @@ mod props;
 mod props_charge;
 mod serde_impl;
 mod state;
-pub use kind::{Algorithm, MAX_DISTINCT_LIMIT, MAX_LIMIT};
+pub(crate) use kind::MAX_DISTINCT_LIMIT;
+pub use kind::{Algorithm, MAX_LIMIT};
 pub use mode::CheckMode;
 pub(crate) use state::{probe_answer, Packed, SubjectState};
 
