@@ -7,8 +7,7 @@
 //! keeps them (the in-memory [`MemoryBackend`](crate::store::MemoryBackend))
 //! or computes the same functions elsewhere (the Valkey scripts). What is
 //! public is what a caller or another backend needs: the [`Algorithm`]
-//! names, the [`CheckQuota`] and the [`Decision`], and the constants of the
-//! [`distinct`] sketch.
+//! names and facts, the [`CheckQuota`] and the [`Decision`].
 //!
 //! # Examples
 //!
