@@ -20,10 +20,10 @@ use super::inline::{Inline, MAX_CHECKED, MAX_COUNTED};
 use super::published::{Entry, Published};
 use crate::algorithm::{distinct, Decision};
 use crate::backend::state_key_with;
-use crate::keys::label::label;
-use crate::keys::{distinct_value, ip_subject, subject_after, KeyOutcome, KeyPrefix};
 use crate::rules::{MAX_COUNT_RULES, MAX_OTHER_RULES};
 use crate::stats::Event;
+use crate::subject::label::label;
+use crate::subject::{distinct_value, ip_subject, subject_after, KeyOutcome, KeyPrefix};
 use crate::switches::Switches;
 use crate::{HashKey, KeyDigest, RequestView};
 

@@ -1,7 +1,7 @@
 //! A validated rule.
 
 use super::allow::AllowList;
-use super::key::{DistinctOf, KeyPart, StatusMatch};
+use super::parts::{DistinctOf, KeyPart, StatusMatch};
 use crate::algorithm::{Algorithm, CheckQuota};
 use crate::Expression;
 
