@@ -53,7 +53,6 @@ mod publish;
 mod published;
 mod respond;
 mod select;
-pub(crate) use select::in_canary;
 mod settle;
 mod snapshot;
 

@@ -56,6 +56,7 @@ pub(crate) use caps::{MAX_COUNT_RULES, MAX_OTHER_RULES, MAX_SITE_WIDE};
 pub use error::{RuleError, Warning};
 pub use file::RuleFileError;
 pub use parts::{DistinctOf, KeyPart, StatusMatch};
+pub(crate) use rule::in_canary;
 pub use rule::{Action, Charge, FailMode, OnMissingKey, Rule};
 
 use crate::{Clock, SystemClock};
