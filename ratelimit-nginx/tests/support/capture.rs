@@ -11,13 +11,13 @@ use tracing::{Dispatch, Event, Level, Metadata, Subscriber};
 
 /// One recorded event: its level and its fields (`message` included).
 #[derive(Debug, Clone)]
-pub(crate) struct Captured {
-    pub(crate) level: Level,
-    pub(crate) fields: BTreeMap<String, String>,
+pub struct Captured {
+    pub level: Level,
+    pub fields: BTreeMap<String, String>,
 }
 
 impl Captured {
-    pub(crate) fn field(&self, name: &str) -> Option<&str> {
+    pub fn field(&self, name: &str) -> Option<&str> {
         self.fields.get(name).map(String::as_str)
     }
 }
@@ -82,7 +82,7 @@ impl Subscriber for Capture {
 /// enables nothing) keeps tracing asking every live subscriber; the
 /// interest is rebuilt once this capture is the default, for a callsite
 /// registered while it was being set up.
-pub(crate) fn events_of(f: impl FnOnce()) -> Vec<Captured> {
+pub fn events_of(f: impl FnOnce()) -> Vec<Captured> {
     static ALWAYS_TWO: OnceLock<Dispatch> = OnceLock::new();
     ALWAYS_TWO.get_or_init(|| Dispatch::new(NoSubscriber::default()));
     let capture = Capture::default();

@@ -1,8 +1,10 @@
 //! "What happens to a limited request".
 
-use super::capture::events_of;
-use super::*;
-use crate::{LimitConnStatus, LimitKind};
+mod support;
+
+use ratelimit_nginx::{LimitConnStatus, LimitKind};
+use support::capture::events_of;
+use support::*;
 use LimitReqStatus::{Delayed, DelayedDryRun, Passed, Rejected, RejectedDryRun};
 
 const ZONES: &str = "limit_req_zone $client_ip zone=one:1m rate=1r/s;\n\
