@@ -6,12 +6,11 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::switches::StaticFleet;
-use ratelimit_core::{HashKey, Limiter};
+use ratelimit_core::Limiter;
 use ratelimit_valkey::ValkeyBackend;
 
 use super::load::Answer;
-use super::record::{Log, Recorder};
+use super::record::Log;
 use super::{unique, wall_ms};
 
 /// The fault tests take turns.
@@ -75,14 +74,7 @@ pub async fn fleet(url: &str, n: usize, first_id: usize) -> Fleet {
             .build()
             .await
             .expect("backend");
-        limiters.push(
-            Limiter::builder(rules())
-                // Subjects are checked below with the public test key.
-                .hash_key(HashKey::DEFAULT)
-                .backend(Recorder::new(backend, first_id + i, log.clone()))
-                .fleet_size(StaticFleet(INSTANCES as u64))
-                .build(),
-        );
+        limiters.push(log.limiter(rules(), backend, first_id + i, INSTANCES as u64));
     }
     Fleet { limiters, log }
 }

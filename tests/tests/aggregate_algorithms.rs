@@ -22,7 +22,6 @@ use std::time::{Duration, Instant};
 
 use ratelimit_core::algorithm::distinct;
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::switches::StaticFleet;
 use ratelimit_core::{HashKey, Limiter, RequestAttrs};
 use ratelimit_testkit::valkey::spawned;
 use ratelimit_tests::support::aggregate::*;
@@ -50,14 +49,7 @@ async fn fleet_holds_the_limit(algorithm: &str) {
             .build()
             .await
             .expect("backend");
-        limiters.push(
-            Limiter::builder(rules.clone())
-                // Subjects are checked below with the public test key.
-                .hash_key(HashKey::DEFAULT)
-                .backend(Recorder::new(backend, i, log.clone()))
-                .fleet_size(StaticFleet(INSTANCES as u64))
-                .build(),
-        );
+        limiters.push(log.limiter(rules.clone(), backend, i, INSTANCES as u64));
     }
     let seen: Tally = Arc::default();
     let stop = Instant::now() + RUN;

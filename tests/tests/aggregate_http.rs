@@ -22,13 +22,12 @@ use axum::routing::get;
 use axum::Router;
 use ratelimit_core::keys::{subject, KeyOutcome};
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::switches::StaticFleet;
-use ratelimit_core::{HashKey, Limiter, RequestAttrs};
+use ratelimit_core::{HashKey, RequestAttrs};
 use ratelimit_testkit::valkey::spawned;
 use ratelimit_tests::support::aggregate::*;
 use ratelimit_tests::support::bounds::{self, Span};
 use ratelimit_tests::support::http::{serve_axum, KeepAlive};
-use ratelimit_tests::support::record::{Log, Recorder};
+use ratelimit_tests::support::record::Log;
 use ratelimit_tests::support::valkey::assert_same_clock;
 use ratelimit_tests::support::{unique, wall_ms, Rng};
 use ratelimit_tower::{RateLimitLayer, TrustedProxies};
@@ -68,12 +67,7 @@ async fn through_the_tower_layer_two_servers_share_the_limit() {
             .build()
             .await
             .expect("backend");
-        let limiter = Limiter::builder(rules.clone())
-            // Subjects are checked below with the public test key.
-            .hash_key(HashKey::DEFAULT)
-            .backend(Recorder::new(backend, i, log.clone()))
-            .fleet_size(StaticFleet(2))
-            .build();
+        let limiter = log.limiter(rules.clone(), backend, i, 2);
         let layer = RateLimitLayer::new(limiter).trusted_proxies(TrustedProxies::hops(1));
         let app = Router::new()
             .route("/fw", get(|| async { "ok" }))

@@ -19,14 +19,13 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use ratelimit_core::keys::{subject, KeyOutcome};
-use ratelimit_core::switches::StaticFleet;
-use ratelimit_core::{HashKey, Limiter, Outcome, RequestAttrs};
+use ratelimit_core::{HashKey, Outcome, RequestAttrs};
 use ratelimit_testkit::valkey::ValkeyServer;
 use ratelimit_tests::support::fault_answers::*;
 use ratelimit_tests::support::fault_calls::*;
 use ratelimit_tests::support::faults::*;
 use ratelimit_tests::support::load::{ask, Answer};
-use ratelimit_tests::support::record::{Log, Recorder, Sample};
+use ratelimit_tests::support::record::{Log, Sample};
 use ratelimit_tests::support::{unique, wall_ms};
 use ratelimit_valkey::{cluster, ValkeyBackend};
 
@@ -50,14 +49,7 @@ async fn cluster_one_primary_down_fails_only_its_keys() {
             .build()
             .await
             .expect("cluster backend");
-        limiters.push(
-            Limiter::builder(rules())
-                // Subjects are checked below with the public test key.
-                .hash_key(HashKey::DEFAULT)
-                .backend(Recorder::new(backend, i, log.clone()))
-                .fleet_size(StaticFleet(INSTANCES as u64))
-                .build(),
-        );
+        limiters.push(log.limiter(rules(), backend, i, INSTANCES as u64));
     }
     // Two subjects per node; `shared` and `open` share the key parts, so
     // one subject lives in one slot for both.
