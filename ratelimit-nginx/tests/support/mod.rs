@@ -4,8 +4,6 @@
 //! bursts at the clock's time.
 #![allow(dead_code, unreachable_pub)]
 
-pub mod capture;
-
 pub use std::time::Duration;
 
 pub use ratelimit_core::{Clock, ManualClock, RequestAttrs};
