@@ -176,20 +176,20 @@ impl<M> RateLimitLayer<M> {
     }
 
     /// Derives the key part `app:<name>` from each request with
-    /// `extractor` (a closure `|req: &http::request::Parts| -> Option<String>`
-    /// or a [`KeyExtractor`]), for rules keyed on it. `None` makes the part
+    /// `extractor` (a closure `|req: &RequestHead<'_>| -> Option<String>`
+    /// over the request's borrowed [head](crate::RequestHead), or a
+    /// [`KeyExtractor`]), for rules keyed on it. `None` makes the part
     /// missing: the rule's `on_missing_key` applies. Registering a name
     /// again replaces its extractor. See [`KeyExtractor`].
     ///
     /// ```
-    /// use http::request::Parts;
-    /// use ratelimit_tower::RateLimitLayer;
+    /// use ratelimit_tower::{RateLimitLayer, RequestHead};
     ///
     /// let layer = RateLimitLayer::from_json_str(r#"[{"id": "per-user",
     ///     "expression": "true", "algorithm": "sliding_window", "limit": 100,
     ///     "period": "1m", "key": ["ip", "app:user"], "on_missing_key": "skip"}]"#)?
-    /// .key_part("user", |req: &Parts| {
-    ///     Some(req.headers.get("x-user")?.to_str().ok()?.to_owned())
+    /// .key_part("user", |req: &RequestHead<'_>| {
+    ///     Some(req.headers().get("x-user")?.to_str().ok()?.to_owned())
     /// });
     /// # Ok::<(), ratelimit_core::rules::RuleError>(())
     /// ```

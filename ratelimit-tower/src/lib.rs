@@ -153,7 +153,7 @@ pub use client_ip::{ClientIp, SetClientIp, SetClientIpLayer};
 pub use error::LoadError;
 pub use extract::{HttpView, RequestExtractor, TooLarge, ViewerHeaders};
 pub use future::ResponseFuture;
-pub use key_extractor::KeyExtractor;
+pub use key_extractor::{KeyExtractor, RequestHead};
 pub use layer::RateLimitLayer;
 pub use metric_catalog::{describe_metrics, METRICS};
 pub use proxy::{ForwardedHeader, TrustedProxies};

@@ -109,14 +109,6 @@ where
         let reports = listened && tracing::enabled!(tracing::Level::DEBUG);
         let snapshot = (shared.limiter.snapshot()).reports(reports);
         let needed = snapshot.headers_used();
-        let mut derived = None;
-        if !shared.keys.is_empty() {
-            // The key extractors never see a request refused for its size.
-            if let Err(e) = shared.extractor.try_view_at(&req, needed, peer) {
-                return too_large(e, shared);
-            }
-            derived = Some(shared.keys.derive(&mut req));
-        }
         let span;
         let entered;
         let check = {
@@ -125,8 +117,10 @@ where
                 Ok(view) => view,
                 Err(e) => return too_large(*e, shared),
             };
-            if let Some(derived) = derived {
-                view.set_derived(derived);
+            // The key extractors read the head the view borrows; they never
+            // see a request refused for its size.
+            if !shared.keys.is_empty() {
+                view.set_derived(shared.keys.derive(&req));
             }
             span = listened
                 .then(|| {
