@@ -20,7 +20,7 @@ use ratelimit_core::{Outcome, Verdict};
 use tower_service::Service;
 use tracing::Span;
 
-use crate::layer::Shared;
+use crate::shared::Shared;
 use crate::respond::{answered, charge_for, forwarded, observe, passed, refused, After, Own};
 use crate::{MakeResponse, ResponseBody};
 

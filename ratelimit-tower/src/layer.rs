@@ -10,21 +10,12 @@ use ratelimit_core::Limiter;
 use tower_layer::Layer;
 
 use crate::key_extractor::KeyParts;
+use crate::response::Counters;
+use crate::shared::Shared;
 use crate::{
     JsonResponse, KeyExtractor, LoadError, RateLimit, RequestExtractor, TrustedProxies,
     ViewerHeaders,
 };
-
-/// What every clone of the service shares.
-pub(crate) struct Shared<M> {
-    pub(crate) limiter: Limiter,
-    pub(crate) extractor: RequestExtractor,
-    pub(crate) keys: KeyParts,
-    pub(crate) make_response: M,
-    pub(crate) legacy_headers: bool,
-    pub(crate) charge_before_end: bool,
-    pub(crate) counters: crate::response::Counters,
-}
 
 /// A [`Layer`](https://docs.rs/tower-layer/0.3/tower_layer/trait.Layer.html)
 /// that rate-limits requests with a [`Limiter`].
@@ -264,6 +255,13 @@ impl<M> fmt::Debug for RateLimitLayer<M> {
     }
 }
 
+impl<S> RateLimit<S> {
+    /// Wraps `inner` with a default [`RateLimitLayer`] over `limiter`.
+    pub fn new(inner: S, limiter: Limiter) -> Self {
+        RateLimitLayer::new(limiter).layer(inner)
+    }
+}
+
 impl<S, M: Clone> Layer<S> for RateLimitLayer<M> {
     type Service = RateLimit<S, M>;
 
@@ -275,7 +273,7 @@ impl<S, M: Clone> Layer<S> for RateLimitLayer<M> {
             make_response: self.make_response.clone(),
             legacy_headers: self.legacy_headers,
             charge_before_end: self.charge_before_end,
-            counters: crate::response::Counters::new(),
+            counters: Counters::new(),
         };
         RateLimit::from_shared(inner, Arc::new(shared))
     }

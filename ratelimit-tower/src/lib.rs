@@ -143,6 +143,7 @@ pub mod proxy;
 mod respond;
 pub mod response;
 mod service;
+mod shared;
 
 #[cfg(feature = "axum")]
 pub use axum_body::{AxumLayer, AxumRateLimit, AxumResponseFuture};

@@ -8,7 +8,7 @@ use ratelimit_core::verdict::{HeaderItem, ResponseTicket};
 use ratelimit_core::{Limiter, Outcome, Verdict};
 use tracing::Span;
 
-use crate::layer::Shared;
+use crate::shared::Shared;
 use crate::meter::Meter;
 use crate::missing_peer::missing_peer_answer;
 use crate::response::outcome_label;

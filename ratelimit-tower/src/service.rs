@@ -11,9 +11,9 @@ use tracing::Span;
 
 use crate::extract::find_peer;
 use crate::future::ResponseFuture;
-use crate::layer::Shared;
+use crate::shared::Shared;
 use crate::respond::{charge_for, observe, After, Own};
-use crate::{JsonResponse, MakeResponse, RateLimitLayer, ResponseBody, TooLarge};
+use crate::{JsonResponse, MakeResponse, ResponseBody, TooLarge};
 
 /// Rate-limits the requests of the inner service `S`.
 ///
@@ -29,13 +29,8 @@ pub struct RateLimit<S, M = JsonResponse> {
     shared: Arc<Shared<M>>,
 }
 
-impl<S> RateLimit<S> {
-    /// Wraps `inner` with a default [`RateLimitLayer`] over `limiter`.
-    pub fn new(inner: S, limiter: Limiter) -> Self {
-        tower_layer::Layer::layer(&RateLimitLayer::new(limiter), inner)
-    }
-}
-
+// `RateLimit::new` is in `layer.rs`, beside the layer it defaults to: the
+// service does not import the layer that builds it.
 impl<S, M> RateLimit<S, M> {
     pub(crate) fn from_shared(inner: S, shared: Arc<Shared<M>>) -> Self {
         Self { inner, shared }
