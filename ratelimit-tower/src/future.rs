@@ -21,7 +21,7 @@ use tower_service::Service;
 use tracing::Span;
 
 use crate::shared::Shared;
-use crate::respond::{answered, charge_for, forwarded, observe, passed, refused, After, Own};
+use crate::answer::{answered, charge_for, forwarded, observe, passed, refused, After, Own};
 use crate::{MakeResponse, ResponseBody};
 
 pin_project! {

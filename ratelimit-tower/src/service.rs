@@ -12,7 +12,7 @@ use tracing::Span;
 use crate::extract::find_peer;
 use crate::future::ResponseFuture;
 use crate::shared::Shared;
-use crate::respond::{charge_for, observe, After, Own};
+use crate::answer::{charge_for, observe, After, Own};
 use crate::{JsonResponse, MakeResponse, ResponseBody, TooLarge};
 
 /// Rate-limits the requests of the inner service `S`.
@@ -124,7 +124,7 @@ where
                         method = %view.method(),
                         path = %view.path(),
                         outcome = tracing::field::Empty,
-                        // OpenTelemetry attributes (`respond::observe`).
+                        // OpenTelemetry attributes (`answer::observe`).
                         ratelimit.key = tracing::field::Empty,
                         ratelimit.allowed = tracing::field::Empty,
                         ratelimit.remaining = tracing::field::Empty,

@@ -11,7 +11,7 @@ use tracing::Span;
 use crate::shared::Shared;
 use crate::meter::Meter;
 use crate::missing_peer::missing_peer_answer;
-use crate::response::outcome_label;
+use crate::make_response::outcome_label;
 use crate::{headers, Charge, MakeResponse, ResponseBody, ResponseCost, TooLarge, WouldLimit};
 
 /// What a forwarded request's verdict still asks of its response: for most

@@ -1,47 +1,5 @@
-//! The limiter's own answers: 429, 503 and 400.
-//!
-//! [`JsonResponse`], the default, answers
-//!
-//! | outcome | status | `Retry-After` | body |
-//! | --- | --- | --- | --- |
-//! | limited | 429 | whole seconds, rounded up | `{"error":"rate_limited","retry_after":N}` |
-//! | backend unavailable (`fail_mode: closed`) | 503 | `1` | `{"error":"unavailable"}` |
-//! | missing key with `on_missing_key: reject` | 400 | | `{"error":"bad_request"}` |
-//!
-//! with `Content-Type: application/json`. (Requests too large for the rules
-//! to read whole are answered 414 or 431 before the limiter is asked, not
-//! through [`MakeResponse`]; see [`TooLarge`](crate::extract::TooLarge).)
-//! The message stays generic on
-//! purpose: it never says how many attempts are left.
-//!
-//! Replace it with anything implementing [`MakeResponse`], such as a closure
-//! `Fn(&Verdict) -> http::Response<Bytes>`. Whatever it answers, the layer
-//! then adds `Retry-After` when missing and the `RateLimit-Policy` /
-//! `RateLimit` headers (see [`headers`](crate::headers)).
-//!
-//! # Examples
-//!
-//! ```
-//! use bytes::Bytes;
-//! use ratelimit_core::{Outcome, Verdict};
-//! use ratelimit_tower::RateLimitLayer;
-//!
-//! let layer = RateLimitLayer::from_json_str(r#"[{"id": "all", "expression": "true",
-//!     "algorithm": "fixed_window", "limit": 100, "period": "1m", "key": ["ip"]}]"#)
-//!     .unwrap()
-//!     .make_response(|v: &Verdict| {
-//!         let status = match v.outcome {
-//!             Outcome::Limited => 429,
-//!             Outcome::BadRequest => 400,
-//!             _ => 503,
-//!         };
-//!         http::Response::builder()
-//!             .status(status)
-//!             .body(Bytes::from_static(b"slow down"))
-//!             .unwrap_or_default()
-//!     });
-//! # let _ = layer;
-//! ```
+//! [`MakeResponse`] and its default [`JsonResponse`]: the limiter's own
+//! answers (429, 503, 400).
 
 use std::cell::RefCell;
 
@@ -51,7 +9,50 @@ use http::{HeaderValue, Response, StatusCode};
 use ratelimit_core::{Outcome, Verdict};
 
 /// Builds the answer to a request the limiter stops (any outcome but
-/// forward).
+/// forward): 429, 503 and 400.
+///
+/// [`JsonResponse`], the default, answers
+///
+/// | outcome | status | `Retry-After` | body |
+/// | --- | --- | --- | --- |
+/// | limited | 429 | whole seconds, rounded up | `{"error":"rate_limited","retry_after":N}` |
+/// | backend unavailable (`fail_mode: closed`) | 503 | `1` | `{"error":"unavailable"}` |
+/// | missing key with `on_missing_key: reject` | 400 | | `{"error":"bad_request"}` |
+///
+/// with `Content-Type: application/json`. (Requests too large for the rules
+/// to read whole are answered 414 or 431 before the limiter is asked, not
+/// through [`MakeResponse`]; see [`TooLarge`](crate::extract::TooLarge).)
+/// The message stays generic on purpose: it never says how many attempts
+/// are left.
+///
+/// Replace it with anything implementing this trait, such as a closure
+/// `Fn(&Verdict) -> http::Response<Bytes>`. Whatever it answers, the layer
+/// then adds `Retry-After` when missing and the `RateLimit-Policy` /
+/// `RateLimit` headers (see [`headers`](crate::headers)).
+///
+/// # Examples
+///
+/// ```
+/// use bytes::Bytes;
+/// use ratelimit_core::{Outcome, Verdict};
+/// use ratelimit_tower::RateLimitLayer;
+///
+/// let layer = RateLimitLayer::from_json_str(r#"[{"id": "all", "expression": "true",
+///     "algorithm": "fixed_window", "limit": 100, "period": "1m", "key": ["ip"]}]"#)
+///     .unwrap()
+///     .make_response(|v: &Verdict| {
+///         let status = match v.outcome {
+///             Outcome::Limited => 429,
+///             Outcome::BadRequest => 400,
+///             _ => 503,
+///         };
+///         http::Response::builder()
+///             .status(status)
+///             .body(Bytes::from_static(b"slow down"))
+///             .unwrap_or_default()
+///     });
+/// # let _ = layer;
+/// ```
 pub trait MakeResponse {
     /// The response for `verdict`.
     fn make_response(&self, verdict: &Verdict) -> Response<Bytes>;
@@ -66,7 +67,8 @@ where
     }
 }
 
-/// The default answers, with small JSON bodies.
+/// The default answers, with small JSON bodies (the table is at
+/// [`MakeResponse`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct JsonResponse;
 
