@@ -10,7 +10,7 @@ use ratelimit_core::Limiter;
 use tower_layer::Layer;
 
 use crate::key_extractor::KeyParts;
-use crate::make_response::Counters;
+use crate::observe::Counters;
 use crate::shared::Shared;
 use crate::{
     JsonResponse, KeyExtractor, LoadError, RateLimit, RequestExtractor, TrustedProxies,

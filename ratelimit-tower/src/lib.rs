@@ -140,6 +140,7 @@ mod make_response;
 mod meter;
 mod metric_catalog;
 mod missing_peer;
+mod observe;
 mod per_ip;
 pub mod proxy;
 mod service;
@@ -156,9 +157,9 @@ pub use extract::{HttpView, RequestExtractor, TooLarge, ViewerHeaders};
 pub use future::ResponseFuture;
 pub use key_extractor::{KeyExtractor, RequestHead};
 pub use layer::RateLimitLayer;
+pub use make_response::{JsonResponse, MakeResponse};
 pub use metric_catalog::{describe_metrics, METRICS};
 pub use proxy::{ForwardedHeader, TrustedProxies};
-pub use make_response::{JsonResponse, MakeResponse};
 pub use service::RateLimit;
 
 pub use ratelimit_core;

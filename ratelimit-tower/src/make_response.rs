@@ -137,61 +137,6 @@ fn limited_body(secs: u64) -> Bytes {
     Bytes::from(body)
 }
 
-/// The layer's `metrics` counters, registered once when the layer wraps a
-/// service (install the application's recorder before that).
-#[derive(Debug)]
-pub(crate) struct Counters {
-    /// `ratelimit_decisions_total{outcome}`: forward, limited, unavailable,
-    /// bad_request, other.
-    decisions: [metrics::Counter; 5],
-    /// `ratelimit_responses_total{status_class}`: 1xx to 5xx.
-    responses: [metrics::Counter; 5],
-}
-
-impl Counters {
-    pub(crate) fn new() -> Self {
-        let outcomes = ["forward", "limited", "unavailable", "bad_request", "other"];
-        let classes = ["1xx", "2xx", "3xx", "4xx", "5xx"];
-        Self {
-            decisions: outcomes
-                .map(|o| metrics::counter!("ratelimit_decisions_total", "outcome" => o)),
-            responses: classes
-                .map(|c| metrics::counter!("ratelimit_responses_total", "status_class" => c)),
-        }
-    }
-
-    pub(crate) fn decision(&self, outcome: Outcome) {
-        let i = match outcome {
-            Outcome::Forward => 0,
-            Outcome::Limited => 1,
-            Outcome::Unavailable => 2,
-            Outcome::BadRequest => 3,
-            _ => 4,
-        };
-        self.decisions[i].increment(1);
-    }
-
-    pub(crate) fn response(&self, status: StatusCode) {
-        self.responses[class_index(status)].increment(1);
-    }
-}
-
-/// The status class of `status` as an index: 1xx is 0, ..., 5xx is 4.
-pub(crate) fn class_index(status: StatusCode) -> usize {
-    (status.as_u16() / 100).clamp(1, 5) as usize - 1
-}
-
-/// The label of an outcome.
-pub(crate) fn outcome_label(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::Forward => "forward",
-        Outcome::Limited => "limited",
-        Outcome::Unavailable => "unavailable",
-        Outcome::BadRequest => "bad_request",
-        _ => "other",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,13 +156,5 @@ mod tests {
             assert_eq!(body, limited_body(secs));
             assert_eq!(retry_after, HeaderValue::from(secs));
         }
-    }
-
-    #[test]
-    fn status_classes() {
-        assert_eq!(class_index(StatusCode::OK), 1);
-        assert_eq!(class_index(StatusCode::TOO_MANY_REQUESTS), 3);
-        assert_eq!(class_index(StatusCode::BAD_GATEWAY), 4);
-        assert_eq!(class_index(StatusCode::CONTINUE), 0);
     }
 }

@@ -9,10 +9,11 @@ use ratelimit_core::{Limiter, Outcome, RequestView};
 use tower_service::Service;
 use tracing::Span;
 
+use crate::answer::{charge_for, After, Own};
 use crate::extract::find_peer;
 use crate::future::ResponseFuture;
+use crate::observe::observe;
 use crate::shared::Shared;
-use crate::answer::{charge_for, observe, After, Own};
 use crate::{JsonResponse, MakeResponse, ResponseBody, TooLarge};
 
 /// Rate-limits the requests of the inner service `S`.
@@ -124,7 +125,7 @@ where
                         method = %view.method(),
                         path = %view.path(),
                         outcome = tracing::field::Empty,
-                        // OpenTelemetry attributes (`answer::observe`).
+                        // OpenTelemetry attributes (`observe::observe`).
                         ratelimit.key = tracing::field::Empty,
                         ratelimit.allowed = tracing::field::Empty,
                         ratelimit.remaining = tracing::field::Empty,
@@ -148,7 +149,7 @@ where
                 return ResponseFuture::checking(check, req, &mut self.inner, shared, span);
             }
         };
-        observe(shared, span.as_deref(), &verdict);
+        observe(&shared.counters, span.as_deref(), &verdict);
         if verdict.outcome != Outcome::Forward {
             drop(entered);
             return ResponseFuture::refused(verdict, shared.clone(), span);

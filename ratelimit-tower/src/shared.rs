@@ -5,7 +5,7 @@
 use ratelimit_core::Limiter;
 
 use crate::key_extractor::KeyParts;
-use crate::make_response::Counters;
+use crate::observe::Counters;
 use crate::RequestExtractor;
 
 /// What every clone of the service shares.

@@ -161,14 +161,15 @@ async fn an_extractor_reads_the_headers_and_extensions_once_per_request() {
         Some(format!("{user}@{team}"))
     };
     let layer = layer(rules, &clock).max_uri_bytes(64).key_part("who", who);
-    let app = Router::new().route("/", get(ok)).layer(layer).layer(
-        axum::middleware::from_fn(
+    let app = Router::new()
+        .route("/", get(ok))
+        .layer(layer)
+        .layer(axum::middleware::from_fn(
             |mut req: axum::extract::Request, next: axum::middleware::Next| async move {
                 req.extensions_mut().insert(User("ann"));
                 next.run(req).await
             },
-        ),
-    );
+        ));
     let team = |t: &'static str| [("x-team", t)];
     assert_eq!(call(&app, "192.0.2.1", "/", &team("red")).await, 200);
     assert_eq!(
