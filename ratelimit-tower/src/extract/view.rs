@@ -327,11 +327,14 @@ impl RequestView for HttpView<'_> {
     }
 
     fn app_value(&self, name: &str) -> Option<&str> {
-        self.derived
-            .iter()
-            .chain(self.app_values())
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+        let named = |(n, _): &&(String, String)| n == name;
+        let (_, value) = match self.derived.iter().find(named) {
+            Some(derived) => derived,
+            // The extension is looked up only when no key extractor gave
+            // the value.
+            None => self.app_values().iter().find(named)?,
+        };
+        Some(value)
     }
 
     fn cost(&self) -> Option<u64> {
