@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 pub use crate::algorithm::CheckMode;
-use crate::algorithm::{CheckQuota, Decision};
+use crate::algorithm::{Algorithm, CheckQuota, Decision};
 use crate::rules::Rule;
 use crate::KeyDigest;
 
@@ -18,12 +18,18 @@ pub(crate) use crate::state_key::state_key_with;
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// One rule's check of one subject.
+/// One rule's check of one subject: everything a backend reads to answer
+/// it (the algorithm, the quota, the penalty, the distinct bit, the mode,
+/// where the state lives), so that a backend never looks into the rule.
+/// A store of states answers it with [`store::step`](crate::store::step).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Check {
-    /// The rule.
-    pub rule: Arc<Rule>,
+    /// The rule, for the limiter's own bookkeeping (fail mode, caches):
+    /// backends read the fields below and [`Check::rule_id`].
+    pub(crate) rule: Arc<Rule>,
+    /// The rule's algorithm.
+    pub algorithm: Algorithm,
     /// Where the subject's state lives: the rule's id, algorithm, period and
     /// `distinct_of`, so that changing any of them starts fresh.
     pub namespace: Arc<str>,
@@ -63,6 +69,7 @@ impl Check {
     ) -> Self {
         let state_key = state_key(&namespace, &subject);
         Self {
+            algorithm: rule.algorithm,
             rule,
             namespace_digest: namespace_digest(&namespace),
             namespace,
@@ -73,6 +80,11 @@ impl Check {
             bit,
             mode: CheckMode::Count,
         }
+    }
+
+    /// The rule's id, for messages (`rule login: ...`).
+    pub fn rule_id(&self) -> &str {
+        &self.rule.id
     }
 
     /// The same check in `mode`.
