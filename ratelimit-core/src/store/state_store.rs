@@ -140,7 +140,7 @@ impl<S: StateStore> StoreBackend<S> {
 
 /// The error answering a mode the rule's algorithm does not support.
 #[cold]
-fn unsupported_mode(c: &Check) -> BackendError {
+pub(super) fn unsupported_mode(c: &Check) -> BackendError {
     BackendError::new(
         BackendErrorKind::Unsupported,
         format!(
