@@ -1,6 +1,11 @@
 //! The backend seam: one batch with all of a request's checks, answered at
 //! once. The in-memory store implements it in process; the Valkey backend
 //! implements it with one pipelined round trip.
+//!
+//! A backend that only keeps states implements the smaller seam below
+//! this one instead, [`StateStore`](crate::store::StateStore), and is a
+//! [`StoreBackend`](crate::store::StoreBackend): the algorithms come with
+//! it (see [`store`](crate::store#writing-a-backend)).
 
 use std::fmt;
 use std::future::Future;

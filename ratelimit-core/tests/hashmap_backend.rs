@@ -2,8 +2,8 @@
 //! made a [`Backend`] by [`StoreBackend`], which runs the core's algorithms
 //! (`store::step`) on each check's state. It passes the whole
 //! backend-generic suite (`ratelimit_testkit::scenarios!`), as the
-//! in-memory and Valkey backends do. The guide's backend chapter walks
-//! through it.
+//! in-memory and Valkey backends do. The `store` module's docs ("Writing a
+//! backend") and DEVELOPERS.md ("Adding a backend") walk through it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

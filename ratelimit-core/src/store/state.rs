@@ -124,7 +124,7 @@ pub fn step(check: &Check, now_ms: u64, state: Option<&State>) -> (Decision, Opt
 /// remaining budget, the reset, and the end of a penalty (a blocked
 /// subject is refused). What [`Backend::peek`](crate::backend::Backend::peek)
 /// answers.
-pub fn peek(check: &Check, now_ms: u64, state: Option<&State>) -> Decision {
+pub(crate) fn peek(check: &Check, now_ms: u64, state: Option<&State>) -> Decision {
     let (algorithm, q) = (check.algorithm, &check.quota);
     match state {
         Some(s) => s.subject.peek(algorithm, now_ms, q),
