@@ -131,3 +131,7 @@ pub(crate) fn peek(check: &Check, now_ms: u64, state: Option<&State>) -> Decisio
         None => SubjectState::new(algorithm).peek(algorithm, now_ms, q),
     }
 }
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;
