@@ -2,10 +2,30 @@
 //! once. The in-memory store implements it in process; the Valkey backend
 //! implements it with one pipelined round trip.
 //!
-//! A backend that only keeps states implements the smaller seam below
-//! this one instead, [`StateStore`](crate::store::StateStore), and is a
-//! [`StoreBackend`](crate::store::StoreBackend): the algorithms come with
-//! it (see [`store`](crate::store#writing-a-backend)).
+//! # Writing a backend
+//!
+//! A backend that keeps states (a map, an embedded database, shared
+//! memory) needs no algorithm of its own:
+//!
+//! 1. implement [`StateStore`] on your store: `measure_and_replace` runs a
+//!    function on one key's [`State`] and keeps what it returns, under the
+//!    key's lock; `remove` forgets a key;
+//! 2. wrap it in a [`StoreBackend`], which is a [`Backend`]: every check
+//!    is [`step`] on its subject's state (the five algorithms, counting,
+//!    probing and charging, the penalty), `peek` and `reset` included;
+//! 3. give it to the limiter (`Limiter::builder(rules).backend(...)`), and
+//!    run the backend-generic suite on it (`ratelimit_testkit::scenarios!`).
+//!
+//! `ratelimit-core/tests/hashmap_backend.rs` is such a backend, over a
+//! `Mutex<HashMap>`, in under 70 lines, and passes the whole suite. A state
+//! past its [`expires_at_ms`](State::expires_at_ms) answers as none: a
+//! store may drop it then (a TTL). The in-memory backend is a
+//! [`StoreBackend`] too, over packed states.
+//!
+//! A backend that computes the algorithms elsewhere (the Valkey backend
+//! runs Lua scripts next to the data, one round trip a request)
+//! implements [`Backend`] itself, and reads what a check needs from the
+//! [`Check`]: its algorithm, quota, penalty, bit and mode.
 
 use std::fmt;
 use std::future::Future;
@@ -19,6 +39,7 @@ use crate::KeyDigest;
 
 pub use crate::state_key::state_key;
 pub(crate) use crate::state_key::state_key_with;
+pub use crate::store::{step, State, StateStore, StoreBackend};
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -26,7 +47,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// One rule's check of one subject: everything a backend reads to answer
 /// it (the algorithm, the quota, the penalty, the distinct bit, the mode,
 /// where the state lives), so that a backend never looks into the rule.
-/// A store of states answers it with [`store::step`](crate::store::step).
+/// A store of states answers it with [`step`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Check {

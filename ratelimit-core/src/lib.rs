@@ -59,7 +59,7 @@
 //! | [`keys`] | the subject digest a rule gives a request (for tools that cross-check stored keys) |
 //! | [`limiter`] | the request pipeline: selection, penalties, fail modes, verdicts, publishing, peek/reset, temporary rules |
 //! | [`backend`] | the seam a shared-state backend implements ([`backend::Backend`]) |
-//! | [`store`] | the store seam a backend that keeps states implements ([`store::StateStore`], [`store::step`]) and the bounded in-memory backend built on it |
+//! | [`store`] | the bounded in-memory backend |
 //! | [`penalty_cache`] | the bounded local penalty cache, as [`Limiter::penalty_cache`] shows it |
 //! | [`backstop`] | the per-IP backstop's settings ([`LimiterBuilder::backstop`]) |
 //! | [`stats`] | per-rule and limiter counters |

@@ -2,14 +2,13 @@
 //! made a [`Backend`] by [`StoreBackend`], which runs the core's algorithms
 //! (`store::step`) on each check's state. It passes the whole
 //! backend-generic suite (`ratelimit_testkit::scenarios!`), as the
-//! in-memory and Valkey backends do. The `store` module's docs ("Writing a
+//! in-memory and Valkey backends do. The `backend` module's docs ("Writing a
 //! backend") and DEVELOPERS.md ("Adding a backend") walk through it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use ratelimit_core::backend::Backend;
-use ratelimit_core::store::{State, StateStore, StoreBackend};
+use ratelimit_core::backend::{Backend, State, StateStore, StoreBackend};
 use ratelimit_core::KeyDigest;
 use ratelimit_testkit::scenarios::{Backends, Outage, Probe};
 

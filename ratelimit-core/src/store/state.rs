@@ -23,7 +23,7 @@ use crate::backend::Check;
 /// ```
 /// use ratelimit_core::backend::{namespace, Check};
 /// use ratelimit_core::rules::RuleBuilder;
-/// use ratelimit_core::store::step;
+/// use ratelimit_core::backend::step;
 /// use ratelimit_core::HashKey;
 /// use std::sync::Arc;
 /// use std::time::Duration;

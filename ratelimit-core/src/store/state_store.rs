@@ -27,7 +27,7 @@ use crate::{HashKey, KeyDigest};
 /// [`StoreBackend`].
 ///
 /// ```
-/// use ratelimit_core::store::{State, StateStore, StoreBackend};
+/// use ratelimit_core::backend::{State, StateStore, StoreBackend};
 /// use ratelimit_core::KeyDigest;
 /// use std::collections::HashMap;
 /// use std::sync::Mutex;
