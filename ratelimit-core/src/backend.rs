@@ -35,11 +35,11 @@ use std::sync::Arc;
 pub use crate::algorithm::CheckMode;
 use crate::algorithm::{Algorithm, CheckQuota, Decision};
 use crate::rules::Rule;
+pub use crate::store::{step, State, StateStore, StoreBackend};
 use crate::KeyDigest;
 
 pub use crate::state_key::state_key;
 pub(crate) use crate::state_key::state_key_with;
-pub use crate::store::{step, State, StateStore, StoreBackend};
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
