@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::algorithm::CheckMode;
 use crate::algorithm::{CheckQuota, Decision};
+use crate::store::State;
 
 const T0: u64 = 1_767_225_600_000;
 
