@@ -133,5 +133,4 @@ pub(crate) fn peek(check: &Check, now_ms: u64, state: Option<&State>) -> Decisio
 }
 
 #[cfg(test)]
-#[path = "state_tests.rs"]
 mod tests;

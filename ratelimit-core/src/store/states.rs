@@ -313,7 +313,6 @@ impl States {
     }
 }
 
-#[path = "states_replace.rs"]
 mod replace;
 
 #[cfg(test)]
