@@ -5,7 +5,7 @@
 //! listener of its own: the axum app serves `/metrics`) before the limiter
 //! is built, so every rule's counters are registered; histogram buckets for
 //! the Valkey round trips; the state gauges set at each scrape
-//! (`ratelimit_core::set_state_gauges`); the `ratelimit-admin` router
+//! (`Limiter::set_state_gauges`); the `ratelimit-admin` router
 //! nested at `/admin` behind a `route_layer` that lets only an operator's
 //! bearer token through. Rules: `examples/rules/operators.json` (a login
 //! rule with a penalty, a log rule on `/search`, a fail-closed rule on
@@ -55,7 +55,7 @@ fn install_recorder() -> Result<PrometheusHandle, Box<dyn std::error::Error>> {
         .install_recorder()?;
     // Each crate describes the metrics it emits (`ratelimit_admin::describe_metrics`
     // would describe every crate's).
-    ratelimit_core::describe_metrics();
+    ratelimit_core::Metric::describe(ratelimit_core::Metric::CORE);
     ratelimit_tower::describe_metrics();
     ratelimit_valkey::describe_metrics();
     // Histograms keep their recent samples until upkeep drains them.
@@ -78,7 +78,7 @@ struct Scrape {
 
 /// `GET /metrics`: the state gauges, then the text format.
 async fn metrics(State(s): State<Scrape>) -> Response {
-    ratelimit_core::set_state_gauges(&s.limiter);
+    s.limiter.set_state_gauges();
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         s.handle.render(),

@@ -284,7 +284,7 @@ async fn do_rollback(p: &Post<'_>) -> Response {
     let history = match p
         .st
         .control
-        .history(ratelimit_core::control::HISTORY_LEN)
+        .history(ratelimit_core::control::Published::HISTORY_LEN)
         .await
     {
         Ok(h) => h,

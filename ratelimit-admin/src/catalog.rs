@@ -1,7 +1,7 @@
 //! Every metric the workspace's crates emit, with its labels and meaning.
 //!
 //! Each crate keeps the catalogue of what it emits next to the code that
-//! emits it (`ratelimit_core::METRICS`, `ratelimit_tower::METRICS`,
+//! emits it (`ratelimit_core::Metric::CORE`, `ratelimit_tower::METRICS`,
 //! `ratelimit_nginx::METRICS`, `ratelimit_valkey::METRICS`), with its own
 //! `describe_metrics`, so a service that wants only Prometheus needs only
 //! the crates it uses. [`METRICS`] is their union, the list
@@ -12,7 +12,7 @@ pub use ratelimit_core::{Metric, MetricKind as Kind};
 
 /// The crates' catalogues, those of the crates whose feature is on.
 const PARTS: &[&[Metric]] = &[
-    ratelimit_core::METRICS,
+    ratelimit_core::Metric::CORE,
     #[cfg(feature = "tower")]
     ratelimit_tower::METRICS,
     #[cfg(feature = "nginx")]
@@ -55,7 +55,7 @@ pub const METRICS: &[Metric] = &concat();
 /// at 0, so that they are scraped (and `rate()` and alerts work) before
 /// their first event: call it once, after installing the recorder. A
 /// service without the admin page calls each crate's `describe_metrics`
-/// instead (`ratelimit_core::describe_metrics` and so on).
+/// instead (`ratelimit_core::Metric::describe(Metric::CORE)`, `ratelimit_tower::describe_metrics` and so on).
 ///
 /// # Examples
 ///
@@ -65,7 +65,7 @@ pub const METRICS: &[Metric] = &concat();
 /// assert!(ratelimit_admin::METRICS.iter().all(|m| m.name.starts_with("ratelimit_")));
 /// ```
 pub fn describe_metrics() {
-    ratelimit_core::describe_catalogue(METRICS);
+    ratelimit_core::Metric::describe(METRICS);
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! published version and its history, and the instances with what each
 //! runs.
 
-use ratelimit_core::control::{Control, FleetView, Published, HISTORY_LEN};
+use ratelimit_core::control::{Control, FleetView, Published};
 use ratelimit_core::limiter::Event;
 
 use crate::snapshot::{Snapshot, TopRow};
@@ -29,7 +29,10 @@ impl Fleet {
     /// Reads `control`; a control that does not answer shows as such.
     pub(crate) async fn read(control: &dyn Control) -> Self {
         let view = control.fleet().await.map_err(|e| e.to_string());
-        let history = control.history(HISTORY_LEN).await.unwrap_or_default();
+        let history = control
+            .history(Published::HISTORY_LEN)
+            .await
+            .unwrap_or_default();
         Self { view, history }
     }
 

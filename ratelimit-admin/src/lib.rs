@@ -91,8 +91,6 @@ use ratelimit_core::control::{Control, MemoryControl};
 use ratelimit_core::Limiter;
 
 pub use catalog::{describe_metrics, Kind, Metric, METRICS};
-/// The state gauges, set at each scrape: `ratelimit-core`'s, re-exported.
-pub use ratelimit_core::set_state_gauges;
 
 /// The admin page of one limiter. Build the router with [`Admin::router`].
 #[derive(Debug, Clone)]

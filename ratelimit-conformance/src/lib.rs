@@ -37,7 +37,6 @@ use std::sync::Arc;
 
 use ratelimit_core::backend::Backend;
 use ratelimit_core::backend::MemoryBackend;
-use ratelimit_core::control::StaticFleet;
 use ratelimit_core::{Limiter, ManualClock};
 
 /// The result of one case.
@@ -92,7 +91,7 @@ pub async fn run_memory_via(case: &Case, via: Via) -> Verdict {
             Limiter::builder(rules.clone())
                 .clock(clock.clone())
                 .backend_arc(store.clone())
-                .fleet_size(StaticFleet(case.fleet_size.unwrap_or(1)))
+                .fleet_size(case.fleet_size.unwrap_or(1))
                 .build()
         })
         .collect();

@@ -1,7 +1,7 @@
 //! Playing one case: every step, every expectation, and the invariants that
 //! hold on every case.
 
-use ratelimit_core::control::{check_set, SCHEMA};
+use ratelimit_core::control::Published;
 use ratelimit_core::rules::{RuleError, RuleSet};
 
 use crate::case::{Case, Expect, Step, ORIGIN_MS};
@@ -94,7 +94,7 @@ async fn play_step<H: Harness>(n: usize, step: &Step, h: &mut H) -> Result<(), S
         if !alone || step.repeat.is_some() || step.every.is_some() || step.instance.is_some() {
             return Err(format!("step {n}: publish goes alone"));
         }
-        let set = check_set(&rules.to_string(), SCHEMA)
+        let set = Published::check_set(&rules.to_string(), Published::SCHEMA)
             .map_err(|e| format!("step {n}: publish refused: {e}"))?;
         return h.publish(set).map_err(|e| format!("step {n}: {e}"));
     }

@@ -6,7 +6,6 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use ratelimit_core::control::StaticFleet;
 use ratelimit_core::{Limiter, ManualClock};
 use ratelimit_testkit::valkey::{ChaosProxy, ProxyMode, ValkeyServer};
 use ratelimit_valkey::ValkeyBackend;
@@ -82,7 +81,7 @@ impl ValkeyEnv {
                 Limiter::builder(rules.clone())
                     .clock(clock.clone())
                     .backend(backend)
-                    .fleet_size(StaticFleet(case.fleet_size.unwrap_or(1)))
+                    .fleet_size(case.fleet_size.unwrap_or(1))
                     .build(),
             );
         }

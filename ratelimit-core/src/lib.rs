@@ -66,8 +66,8 @@
 //! ([`Clock`], [`ManualClock`], [`SystemClock`], `TokioClock`), the keyed
 //! hash ([`HashKey`], [`KeyDigest`]), match expressions ([`Expression`], a
 //! subset of the Cloudflare rules language) and networks ([`Cidr`]), the
-//! metric catalogue ([`METRICS`], [`describe_metrics`],
-//! [`set_state_gauges`]), and the types most programs name: [`RuleSet`],
+//! metric catalogue ([`Metric::CORE`], [`Metric::describe`]; the state
+//! gauges are [`Limiter::set_state_gauges`]), and the types most programs name: [`RuleSet`],
 //! [`Limiter`], [`MemoryBackend`].
 //!
 //! # Minimum supported Rust version
@@ -118,9 +118,8 @@ pub use clock::TokioClock;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use expr::{ExprError, Expression};
 pub use hash::{HashKey, KeyDigest};
-pub use metric_catalog::{describe_metrics, Metric, MetricKind, METRICS};
+pub use metric_catalog::{Metric, MetricKind};
 pub use request::RequestAttrs;
-pub use state_gauges::set_state_gauges;
 pub use verdict::{Outcome, Verdict};
 pub use view::{RequestView, ViewerFact};
 
@@ -134,9 +133,7 @@ pub use limiter::{Limiter, LimiterBuilder};
 pub use rules::{Rule, RuleBuilder, RuleError, RuleSet};
 
 // Plumbing the workspace's other crates share, not part of the documented
-// API: each crate's metric catalogue registered the same way, and the host
-// and path normalization `ratelimit-nginx` mirrors in its keys.
-#[doc(hidden)]
-pub use metric_catalog::describe_catalogue;
+// API: the host and path normalization `ratelimit-nginx` mirrors in its
+// keys.
 #[doc(hidden)]
 pub use normalize::{normalize_host, normalize_path};

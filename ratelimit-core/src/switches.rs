@@ -74,13 +74,17 @@ pub trait FleetSize: Debug + Send + Sync + 'static {
     fn fleet_size(&self) -> u64;
 }
 
-/// A fixed expected count (`EXPECTED_REPLICAS`).
-#[derive(Debug, Clone, Copy)]
-pub struct StaticFleet(pub u64);
-
-impl FleetSize for StaticFleet {
+/// A fixed expected count (`EXPECTED_REPLICAS`): `0` counts as 1.
+///
+/// ```
+/// use ratelimit_core::control::FleetSize;
+///
+/// assert_eq!(4u64.fleet_size(), 4);
+/// assert_eq!(0u64.fleet_size(), 1);
+/// ```
+impl FleetSize for u64 {
     fn fleet_size(&self) -> u64 {
-        self.0.max(1)
+        (*self).max(1)
     }
 }
 

@@ -26,7 +26,7 @@ pub const METRICS: &[Metric] = &[
 
 /// Registers the help text of each of [`METRICS`] on the installed
 /// `metrics` recorder, and its counters without labels at 0
-/// (`ratelimit_core::describe_catalogue`): call it once, after installing
+/// ([`Metric::describe`](ratelimit_core::Metric::describe)): call it once, after installing
 /// the recorder.
 ///
 /// # Examples
@@ -37,5 +37,5 @@ pub const METRICS: &[Metric] = &[
 /// assert!(ratelimit_nginx::METRICS.iter().all(|m| m.source == "ratelimit-nginx"));
 /// ```
 pub fn describe_metrics() {
-    ratelimit_core::describe_catalogue(METRICS);
+    Metric::describe(METRICS);
 }

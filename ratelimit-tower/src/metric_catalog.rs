@@ -25,7 +25,7 @@ pub const METRICS: &[Metric] = &[
 
 /// Registers the help text of each of [`METRICS`] on the installed
 /// `metrics` recorder, and its counters without labels at 0
-/// (`ratelimit_core::describe_catalogue`): call it once, after installing
+/// ([`Metric::describe`](ratelimit_core::Metric::describe)): call it once, after installing
 /// the recorder.
 ///
 /// # Examples
@@ -36,5 +36,5 @@ pub const METRICS: &[Metric] = &[
 /// assert!(ratelimit_tower::METRICS.iter().all(|m| m.source == "ratelimit-tower"));
 /// ```
 pub fn describe_metrics() {
-    ratelimit_core::describe_catalogue(METRICS);
+    Metric::describe(METRICS);
 }

@@ -37,7 +37,7 @@ pub const METRICS: &[Metric] = &[
 
 /// Registers the help text of each of [`METRICS`] on the installed
 /// `metrics` recorder, and its counters without labels at 0
-/// (`ratelimit_core::describe_catalogue`): call it once, after installing
+/// ([`Metric::describe`](ratelimit_core::Metric::describe)): call it once, after installing
 /// the recorder.
 ///
 /// # Examples
@@ -48,5 +48,5 @@ pub const METRICS: &[Metric] = &[
 /// assert!(ratelimit_valkey::METRICS.iter().all(|m| m.source == "ratelimit-valkey"));
 /// ```
 pub fn describe_metrics() {
-    ratelimit_core::describe_catalogue(METRICS);
+    Metric::describe(METRICS);
 }

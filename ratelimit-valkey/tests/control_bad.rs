@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use control_common::{api_set, instance, wait_until, Instance};
-use ratelimit_core::control::{Control, ControlError, MAX_SET_BYTES};
+use ratelimit_core::control::{Control, ControlError, Published};
 use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{connect, ValkeyServer};
 use redis::aio::MultiplexedConnection;
@@ -75,7 +75,7 @@ async fn sets_written_by_hand_are_refused_with_a_reason_and_reported() {
     write_set(&mut conn, &prefix, &fields("1", "1", "{not json")).await;
     refused_by_all(&fleet, 1, "invalid JSON").await;
 
-    let big = format!("[{}]", " ".repeat(MAX_SET_BYTES));
+    let big = format!("[{}]", " ".repeat(Published::MAX_SET_BYTES));
     let big: &'static str = Box::leak(big.into_boxed_str());
     write_set(&mut conn, &prefix, &fields("2", "1", big)).await;
     refused_by_all(&fleet, 2, "over the limit").await;

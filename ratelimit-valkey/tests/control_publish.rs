@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use control_common::{api_set, fleet, wait_until};
 use ratelimit_core::control::FleetSize;
-use ratelimit_core::control::{Control, ControlError, SCHEMA};
+use ratelimit_core::control::{Control, ControlError, Published};
 use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{connect, ValkeyServer};
 
@@ -70,7 +70,7 @@ async fn a_publish_is_held_while_a_live_instance_reads_an_older_schema() {
     let old = format!(
         r#"{{"id": "edge-old", "running_version": 0, "schema": {}, "last_report_ms": 1,
             "refused": null, "rules": [], "top": []}}"#,
-        SCHEMA - 1
+        Published::SCHEMA - 1
     );
     let mut conn = connect(server.url()).await;
     let instances = format!("{prefix}control{{ctl}}:instances");
@@ -97,8 +97,8 @@ async fn a_publish_is_held_while_a_live_instance_reads_an_older_schema() {
     assert_eq!(
         err,
         ControlError::Held {
-            needs_schema: SCHEMA,
-            instances: vec![("edge-old".into(), SCHEMA - 1)],
+            needs_schema: Published::SCHEMA,
+            instances: vec![("edge-old".into(), Published::SCHEMA - 1)],
         }
     );
     assert!(err.to_string().contains("edge-old"), "{err}");

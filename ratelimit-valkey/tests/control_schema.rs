@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use control_common::{api_set, fleet, instance_reading, wait_until};
-use ratelimit_core::control::{Control, ControlError, SCHEMA};
+use ratelimit_core::control::{Control, ControlError, Published};
 use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{connect, ValkeyServer};
 
@@ -23,7 +23,14 @@ async fn a_set_refused_by_one_older_instance_is_reported_and_holds_the_next_publ
         .await
         .unwrap();
     // An older build joins after the publish (too late to hold it).
-    let old = instance_reading(server.url(), &prefix, "old", &api_set(3, "log"), SCHEMA - 1).await;
+    let old = instance_reading(
+        server.url(),
+        &prefix,
+        "old",
+        &api_set(3, "log"),
+        Published::SCHEMA - 1,
+    )
+    .await;
     wait_until(
         "the old instance refuses, the others run it",
         Duration::from_secs(3),
@@ -37,8 +44,9 @@ async fn a_set_refused_by_one_older_instance_is_reported_and_holds_the_next_publ
     assert_eq!(v, v1);
     assert!(
         why.contains(&format!(
-            "needs schema {SCHEMA}; this build reads schema {}",
-            SCHEMA - 1
+            "needs schema {}; this build reads schema {}",
+            Published::SCHEMA,
+            Published::SCHEMA - 1
         )),
         "{why}"
     );
@@ -63,8 +71,8 @@ async fn a_set_refused_by_one_older_instance_is_reported_and_holds_the_next_publ
     assert_eq!(
         held,
         ControlError::Held {
-            needs_schema: SCHEMA,
-            instances: vec![("old".into(), SCHEMA - 1)],
+            needs_schema: Published::SCHEMA,
+            instances: vec![("old".into(), Published::SCHEMA - 1)],
         }
     );
 

@@ -11,7 +11,6 @@ use ratelimit_core::algorithm::Decision;
 use ratelimit_core::backend::{
     Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckResult,
 };
-use ratelimit_core::control::StaticFleet;
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{HashKey, KeyDigest, Limiter};
 
@@ -94,7 +93,7 @@ impl Log {
         Limiter::builder(rules)
             .hash_key(HashKey::DEFAULT)
             .backend(Recorder::new(backend, instance, self.clone()))
-            .fleet_size(StaticFleet(fleet))
+            .fleet_size(fleet)
             .build()
     }
 

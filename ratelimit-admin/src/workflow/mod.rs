@@ -14,7 +14,7 @@
 
 pub(crate) mod phases;
 
-use ratelimit_core::control::MAX_SET_BYTES;
+use ratelimit_core::control::Published;
 use ratelimit_core::rules::{Action, RuleSet};
 use serde_json::{Map, Value};
 
@@ -89,10 +89,11 @@ fn id_of(r: &Map<String, Value>) -> &str {
 /// (errors name the rule and the field); new rules become `log`; a rule in
 /// `log` may not go straight to `block`.
 pub(crate) fn check(draft: &str, running: &RuleSet) -> Checked {
-    if draft.len() > MAX_SET_BYTES {
+    if draft.len() > Published::MAX_SET_BYTES {
         return Checked::error(format!(
-            "the set is {} bytes, more than the {MAX_SET_BYTES} a publish takes",
-            draft.len()
+            "the set is {} bytes, more than the {} a publish takes",
+            draft.len(),
+            Published::MAX_SET_BYTES
         ));
     }
     let mut rules = match rules_of(draft) {

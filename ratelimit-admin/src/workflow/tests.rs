@@ -59,7 +59,7 @@ fn a_set_that_does_not_load_names_the_rule_and_field() {
         let c = check(junk, &running());
         assert_eq!((c.json.is_none(), c.errors.len()), (true, 1), "{junk:?}");
     }
-    let huge = format!("[{}]", " ".repeat(MAX_SET_BYTES));
+    let huge = format!("[{}]", " ".repeat(Published::MAX_SET_BYTES));
     assert!(check(&huge, &running()).errors[0].contains("bytes"));
 }
 

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{MAX_SET_BYTES, SCHEMA};
+use super::Published;
 use crate::rules::RuleSet;
 
 /// Why a control action was refused.
@@ -55,38 +55,42 @@ impl fmt::Display for ControlError {
 
 impl std::error::Error for ControlError {}
 
-/// Checks a rule set before it is published or applied: at most
-/// [`MAX_SET_BYTES`], a schema this build reads, and a set that loads.
-///
-/// # Errors
-///
-/// [`ControlError::Invalid`] naming the size, the schema, or the rule id
-/// and field of the first error.
-///
-/// # Examples
-///
-/// ```
-/// use ratelimit_core::control::{check_set, ControlError, SCHEMA};
-///
-/// assert!(check_set("[]", SCHEMA).is_ok());
-/// let err = check_set("[]", SCHEMA + 1).unwrap_err();
-/// assert!(err.to_string().contains("schema 2"), "{err}");
-/// let err = check_set(r#"[{"id": "x"}]"#, SCHEMA).unwrap_err();
-/// assert!(err.to_string().contains("\"x\""), "{err}");
-/// ```
-pub fn check_set(json: &str, schema: u32) -> Result<RuleSet, ControlError> {
-    if json.len() > MAX_SET_BYTES {
-        return Err(ControlError::Invalid(format!(
-            "the rule set is {} bytes, over the limit of {MAX_SET_BYTES}",
-            json.len()
-        )));
+impl Published {
+    /// Checks a rule set before it is published or applied: at most
+    /// [`Published::MAX_SET_BYTES`], a schema this build reads, and a set that loads.
+    ///
+    /// # Errors
+    ///
+    /// [`ControlError::Invalid`] naming the size, the schema, or the rule id
+    /// and field of the first error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelimit_core::control::Published;
+    ///
+    /// assert!(Published::check_set("[]", Published::SCHEMA).is_ok());
+    /// let err = Published::check_set("[]", Published::SCHEMA + 1).unwrap_err();
+    /// assert!(err.to_string().contains("schema 2"), "{err}");
+    /// let err = Published::check_set(r#"[{"id": "x"}]"#, Published::SCHEMA).unwrap_err();
+    /// assert!(err.to_string().contains("\"x\""), "{err}");
+    /// ```
+    pub fn check_set(json: &str, schema: u32) -> Result<RuleSet, ControlError> {
+        if json.len() > Self::MAX_SET_BYTES {
+            return Err(ControlError::Invalid(format!(
+                "the rule set is {} bytes, over the limit of {}",
+                json.len(),
+                Self::MAX_SET_BYTES
+            )));
+        }
+        if schema > Self::SCHEMA {
+            return Err(ControlError::Invalid(format!(
+                "the rule set needs schema {schema}; this build reads schema {}",
+                Self::SCHEMA
+            )));
+        }
+        RuleSet::from_json(json).map_err(|e| ControlError::Invalid(e.to_string()))
     }
-    if schema > SCHEMA {
-        return Err(ControlError::Invalid(format!(
-            "the rule set needs schema {schema}; this build reads schema {SCHEMA}"
-        )));
-    }
-    RuleSet::from_json(json).map_err(|e| ControlError::Invalid(e.to_string()))
 }
 
 #[cfg(test)]
@@ -95,8 +99,8 @@ mod tests {
 
     #[test]
     fn an_oversized_set_is_refused_before_it_is_parsed() {
-        let json = format!("[{}]", " ".repeat(MAX_SET_BYTES));
-        let err = check_set(&json, SCHEMA).unwrap_err();
+        let json = format!("[{}]", " ".repeat(Published::MAX_SET_BYTES));
+        let err = Published::check_set(&json, Published::SCHEMA).unwrap_err();
         assert!(err.to_string().contains("over the limit"), "{err}");
     }
 

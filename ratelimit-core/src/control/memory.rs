@@ -4,8 +4,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use super::{
-    check_set, BoxFuture, Control, ControlError, FleetView, InstanceReport, Published, Switch,
-    SwitchState, HISTORY_LEN, SCHEMA,
+    BoxFuture, Control, ControlError, FleetView, InstanceReport, Published, Switch, SwitchState,
 };
 use crate::limiter::AdminError;
 use crate::{KeyDigest, Limiter};
@@ -75,7 +74,7 @@ impl MemoryControl {
         note: &str,
         annotations: BTreeMap<String, String>,
     ) -> Result<u64, ControlError> {
-        let set = check_set(json, SCHEMA)?;
+        let set = Published::check_set(json, Published::SCHEMA)?;
         let mut history = self.lock();
         let current = history.front().map_or(0, |p| p.version);
         if current != expected {
@@ -85,13 +84,13 @@ impl MemoryControl {
         let version = current + 1;
         history.push_front(Published {
             version,
-            schema: SCHEMA,
+            schema: Published::SCHEMA,
             json: json.to_owned(),
             note: note.to_owned(),
             at_ms: self.limiter.now_ms(),
             annotations,
         });
-        history.truncate(HISTORY_LEN);
+        history.truncate(Published::HISTORY_LEN);
         Ok(version)
     }
 }
@@ -204,13 +203,13 @@ mod tests {
     #[test]
     fn history_keeps_the_last_versions_newest_first() {
         let c = MemoryControl::new(Limiter::new(RuleSet::default()), "one");
-        for v in 0..(HISTORY_LEN as u64 + 5) {
+        for v in 0..(Published::HISTORY_LEN as u64 + 5) {
             block_on(c.publish(v, "[]", &v.to_string(), BTreeMap::new())).unwrap();
         }
         let h = block_on(c.history(100)).unwrap();
-        assert_eq!(h.len(), HISTORY_LEN);
-        assert_eq!(h[0].version, HISTORY_LEN as u64 + 5);
-        assert_eq!(h[HISTORY_LEN - 1].version, 6);
+        assert_eq!(h.len(), Published::HISTORY_LEN);
+        assert_eq!(h[0].version, Published::HISTORY_LEN as u64 + 5);
+        assert_eq!(h[Published::HISTORY_LEN - 1].version, 6);
     }
 
     #[test]

@@ -15,10 +15,10 @@
 //!   takes the version the caller started from and fails with
 //!   [`ControlError::Conflict`] (naming the version to start again from)
 //!   when another publish came first. Never a silent overwrite.
-//! - A set is validated with [`RuleSet::from_json`] before it is stored,
-//!   and refused when larger than [`MAX_SET_BYTES`].
+//! - A set is validated with [`Published::check_set`] ([`RuleSet::from_json`]) before it is stored,
+//!   and refused when larger than [`Published::MAX_SET_BYTES`].
 //! - A publish is held ([`ControlError::Held`]) while a live instance reads
-//!   an older [`SCHEMA`] than the set needs, naming those instances.
+//!   an older [`Published::SCHEMA`] than the set needs, naming those instances.
 //!
 //! # Examples
 //!
@@ -55,8 +55,8 @@ mod view;
 use std::collections::BTreeMap;
 
 pub use crate::backend::BoxFuture;
-pub use crate::switches::{FleetSize, SharedFleet, StaticFleet, Switches};
-pub use error::{check_set, ControlError};
+pub use crate::switches::{FleetSize, SharedFleet, Switches};
+pub use error::ControlError;
 pub use memory::MemoryControl;
 pub use report::{InstanceReport, RuleCounts, TopSubject};
 pub use view::{FleetView, Switch, SwitchState};
@@ -64,24 +64,12 @@ pub use view::{FleetView, Switch, SwitchState};
 #[cfg(doc)]
 use crate::{rules::RuleSet, Limiter};
 
-/// The rule-set schema this build reads. A set published by a build with a
-/// newer schema is refused by older instances (and held while they run);
-/// it goes up when the rule model gains a field an older build would
-/// refuse or misread.
-pub const SCHEMA: u32 = 1;
-
-/// The largest rule set (JSON bytes) the control accepts: 1 MiB.
-pub const MAX_SET_BYTES: usize = 1 << 20;
-
-/// How many published versions a control keeps for its history.
-pub const HISTORY_LEN: usize = 20;
-
 /// One published version of the rule set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Published {
     /// The version, from 1; 0 means nothing was published.
     pub version: u64,
-    /// The [`SCHEMA`] a reader needs.
+    /// The [`Published::SCHEMA`] a reader needs.
     pub schema: u32,
     /// The rule set, as JSON (empty when read without it).
     pub json: String,
@@ -93,6 +81,20 @@ pub struct Published {
     pub annotations: BTreeMap<String, String>,
 }
 
+impl Published {
+    /// The rule-set schema this build reads. A set published by a build
+    /// with a newer schema is refused by older instances (and held while
+    /// they run); it goes up when the rule model gains a field an older
+    /// build would refuse or misread.
+    pub const SCHEMA: u32 = 1;
+
+    /// The largest rule set (JSON bytes) the control accepts: 1 MiB.
+    pub const MAX_SET_BYTES: usize = 1 << 20;
+
+    /// How many published versions a control keeps for its history.
+    pub const HISTORY_LEN: usize = 20;
+}
+
 /// The fleet's control, as an operator's tool sees it.
 ///
 /// Every method acts on the whole fleet. See the [module](self) docs.
@@ -101,7 +103,7 @@ pub trait Control: std::fmt::Debug + Send + Sync {
     fn current(&self) -> BoxFuture<'_, Result<Option<Published>, ControlError>>;
 
     /// The last `limit` published versions, newest first (at most
-    /// [`HISTORY_LEN`] are kept).
+    /// [`Published::HISTORY_LEN`] are kept).
     fn history(&self, limit: usize) -> BoxFuture<'_, Result<Vec<Published>, ControlError>>;
 
     /// Publishes `json` as version `expected_version + 1`.

@@ -58,7 +58,7 @@ pub struct InstanceReport {
     pub id: String,
     /// The published version it runs (0: none yet, its start-up set).
     pub running_version: u64,
-    /// The [`SCHEMA`](super::SCHEMA) it reads.
+    /// The [`Published::SCHEMA`](super::Published::SCHEMA) it reads.
     pub schema: u32,
     /// When it reported, in milliseconds since the Unix epoch.
     pub last_report_ms: u64,
@@ -125,7 +125,7 @@ impl InstanceReport {
         InstanceReport {
             id: id.to_owned(),
             running_version,
-            schema: super::SCHEMA,
+            schema: super::Published::SCHEMA,
             last_report_ms: limiter.now_ms(),
             refused,
             rules,

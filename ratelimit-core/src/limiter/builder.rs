@@ -10,7 +10,7 @@ use crate::penalty_cache::{PenaltyCache, DEFAULT_PENALTY_CAPACITY};
 use crate::rules::RuleSet;
 use crate::stats::LimiterStats;
 use crate::store::MemoryBackend;
-use crate::switches::{FleetSize, StaticFleet, Switches};
+use crate::switches::{FleetSize, Switches};
 use crate::{Clock, HashKey, SystemClock};
 
 /// Builds a [`Limiter`]; every setting has a default.
@@ -58,7 +58,7 @@ impl LimiterBuilder {
             local_capacity: DEFAULT_LOCAL_CAPACITY,
             count_capacity: DEFAULT_LOCAL_CAPACITY,
             backstop: None,
-            fleet: Arc::new(StaticFleet(1)),
+            fleet: Arc::new(1u64),
             reports: false,
         }
     }
@@ -128,7 +128,9 @@ impl LimiterBuilder {
         self
     }
 
-    /// How many instances share the limits (a static 1 by default).
+    /// How many instances share the limits: a fixed `u64`, a
+    /// [`SharedFleet`](crate::control::SharedFleet) updated at run time, or
+    /// any [`FleetSize`] (a static 1 by default).
     pub fn fleet_size(mut self, fleet: impl FleetSize) -> Self {
         self.fleet = Arc::new(fleet);
         self

@@ -6,7 +6,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use ratelimit_core::backend::{namespace, state_key};
-use ratelimit_core::control::StaticFleet;
 use ratelimit_core::limiter::Event;
 use ratelimit_core::{Limiter, ManualClock, Outcome};
 
@@ -217,7 +216,7 @@ pub async fn a_charge_the_backend_cannot_take_goes_local_or_is_counted(b: &impl 
     let l = Limiter::builder(rules(&json))
         .clock(clock.clone())
         .backend_arc(backend)
-        .fleet_size(StaticFleet(2))
+        .fleet_size(2)
         .build();
     outage.set_down(true);
     let (o, lo) = (req("192.0.2.1", "/o"), req("192.0.2.1", "/l"));

@@ -1,6 +1,5 @@
 //! Fail modes with the backend down: `open`, `closed`, `local`.
 
-use ratelimit_core::control::StaticFleet;
 use ratelimit_core::limiter::Event;
 use ratelimit_core::{Limiter, ManualClock, Outcome};
 
@@ -78,7 +77,7 @@ pub async fn local_fail_mode_counts_limit_divided_by_fleet(b: &impl Backends) {
     )))
     .clock(ManualClock::new(T0))
     .backend_arc(backend)
-    .fleet_size(StaticFleet(4))
+    .fleet_size(4)
     .build();
     let r = req("192.0.2.1", "/");
     assert!(l.check(&r).await.is_forward());

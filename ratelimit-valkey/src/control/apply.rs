@@ -5,9 +5,7 @@
 use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ratelimit_core::control::{
-    check_set, ControlError, InstanceReport, SwitchState, MAX_SET_BYTES, SCHEMA,
-};
+use ratelimit_core::control::{ControlError, InstanceReport, Published, SwitchState};
 use ratelimit_core::Limiter;
 
 use super::codec::digest_of_hex;
@@ -106,9 +104,11 @@ impl ValkeyControl {
         if shared.lock().seen.as_ref() == Some(&seen) {
             return Ok(false);
         }
-        if json_len > MAX_SET_BYTES as u64 {
-            let why =
-                format!("the rule set is {json_len} bytes, over the limit of {MAX_SET_BYTES}");
+        if json_len > Published::MAX_SET_BYTES as u64 {
+            let why = format!(
+                "the rule set is {json_len} bytes, over the limit of {}",
+                Published::MAX_SET_BYTES
+            );
             return Ok(self.refuse(shared, seen, why));
         }
         // One read of the version with its set: a publish between the two
@@ -133,7 +133,7 @@ impl ValkeyControl {
             );
             return Ok(self.refuse(shared, seen, why));
         }
-        match check_set(json.as_deref().unwrap_or(""), schema.min(SCHEMA)) {
+        match Published::check_set(json.as_deref().unwrap_or(""), schema.min(Published::SCHEMA)) {
             Ok(set) => {
                 limiter.publish(set);
                 let mut a = shared.lock();

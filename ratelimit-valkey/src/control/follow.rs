@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use ratelimit_core::control::SharedFleet;
-use ratelimit_core::control::{ControlError, SCHEMA};
+use ratelimit_core::control::{ControlError, Published};
 use ratelimit_core::Limiter;
 use tokio::sync::Notify;
 
@@ -28,7 +28,7 @@ pub struct FollowConfig {
     /// after it applied a change).
     pub report_every: Duration,
     /// The rule-set schema this instance reads: the build's
-    /// [`SCHEMA`](ratelimit_core::control::SCHEMA) by default; a lower
+    /// [`Published::SCHEMA`](ratelimit_core::control::Published::SCHEMA) by default; a lower
     /// one makes it behave as an older build (refusing newer sets, holding
     /// publishes), to rehearse an upgrade.
     pub schema: u32,
@@ -45,7 +45,7 @@ impl FollowConfig {
             instance: instance.into(),
             poll: Duration::from_millis(500),
             report_every: Duration::from_secs(5),
-            schema: SCHEMA,
+            schema: Published::SCHEMA,
             fleet: SharedFleet::new(1),
         }
     }

@@ -3,8 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use ratelimit_core::control::{
-    check_set, BoxFuture, Control, ControlError, FleetView, Published, Switch, SwitchState,
-    HISTORY_LEN, SCHEMA,
+    BoxFuture, Control, ControlError, FleetView, Published, Switch, SwitchState,
 };
 use ratelimit_core::KeyDigest;
 
@@ -83,23 +82,23 @@ impl ValkeyControl {
         note: &str,
         annotations: BTreeMap<String, String>,
     ) -> Result<u64, ControlError> {
-        check_set(json, SCHEMA)?;
+        Published::check_set(json, Published::SCHEMA)?;
         let view = self.fleet_view().await?;
         let older: Vec<(String, u32)> = view
             .instances
             .iter()
-            .filter(|r| r.schema < SCHEMA)
+            .filter(|r| r.schema < Published::SCHEMA)
             .map(|r| (r.id.clone(), r.schema))
             .collect();
         if !older.is_empty() {
             return Err(ControlError::Held {
-                needs_schema: SCHEMA,
+                needs_schema: Published::SCHEMA,
                 instances: older,
             });
         }
-        let (expected_s, schema_s) = (expected.to_string(), SCHEMA.to_string());
+        let (expected_s, schema_s) = (expected.to_string(), Published::SCHEMA.to_string());
         let (ann, epoch) = (annotations_to_json(&annotations), random_hex(8)?);
-        let kept = HISTORY_LEN.to_string();
+        let kept = Published::HISTORY_LEN.to_string();
         let args: [&[u8]; 8] = [
             expected_s.as_bytes(),
             schema_s.as_bytes(),
@@ -123,7 +122,7 @@ impl ValkeyControl {
     }
 
     async fn history_of(&self, limit: usize) -> Result<Vec<Published>, ControlError> {
-        let n = limit.min(HISTORY_LEN);
+        let n = limit.min(Published::HISTORY_LEN);
         if n == 0 {
             return Ok(Vec::new());
         }

@@ -5,8 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+use ratelimit_core::control::Published;
 use ratelimit_core::control::SharedFleet;
-use ratelimit_core::control::SCHEMA;
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::Limiter;
 use ratelimit_valkey::control::{FollowConfig, Follower, ValkeyControl};
@@ -34,7 +34,7 @@ pub(crate) struct Instance {
 /// Starts instance `id` on `url` under `prefix`, running `start` until it
 /// follows a publish.
 pub(crate) async fn instance(url: &str, prefix: &str, id: &str, start: &str) -> Instance {
-    instance_reading(url, prefix, id, start, SCHEMA).await
+    instance_reading(url, prefix, id, start, Published::SCHEMA).await
 }
 
 /// [`instance`], reading rule-set schema `schema` (an older build's when
