@@ -16,9 +16,8 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use governor::{Quota as GovQuota, RateLimiter};
-use ratelimit_core::backend::namespace;
+use ratelimit_core::backend::Check;
 use ratelimit_core::backend::MemoryBackend;
-use ratelimit_core::backend::{state_key, Check};
 use ratelimit_core::rules::{Rule, RuleBuilder, RuleSet};
 use ratelimit_core::{HashKey, KeyDigest, Limiter, ManualClock, RequestAttrs};
 
@@ -41,7 +40,7 @@ fn rule(algorithm: &str) -> Rule {
 /// 16-byte digests (governor over its keys) and nothing else.
 fn checks(rule: &Rule, keys: u32) -> (Check, Vec<KeyDigest>) {
     let rule = Arc::new(rule.clone());
-    let ns: Arc<str> = namespace(&rule).into();
+    let ns: Arc<str> = Check::namespace_of(&rule).into();
     let subjects: Vec<KeyDigest> = (0..keys)
         .map(|i| HashKey::DEFAULT.digest(&i.to_le_bytes()))
         .collect();
@@ -53,7 +52,10 @@ fn checks(rule: &Rule, keys: u32) -> (Check, Vec<KeyDigest>) {
         None,
         None,
     );
-    let state_keys = subjects.iter().map(|s| state_key(&ns, s)).collect();
+    let state_keys = subjects
+        .iter()
+        .map(|s| Check::state_key_of(&ns, s))
+        .collect();
     (check, state_keys)
 }
 

@@ -18,9 +18,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ratelimit_core::backend::namespace;
+use ratelimit_core::backend::Check;
 use ratelimit_core::backend::MemoryBackend;
-use ratelimit_core::backend::{state_key, Check};
 use ratelimit_core::limiter::PenaltyCache;
 use ratelimit_core::rules::{Rule, RuleBuilder};
 use ratelimit_core::{HashKey, KeyDigest};
@@ -50,7 +49,7 @@ fn subject(i: u32) -> KeyDigest {
 /// bytes per subject held, and how many it holds.
 fn fill_store(rule: Rule, n: u32) -> (MemoryBackend, f64, usize, Duration) {
     let rule = Arc::new(rule);
-    let ns = namespace(&rule);
+    let ns = Check::namespace_of(&rule);
     let bit = rule.distinct_of.as_ref().map(|_| 7);
     let mut check = Check::new(
         rule.clone(),
@@ -65,7 +64,7 @@ fn fill_store(rule: Rule, n: u32) -> (MemoryBackend, f64, usize, Duration) {
     let store = MemoryBackend::with_capacity(n as usize);
     for i in 0..n {
         check.subject = subject(i);
-        check.state_key = state_key(&ns, &check.subject);
+        check.state_key = Check::state_key_of(&ns, &check.subject);
         let d = store.check_one(&check, T0 + u64::from(i % 1000));
         assert!(d.allowed);
     }

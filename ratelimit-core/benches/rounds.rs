@@ -14,9 +14,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use governor::{Quota as GovQuota, RateLimiter};
-use ratelimit_core::backend::namespace;
+use ratelimit_core::backend::Check;
 use ratelimit_core::backend::MemoryBackend;
-use ratelimit_core::backend::{state_key, Check};
 use ratelimit_core::rules::{Rule, RuleBuilder};
 use ratelimit_core::{HashKey, KeyDigest};
 
@@ -73,7 +72,7 @@ fn main() {
         let mut ours = Vec::new();
         for algorithm in ALGORITHMS.into_iter().filter(|a| wanted(a)) {
             let rule = Arc::new(rule(algorithm));
-            let ns: Arc<str> = namespace(&rule).into();
+            let ns: Arc<str> = Check::namespace_of(&rule).into();
             let check = Check::new(
                 rule.clone(),
                 ns.clone(),
@@ -82,7 +81,10 @@ fn main() {
                 None,
                 None,
             );
-            let state_keys: Vec<KeyDigest> = subjects.iter().map(|s| state_key(&ns, s)).collect();
+            let state_keys: Vec<KeyDigest> = subjects
+                .iter()
+                .map(|s| Check::state_key_of(&ns, s))
+                .collect();
             let store = MemoryBackend::with_capacity(200_000);
             let case = Case {
                 name: format!("{algorithm}/{n}"),

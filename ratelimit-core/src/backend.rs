@@ -11,7 +11,7 @@
 //!    function on one key's [`State`] and keeps what it returns, under the
 //!    key's lock; `remove` forgets a key;
 //! 2. wrap it in a [`StoreBackend`], which is a [`Backend`]: every check
-//!    is [`step`] on its subject's state (the five algorithms, counting,
+//!    is [`State::step`] on its subject's state (the five algorithms, counting,
 //!    probing and charging, the penalty), `peek` and `reset` included;
 //! 3. give it to the limiter (`Limiter::builder(rules).backend(...)`), and
 //!    run the backend-generic suite on it (`ratelimit_testkit::scenarios!`).
@@ -35,10 +35,9 @@ use std::sync::Arc;
 pub use crate::algorithm::CheckMode;
 use crate::algorithm::{Algorithm, CheckQuota, Decision};
 use crate::rules::Rule;
-pub use crate::store::{step, State, StateStore, StoreBackend};
+pub use crate::store::{State, StateStore, StoreBackend};
 use crate::KeyDigest;
 
-pub use crate::state_address::state_key;
 pub use crate::store::MemoryBackend;
 // The subject digest a rule gives a request under a known hash key: the
 // oracle of the workspace's tests that cross-check stored keys (a limiter's
@@ -53,7 +52,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// One rule's check of one subject: everything a backend reads to answer
 /// it (the algorithm, the quota, the penalty, the distinct bit, the mode,
 /// where the state lives), so that a backend never looks into the rule.
-/// A store of states answers it with [`step`].
+/// A store of states answers it with [`State::step`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Check {
@@ -65,14 +64,14 @@ pub struct Check {
     /// Where the subject's state lives: the rule's id, algorithm, period and
     /// `distinct_of`, so that changing any of them starts fresh.
     pub namespace: Arc<str>,
-    /// The digest of `namespace` (see [`namespace_digest`]), computed once
+    /// The digest of `namespace` (see [`Check::namespace_digest_of`]), computed once
     /// per published rule: backends that name a rule version's storage
     /// (the Valkey keys) take it from here instead of hashing per check.
     pub namespace_digest: KeyDigest,
     /// The subject (the digest of its key).
     pub subject: KeyDigest,
     /// The digest of (namespace, subject): where this subject of this rule
-    /// version is stored, see [`state_key`].
+    /// version is stored, see [`Check::state_key_of`].
     pub state_key: KeyDigest,
     /// The numbers, with this request's cost.
     pub quota: CheckQuota,
@@ -88,7 +87,7 @@ pub struct Check {
 
 impl Check {
     /// A check of `subject` under `rule`, its state stored under
-    /// `namespace` (see [`namespace()`]). Hashes the
+    /// `namespace` (see [`Check::namespace_of`]). Hashes the
     /// namespace; the limiter fills in the digests it derived when the rule
     /// set was published instead.
     pub fn new(
@@ -99,11 +98,11 @@ impl Check {
         penalty_ms: Option<u64>,
         bit: Option<u16>,
     ) -> Self {
-        let state_key = state_key(&namespace, &subject);
+        let state_key = Self::state_key_of(&namespace, &subject);
         Self {
             algorithm: rule.algorithm,
             rule,
-            namespace_digest: namespace_digest(&namespace),
+            namespace_digest: Self::namespace_digest_of(&namespace),
             namespace,
             subject,
             state_key,
@@ -125,45 +124,70 @@ impl Check {
         self.mode = mode;
         self
     }
-}
 
-/// The namespace of a rule's state: its id, algorithm, period and
-/// `distinct_of`, so that changing any of them starts fresh. With
-/// [`Check::new`] and [`state_key`], what a backend or a tool needs to
-/// build a check by hand or find a subject's stored state.
-///
-/// # Examples
-///
-/// ```
-/// use ratelimit_core::backend::namespace;
-/// use ratelimit_core::rules::RuleBuilder;
-/// use std::time::Duration;
-///
-/// let rule = RuleBuilder::new("login")
-///     .sliding_window(5, Duration::from_secs(60))
-///     .key(["ip"])
-///     .build()
-///     .unwrap();
-/// assert_eq!(namespace(&rule), "login:sw:60");
-/// ```
-pub fn namespace(rule: &Rule) -> String {
-    let mut ns = format!(
-        "{}:{}:{}",
-        rule.id,
-        rule.algorithm.tag(),
-        rule.period_ms / 1000
-    );
-    if let Some(d) = &rule.distinct_of {
-        ns.push(':');
-        ns.push_str(&d.to_string());
+    /// The namespace of a rule's state: its id, algorithm, period and
+    /// `distinct_of`, so that changing any of them starts fresh. With
+    /// [`Check::new`] and [`Check::state_key_of`], what a backend or a tool needs to
+    /// build a check by hand or find a subject's stored state.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelimit_core::backend::Check;
+    /// use ratelimit_core::rules::RuleBuilder;
+    /// use std::time::Duration;
+    ///
+    /// let rule = RuleBuilder::new("login")
+    ///     .sliding_window(5, Duration::from_secs(60))
+    ///     .key(["ip"])
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(Check::namespace_of(&rule), "login:sw:60");
+    /// ```
+    pub fn namespace_of(rule: &Rule) -> String {
+        let mut ns = format!(
+            "{}:{}:{}",
+            rule.id,
+            rule.algorithm.tag(),
+            rule.period_ms / 1000
+        );
+        if let Some(d) = &rule.distinct_of {
+            ns.push(':');
+            ns.push_str(&d.to_string());
+        }
+        ns
     }
-    ns
-}
 
-/// The digest naming a namespace's storage in a shared backend (computed
-/// once per published rule).
-pub fn namespace_digest(namespace: &str) -> KeyDigest {
-    crate::HashKey::DEFAULT.digest(namespace.as_bytes())
+    /// The digest naming a namespace's storage in a shared backend (computed
+    /// once per published rule).
+    pub fn namespace_digest_of(namespace: &str) -> KeyDigest {
+        crate::HashKey::DEFAULT.digest(namespace.as_bytes())
+    }
+
+    /// The key of (namespace, subject): one subject of one rule version.
+    ///
+    /// Where its state lives in this process (the in-memory store, the
+    /// penalty cache, the over-limit cache, the local fallback store);
+    /// shared backends name their keys after
+    /// [`namespace_digest_of`](Check::namespace_digest_of) and the subject
+    /// instead, so a state key never leaves the process and may change
+    /// between versions.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelimit_core::backend::Check;
+    /// use ratelimit_core::HashKey;
+    ///
+    /// let subject = HashKey::random().digest(b"203.0.113.7");
+    /// assert_ne!(
+    ///     Check::state_key_of("login:sw:60", &subject),
+    ///     Check::state_key_of("api:sw:60", &subject)
+    /// );
+    /// ```
+    pub fn state_key_of(namespace: &str, subject: &KeyDigest) -> KeyDigest {
+        crate::state_address::state_key(namespace, subject)
+    }
 }
 
 /// All of a request's checks.
@@ -263,14 +287,11 @@ impl fmt::Debug for BackendError {
 
 impl std::error::Error for BackendError {}
 
-/// The answer to one check.
-pub type CheckResult = Result<Decision, BackendError>;
-
 /// Where rules keep their shared state.
 pub trait Backend: fmt::Debug + Send + Sync + 'static {
     /// Answers every check of `batch`, in order, in one go. A check the
     /// backend could not answer is an `Err`; the others still count.
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>>;
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>>;
 
     /// Answers `batch` at once, without waiting, when this backend can (it
     /// does no I/O, as the in-memory store): the same answers
@@ -281,7 +302,7 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
     /// This lets the limiter decide a request without boxing a future or
     /// going through an async state: the request path of an in-process
     /// backend stays synchronous.
-    fn check_now(&self, batch: &Batch) -> Option<Vec<CheckResult>> {
+    fn check_now(&self, batch: &Batch) -> Option<Vec<Result<Decision, BackendError>>> {
         let _ = batch;
         None
     }
@@ -297,7 +318,11 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
     ///
     /// The default calls [`Backend::check_now`]; a backend that answers at
     /// once overrides this too to save the `Vec`.
-    fn check_now_each(&self, batch: &Batch, answer: &mut dyn FnMut(CheckResult)) -> bool {
+    fn check_now_each(
+        &self,
+        batch: &Batch,
+        answer: &mut dyn FnMut(Result<Decision, BackendError>),
+    ) -> bool {
         match self.check_now(batch) {
             Some(answers) => {
                 answers.into_iter().for_each(answer);
@@ -309,7 +334,11 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
 
     /// Reads a subject's state at `now_ms` without counting: remaining,
     /// reset time and the end of a penalty (`blocked_until_ms`).
-    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+    fn peek<'a>(
+        &'a self,
+        check: &'a Check,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Decision, BackendError>> {
         let _ = (check, now_ms);
         Box::pin(std::future::ready(Err(unsupported())))
     }
@@ -346,19 +375,27 @@ fn unsupported() -> BackendError {
 }
 
 impl<B: Backend + ?Sized> Backend for Arc<B> {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         (**self).check(batch)
     }
 
-    fn check_now(&self, batch: &Batch) -> Option<Vec<CheckResult>> {
+    fn check_now(&self, batch: &Batch) -> Option<Vec<Result<Decision, BackendError>>> {
         (**self).check_now(batch)
     }
 
-    fn check_now_each(&self, batch: &Batch, answer: &mut dyn FnMut(CheckResult)) -> bool {
+    fn check_now_each(
+        &self,
+        batch: &Batch,
+        answer: &mut dyn FnMut(Result<Decision, BackendError>),
+    ) -> bool {
         (**self).check_now_each(batch, answer)
     }
 
-    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+    fn peek<'a>(
+        &'a self,
+        check: &'a Check,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Decision, BackendError>> {
         (**self).peek(check, now_ms)
     }
 

@@ -57,7 +57,7 @@
 //! | [`limiter`] | the request pipeline ([`Limiter`]): selection, penalties, fail modes, verdicts and what they report, peek/reset, temporary rules, the per-rule counters, the penalty cache, the per-IP backstop |
 //! | [`keyed`] | the keyed API: any key, a rule or a quota in code, waiting (`until_ready`) |
 //! | [`control`] | the fleet's control: publish, the emergency switches, lifts, the registry, the fleet size ([`control::MemoryControl`] in one process) |
-//! | [`backend`] | the seam a shared-state backend implements ([`Backend`]), the store seam below it (a [`backend::StateStore`] answered by [`backend::step`] over [`backend::StoreBackend`]), the bounded in-memory backend ([`MemoryBackend`]), where a subject's state lives |
+//! | [`backend`] | the seam a shared-state backend implements ([`Backend`]), the store seam below it (a [`backend::StateStore`] answered by [`backend::State::step`] over [`backend::StoreBackend`]), the bounded in-memory backend ([`MemoryBackend`]), where a subject's state lives |
 //! | [`algorithm`] | the five algorithms and the penalty, pure integer functions |
 //! | [`guide`] | the user guide |
 //!

@@ -229,7 +229,6 @@ pub(crate) fn share_of(quota: CheckQuota, fleet: u64) -> CheckQuota {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::namespace;
     use crate::rules::RuleBuilder;
     use crate::HashKey;
     use std::time::Duration;
@@ -244,7 +243,7 @@ mod tests {
             .expect("rule");
         let rule = Arc::new(rule);
         let subject = HashKey::DEFAULT.digest(b"203.0.113.7");
-        let (ns, quota) = (namespace(&rule).into(), rule.quota(cost));
+        let (ns, quota) = (Check::namespace_of(&rule).into(), rule.quota(cost));
         Check::new(rule, ns, subject, quota, None, None).with_mode(mode)
     }
 

@@ -14,7 +14,7 @@ use crate::KeyDigest;
 /// Keys held by default.
 pub(crate) const DEFAULT_PENALTY_CAPACITY: usize = 100_000;
 
-/// Blocks by state key (see [`crate::backend::state_key`]), each until a time.
+/// Blocks by state key (see [`crate::backend::Check::state_key_of`]), each until a time.
 #[derive(Debug)]
 pub struct PenaltyCache {
     map: Sharded<u64>,

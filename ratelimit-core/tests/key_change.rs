@@ -7,10 +7,9 @@ use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use ratelimit_core::algorithm::Decision;
 use ratelimit_core::backend::MemoryBackend;
-use ratelimit_core::backend::{
-    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckResult,
-};
+use ratelimit_core::backend::{Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check};
 use ratelimit_core::keyed::Quota;
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{HashKey, Limiter, ManualClock, Outcome, RequestAttrs};
@@ -42,7 +41,7 @@ impl Rekeyed {
 }
 
 impl Backend for Rekeyed {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         if self.down.load(Ordering::SeqCst) {
             let e = BackendError::new(BackendErrorKind::Connection, "down");
             return Box::pin(std::future::ready(vec![Err(e); batch.checks.len()]));
@@ -50,7 +49,11 @@ impl Backend for Rekeyed {
         self.memory.check(batch)
     }
 
-    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+    fn peek<'a>(
+        &'a self,
+        check: &'a Check,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Decision, BackendError>> {
         self.memory.peek(check, now_ms)
     }
 

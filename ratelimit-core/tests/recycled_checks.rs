@@ -7,8 +7,9 @@ mod support;
 
 use std::sync::{Arc, Mutex};
 
+use ratelimit_core::algorithm::Decision;
 use ratelimit_core::backend::MemoryBackend;
-use ratelimit_core::backend::{Backend, Batch, BoxFuture, CheckResult};
+use ratelimit_core::backend::{Backend, BackendError, Batch, BoxFuture};
 use ratelimit_core::{HashKey, Limiter, ManualClock, Outcome};
 use support::{req, rules, T0};
 
@@ -31,12 +32,12 @@ impl Seen {
 }
 
 impl Backend for Seen {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         self.record(batch);
         self.memory.check(batch)
     }
 
-    fn check_now(&self, batch: &Batch) -> Option<Vec<CheckResult>> {
+    fn check_now(&self, batch: &Batch) -> Option<Vec<Result<Decision, BackendError>>> {
         self.record(batch);
         Some(self.memory.check_now(batch))
     }
@@ -109,11 +110,15 @@ struct Nested {
 }
 
 impl Backend for Nested {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         self.memory.check(batch)
     }
 
-    fn check_now_each(&self, batch: &Batch, answer: &mut dyn FnMut(CheckResult)) -> bool {
+    fn check_now_each(
+        &self,
+        batch: &Batch,
+        answer: &mut dyn FnMut(Result<Decision, BackendError>),
+    ) -> bool {
         let o = outcome(&self.inner);
         self.inner_outcomes.lock().expect("lock").push(o);
         self.memory.check_now_each(batch, answer)

@@ -6,8 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ratelimit_core::algorithm::{CheckQuota, Decision};
-use ratelimit_core::backend::namespace;
-use ratelimit_core::backend::{Backend, Batch, BoxFuture, Check, CheckResult};
+use ratelimit_core::backend::{Backend, BackendError, Batch, BoxFuture, Check};
 use ratelimit_core::rules::{Rule, RuleBuilder, RuleSet};
 use ratelimit_core::{HashKey, KeyDigest, Limiter, RequestAttrs};
 
@@ -18,7 +17,7 @@ pub const T0: u64 = 1_767_225_600_000;
 struct Capture(Mutex<Option<Check>>);
 
 impl Backend for Capture {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
         *slot = batch.checks.first().cloned();
         let out = vec![Ok(Decision::allow(0, 0)); batch.checks.len()];
@@ -71,7 +70,7 @@ pub fn check_of(
     cost: u64,
     bit: Option<u16>,
 ) -> Check {
-    let ns: Arc<str> = namespace(rule).into();
+    let ns: Arc<str> = Check::namespace_of(rule).into();
     let subject = HashKey::DEFAULT.digest(subject.as_bytes());
     let (quota, penalty_ms) = (rule.quota(cost), rule.penalty_ms);
     let c = Check::new(Arc::new(rule.clone()), ns, subject, quota, penalty_ms, bit);
@@ -93,7 +92,11 @@ pub fn digest(s: &str) -> KeyDigest {
 /// # Panics
 ///
 /// When the backend answers with other than one result.
-pub async fn one(backend: &impl Backend, check: &Check, now: u64) -> CheckResult {
+pub async fn one(
+    backend: &impl Backend,
+    check: &Check,
+    now: u64,
+) -> Result<Decision, BackendError> {
     let batch = Batch::new(now, vec![check.clone()]);
     let mut out = backend.check(&batch).await;
     assert_eq!(out.len(), 1);

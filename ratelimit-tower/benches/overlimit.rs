@@ -24,8 +24,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use http::{Request, Response};
+use ratelimit_core::algorithm::Decision;
 use ratelimit_core::backend::MemoryBackend;
-use ratelimit_core::backend::{Backend, Batch, BoxFuture, CheckResult};
+use ratelimit_core::backend::{Backend, BackendError, Batch, BoxFuture};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{ClientIp, Limiter};
 use ratelimit_testkit::valkey::ValkeyServer;
@@ -48,7 +49,7 @@ struct Counting {
 }
 
 impl Backend for Counting {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         self.calls.fetch_add(1, Ordering::Relaxed);
         self.inner.check(batch)
     }

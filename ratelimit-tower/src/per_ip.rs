@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use ratelimit_core::rules::{RuleBuilder, RuleSet, MAX_LIMIT};
+use ratelimit_core::algorithm::Algorithm;
+use ratelimit_core::rules::{RuleBuilder, RuleSet};
 
 use crate::RateLimitLayer;
 
@@ -74,7 +75,7 @@ impl RateLimitLayer {
 /// validate (a test checks the extremes); were one refused, the layer would
 /// limit nothing and say so in the log rather than panic.
 fn per_ip_rules(n: u32, period_secs: u64) -> RuleSet {
-    let limit = u64::from(n).clamp(1, MAX_LIMIT);
+    let limit = u64::from(n).clamp(1, Algorithm::MAX_LIMIT);
     let rule = RuleBuilder::new(RULE_ID)
         .leaky_bucket(limit, Duration::from_secs(period_secs), limit)
         .key(["ip"])
@@ -102,7 +103,7 @@ mod tests {
                 let r = &set.rules()[0];
                 assert_eq!(r.id, RULE_ID);
                 assert_eq!(r.algorithm, Algorithm::LeakyBucket);
-                assert_eq!(r.limit, u64::from(n).clamp(1, MAX_LIMIT), "{n}");
+                assert_eq!(r.limit, u64::from(n).clamp(1, Algorithm::MAX_LIMIT), "{n}");
                 assert_eq!(r.burst, Some(r.limit));
                 assert_eq!(r.period_ms, secs * 1000);
                 assert!(r.ratelimit_headers);

@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use axum::routing::{get, MethodRouter};
 use axum::Router;
+use ratelimit_core::algorithm::Decision;
 use ratelimit_core::backend::MemoryBackend;
-use ratelimit_core::backend::{Backend, Batch, BoxFuture, CheckResult};
+use ratelimit_core::backend::{Backend, BackendError, Batch, BoxFuture};
 use ratelimit_core::{Limiter, ManualClock};
 use ratelimit_tower::RateLimitLayer;
 use support::*;
@@ -25,7 +26,7 @@ struct Counting {
 }
 
 impl Backend for Counting {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         self.inner.check(batch)
     }

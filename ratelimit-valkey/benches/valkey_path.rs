@@ -50,7 +50,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ratelimit_core::algorithm::Algorithm;
-use ratelimit_core::backend::namespace;
 use ratelimit_core::backend::Check;
 use ratelimit_core::rules::{Rule, RuleSet};
 use ratelimit_core::{HashKey, Limiter, Outcome, RequestAttrs};
@@ -427,7 +426,7 @@ async fn cpu_phase(url: &str, o: &Opts, conn: &mut MultiplexedConnection) {
 fn sw_check(id: &str) -> Check {
     let set = two_rules("sw+sw");
     let rule: Arc<Rule> = set.get(id).cloned().expect("rule");
-    let ns: Arc<str> = namespace(&rule).into();
+    let ns: Arc<str> = Check::namespace_of(&rule).into();
     let subject = HashKey::DEFAULT.digest(b"0");
     Check::new(rule.clone(), ns, subject, rule.quota(1), None, None)
 }

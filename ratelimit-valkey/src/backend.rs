@@ -3,8 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ratelimit_core::algorithm::Decision;
 use ratelimit_core::backend::{
-    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckMode, CheckResult,
+    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckMode,
 };
 use redis::Value;
 
@@ -46,7 +47,7 @@ pub(crate) enum Topology {
 
 /// Turns one raw reply into the check's answer, and whether the slot map
 /// looks out of date.
-fn answer(value: &Value) -> (CheckResult, bool) {
+fn answer(value: &Value) -> (Result<Decision, BackendError>, bool) {
     if let Value::ServerError(e) = value {
         let redirect = is_stale(e.code());
         let err = BackendError::new(BackendErrorKind::Protocol, format!("server error: {e:?}"));
@@ -81,14 +82,14 @@ impl ValkeyBackend {
         ))
     }
 
-    async fn run(&self, batch: &Batch) -> Vec<CheckResult> {
+    async fn run(&self, batch: &Batch) -> Vec<Result<Decision, BackendError>> {
         let inner = &self.inner;
         let n = batch.checks.len();
         if let Some(e) = self.key_unknown() {
             error(e.kind(), n);
             return vec![Err(e); n];
         }
-        let mut results: Vec<Option<CheckResult>> = vec![None; n];
+        let mut results: Vec<Option<Result<Decision, BackendError>>> = vec![None; n];
         let mut invs: Vec<(usize, Invocation)> = Vec::with_capacity(n);
         for (i, c) in batch.checks.iter().enumerate() {
             match scripts::invocation(&inner.prefix, c, batch.now_ms, inner.time) {
@@ -155,7 +156,7 @@ impl ValkeyBackend {
     /// Reads a subject's state without counting: the check's script runs
     /// as a probe (distinct: a count) with a cost of 0 and no penalty,
     /// which writes nothing.
-    async fn peek_one(&self, check: &Check, now_ms: u64) -> CheckResult {
+    async fn peek_one(&self, check: &Check, now_ms: u64) -> Result<Decision, BackendError> {
         let mode = if check.algorithm.answers(CheckMode::Probe) {
             CheckMode::Probe
         } else {
@@ -195,11 +196,15 @@ impl ValkeyBackend {
 // `check_now` keeps its default (`None`): every answer needs a round trip,
 // so the limiter awaits `check`.
 impl Backend for ValkeyBackend {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         Box::pin(self.run(batch))
     }
 
-    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+    fn peek<'a>(
+        &'a self,
+        check: &'a Check,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Decision, BackendError>> {
         Box::pin(self.peek_one(check, now_ms))
     }
 

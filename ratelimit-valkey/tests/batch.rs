@@ -26,7 +26,9 @@ fn rules() -> [Rule; 3] {
     ]
 }
 
-fn remaining(out: &[ratelimit_core::backend::CheckResult]) -> Vec<Option<u64>> {
+fn remaining(
+    out: &[Result<ratelimit_core::algorithm::Decision, ratelimit_core::backend::BackendError>],
+) -> Vec<Option<u64>> {
     out.iter()
         .map(|r| r.as_ref().ok().map(|d| d.remaining))
         .collect()

@@ -96,7 +96,10 @@ async fn moved_and_ask_are_followed_once_and_counted_once() {
     assert_ne!(slot(&a), slot(&b));
     let urls = cluster.urls();
     let ran0 = scripts_run(&urls).await;
-    let remaining = |out: Vec<ratelimit_core::backend::CheckResult>| -> Vec<u64> {
+    let remaining = |out: Vec<
+        Result<ratelimit_core::algorithm::Decision, ratelimit_core::backend::BackendError>,
+    >|
+     -> Vec<u64> {
         out.into_iter()
             .map(|r| r.expect("answered").remaining)
             .collect()

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use ratelimit_core::backend::namespace;
 use ratelimit_core::backend::Check;
 use ratelimit_core::HashKey;
 use ratelimit_testkit::checks::{digest, template, template_rule};
@@ -40,7 +39,7 @@ fn a_key_is_byte_identical_whoever_builds_the_check() {
     // As the limiter builds it: the digest comes from the published rule.
     let from_limiter = rt.block_on(template());
     let rule = Arc::new(template_rule());
-    let ns = namespace(&rule);
+    let ns = Check::namespace_of(&rule);
     assert_eq!(ns, "template:fw:1");
     let subject = from_limiter.subject;
     let pinned = "rl:{gX-X56C-I79eabxG}6UL8qQ";

@@ -9,7 +9,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ratelimit_core::backend::namespace;
 use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::backend::{Backend, Batch, Check, CheckMode};
 use ratelimit_core::rules::{Rule, RuleBuilder};
@@ -26,7 +25,7 @@ fn check(rule: &Rule, cost: u64) -> Check {
     let subject = HashKey::DEFAULT.digest(b"203.0.113.7");
     Check::new(
         rule.clone(),
-        namespace(&rule).into(),
+        Check::namespace_of(&rule).into(),
         subject,
         rule.quota(cost),
         rule.penalty_ms,

@@ -57,7 +57,7 @@ pub fn check_for(rules: &RuleSet, rule: &str, who: IpAddr) -> Check {
     };
     Check::new(
         rule.clone(),
-        ratelimit_core::backend::namespace(rule).into(),
+        ratelimit_core::backend::Check::namespace_of(rule).into(),
         d,
         rule.quota(1),
         None,

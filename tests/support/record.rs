@@ -8,9 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use ratelimit_core::algorithm::Decision;
-use ratelimit_core::backend::{
-    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckResult,
-};
+use ratelimit_core::backend::{Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{HashKey, KeyDigest, Limiter};
 
@@ -125,7 +123,13 @@ impl<B: Backend> Recorder<B> {
     }
 }
 
-fn sample(instance: usize, c: &Check, sent: u64, done: u64, r: &CheckResult) -> Sample {
+fn sample(
+    instance: usize,
+    c: &Check,
+    sent: u64,
+    done: u64,
+    r: &Result<Decision, BackendError>,
+) -> Sample {
     Sample {
         instance,
         rule: c.rule_id().into(),
@@ -139,7 +143,7 @@ fn sample(instance: usize, c: &Check, sent: u64, done: u64, r: &CheckResult) -> 
 }
 
 impl<B: Backend> Backend for Recorder<B> {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         Box::pin(async move {
             let sent = wall_ms();
             let out = self.inner.check(batch).await;
@@ -155,7 +159,11 @@ impl<B: Backend> Backend for Recorder<B> {
         })
     }
 
-    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+    fn peek<'a>(
+        &'a self,
+        check: &'a Check,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Decision, BackendError>> {
         self.inner.peek(check, now_ms)
     }
 

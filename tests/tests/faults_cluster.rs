@@ -66,7 +66,7 @@ async fn cluster_one_primary_down_fails_only_its_keys() {
         // The slot of the subject's key, whatever the key format.
         let check = ratelimit_core::backend::Check::new(
             rule.clone(),
-            ratelimit_core::backend::namespace(rule).into(),
+            ratelimit_core::backend::Check::namespace_of(rule).into(),
             d,
             rule.quota(1),
             None,

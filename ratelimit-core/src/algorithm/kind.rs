@@ -10,7 +10,7 @@
 use super::CheckMode;
 
 /// Most requests per period (every algorithm but `distinct`).
-pub const MAX_LIMIT: u64 = 1_000_000_000;
+pub(crate) const MAX_LIMIT: u64 = 1_000_000_000;
 /// Most different values per period of a `distinct` rule.
 pub(crate) const MAX_DISTINCT_LIMIT: u64 = 1000;
 
@@ -46,6 +46,17 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// Most requests per period of every algorithm but `distinct` (its
+    /// [`max_limit`](Self::max_limit)), and the largest `burst`.
+    ///
+    /// ```
+    /// use ratelimit_core::algorithm::Algorithm;
+    ///
+    /// assert_eq!(Algorithm::TokenBucket.max_limit(), Algorithm::MAX_LIMIT);
+    /// assert!(Algorithm::Distinct.max_limit() < Algorithm::MAX_LIMIT);
+    /// ```
+    pub const MAX_LIMIT: u64 = MAX_LIMIT;
+
     /// Every algorithm, in the order of their storage codes.
     pub const ALL: [Algorithm; 5] = [
         Algorithm::FixedWindow,

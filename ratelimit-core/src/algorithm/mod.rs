@@ -36,8 +36,8 @@ mod props;
 mod props_charge;
 mod serde_impl;
 mod state;
-pub(crate) use kind::MAX_DISTINCT_LIMIT;
-pub use kind::{Algorithm, MAX_LIMIT};
+pub use kind::Algorithm;
+pub(crate) use kind::{MAX_DISTINCT_LIMIT, MAX_LIMIT};
 pub use mode::CheckMode;
 pub(crate) use state::{probe_answer, Packed, SubjectState};
 

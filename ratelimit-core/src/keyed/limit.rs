@@ -151,7 +151,7 @@ impl Limiter {
         let namespace = quota.namespace(name);
         let target = QuotaTarget {
             rule: Arc::new(quota.rule(name)),
-            ns_digest: crate::backend::namespace_digest(&namespace),
+            ns_digest: crate::backend::Check::namespace_digest_of(&namespace),
             namespace: namespace.into(),
         };
         self.keyed(Target::Quota(Arc::new(target)))

@@ -6,9 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{KeyedError, Quota};
-use crate::backend::{
-    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckResult,
-};
+use crate::algorithm::Decision;
+use crate::backend::{Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check};
 use crate::rules::{FailMode, RuleSet};
 use crate::stats::Event;
 use crate::store::MemoryBackend;
@@ -48,7 +47,7 @@ struct Probe {
 }
 
 impl Backend for Probe {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         let out = if self.down {
             let e = BackendError::new(BackendErrorKind::Connection, "down");
@@ -59,7 +58,11 @@ impl Backend for Probe {
         Box::pin(std::future::ready(out))
     }
 
-    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+    fn peek<'a>(
+        &'a self,
+        check: &'a Check,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Decision, BackendError>> {
         if self.down {
             let e = BackendError::new(BackendErrorKind::Connection, "down");
             return Box::pin(std::future::ready(Err(e)));

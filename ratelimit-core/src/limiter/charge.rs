@@ -14,7 +14,8 @@
 use super::future::ChargeFuture;
 use super::published::{Entry, Published};
 use super::Limiter;
-use crate::backend::{Batch, Check, CheckMode, CheckResult};
+use crate::algorithm::Decision;
+use crate::backend::{BackendError, Batch, Check, CheckMode};
 use crate::rules::FailMode;
 use crate::stats::Event;
 use crate::verdict::{ChargeItem, ResponseTicket};
@@ -133,7 +134,13 @@ impl Limiter {
 
     /// After the backend's answers to a batch of charges: the caches, the
     /// stats, the fail modes.
-    fn charged(&self, batch: &Batch, blocks: &[bool], answers: Vec<CheckResult>, local: usize) {
+    fn charged(
+        &self,
+        batch: &Batch,
+        blocks: &[bool],
+        answers: Vec<Result<Decision, BackendError>>,
+        local: usize,
+    ) {
         let now = batch.now_ms;
         let mut answers = answers.into_iter();
         for (check, &blocks) in batch.checks.iter().zip(blocks) {

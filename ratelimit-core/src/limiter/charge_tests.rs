@@ -5,9 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use crate::algorithm::Decision;
-use crate::backend::{
-    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, CheckMode, CheckResult,
-};
+use crate::backend::{Backend, BackendError, BackendErrorKind, Batch, BoxFuture, CheckMode};
 use crate::rules::RuleSet;
 use crate::{Limiter, ManualClock, Outcome, RequestAttrs};
 
@@ -18,12 +16,12 @@ const T0: u64 = 1_767_225_600_000;
 #[derive(Debug)]
 struct Recorder {
     batches: Mutex<Vec<Batch>>,
-    charged: CheckResult,
+    charged: Result<Decision, BackendError>,
     waits: bool,
 }
 
 impl Recorder {
-    fn new(charged: CheckResult, waits: bool) -> Arc<Self> {
+    fn new(charged: Result<Decision, BackendError>, waits: bool) -> Arc<Self> {
         Arc::new(Self {
             batches: Mutex::new(Vec::new()),
             charged,
@@ -31,7 +29,7 @@ impl Recorder {
         })
     }
 
-    fn answer(&self, batch: &Batch) -> Vec<CheckResult> {
+    fn answer(&self, batch: &Batch) -> Vec<Result<Decision, BackendError>> {
         self.batches.lock().unwrap().push(batch.clone());
         let answer = |mode| match mode {
             CheckMode::Charge => self.charged.clone(),
@@ -46,11 +44,11 @@ impl Recorder {
 }
 
 impl Backend for Recorder {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         Box::pin(std::future::ready(self.answer(batch)))
     }
 
-    fn check_now(&self, batch: &Batch) -> Option<Vec<CheckResult>> {
+    fn check_now(&self, batch: &Batch) -> Option<Vec<Result<Decision, BackendError>>> {
         (!self.waits).then(|| self.answer(batch))
     }
 }

@@ -10,7 +10,8 @@ use super::published::Published;
 use super::select::{Pending, Plan};
 use super::settle::Settle;
 use super::Limiter;
-use crate::backend::{Batch, CheckResult};
+use crate::algorithm::Decision;
+use crate::backend::{BackendError, Batch};
 use crate::{RequestView, Verdict};
 
 impl Limiter {
@@ -70,7 +71,7 @@ impl Limiter {
         let now = batch.now_ms;
         let settle = Settle::new(self, verdict, now, local_rules, reports);
         let mut rules = settle.rules(plan.sel.rules.iter(), &batch.checks);
-        let mut each = |answer: CheckResult| rules.answer(answer);
+        let mut each = |answer: Result<Decision, BackendError>| rules.answer(answer);
         let at_once =
             batch.checks.is_empty() || (self.inner.backend).check_now_each(batch, &mut each);
         if at_once {

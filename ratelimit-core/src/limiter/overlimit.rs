@@ -52,7 +52,7 @@ use std::sync::{Arc, Weak};
 
 use super::Limiter;
 use crate::algorithm::Decision;
-use crate::backend::{Check, CheckMode, CheckResult};
+use crate::backend::{BackendError, Check, CheckMode};
 use crate::rules::Rule;
 use crate::store::{Sharded, WhenFull};
 use crate::KeyDigest;
@@ -130,7 +130,7 @@ impl OverLimitCache {
     /// Remembers the backend's answer to `check` when it is a refusal this
     /// cache may repeat (see the module docs).
     #[inline]
-    fn remember(&self, check: &Check, answer: Option<&CheckResult>, now: u64) {
+    fn remember(&self, check: &Check, answer: Option<&Result<Decision, BackendError>>, now: u64) {
         // Inlined: an admission (the common answer) returns here.
         if let Some(Ok(d)) = answer {
             if !d.allowed {
@@ -205,7 +205,7 @@ impl Limiter {
     pub(super) fn remember_refusal(
         &self,
         check: &Check,
-        answer: Option<&CheckResult>,
+        answer: Option<&Result<Decision, BackendError>>,
         blocks: bool,
         now: u64,
     ) {

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::backend::namespace;
+use crate::backend::Check;
 use crate::rules::{FailMode, KeyPart, Rule, RuleSet};
 use crate::stats::RuleStats;
 
@@ -14,7 +14,7 @@ pub(crate) struct Entry {
     pub(crate) rule: Arc<Rule>,
     pub(crate) id: Arc<str>,
     pub(crate) namespace: Arc<str>,
-    /// [`crate::backend::namespace_digest`] of `namespace`.
+    /// [`crate::backend::Check::namespace_digest_of`] of `namespace`.
     pub(crate) ns_digest: crate::KeyDigest,
     pub(crate) stats: Arc<RuleStats>,
     pub(crate) added_at_run_time: bool,
@@ -76,11 +76,11 @@ impl Published {
             let stats = previous
                 .and_then(|old| old.stats_of(&rule.id))
                 .unwrap_or_else(|| Arc::new(RuleStats::new(&rule.id)));
-            let ns = namespace(rule);
+            let ns = Check::namespace_of(rule);
             let entry = Arc::new(Entry {
                 rule: rule.clone(),
                 id: rule.id.as_str().into(),
-                ns_digest: crate::backend::namespace_digest(&ns),
+                ns_digest: crate::backend::Check::namespace_digest_of(&ns),
                 namespace: ns.into(),
                 stats,
                 added_at_run_time,

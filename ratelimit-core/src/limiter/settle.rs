@@ -12,7 +12,7 @@ use super::published::Entry;
 use super::select::Pending;
 use super::Limiter;
 use crate::algorithm::Decision;
-use crate::backend::{Batch, Check, CheckResult};
+use crate::backend::{BackendError, Batch, Check};
 use crate::rules::FailMode;
 use crate::stats::Event;
 use crate::verdict::{HeaderItem, Outcome, RuleReport, Verdict};
@@ -67,7 +67,7 @@ impl<'l, 'v> Settle<'l, 'v> {
         &mut self,
         p: &Pending<E>,
         check: Option<&Check>,
-        answer: Option<CheckResult>,
+        answer: Option<Result<Decision, BackendError>>,
     ) {
         let (limiter, now) = (self.limiter, self.now);
         let (decision, failed, cached) = match (check, answer) {
@@ -188,7 +188,7 @@ where
 {
     /// Applies the backend's next answer to the next rule waiting for it.
     #[inline(always)]
-    pub(super) fn answer(&mut self, answer: CheckResult) {
+    pub(super) fn answer(&mut self, answer: Result<Decision, BackendError>) {
         for p in self.pending.by_ref() {
             if !self.settle.cached(p) {
                 self.settle.answered(p, self.checks.next(), Some(answer));
@@ -218,7 +218,7 @@ impl Limiter {
         mut verdict: Verdict,
         pending: impl IntoIterator<Item = &'a Pending<E>>,
         batch: &Batch,
-        answers: Vec<CheckResult>,
+        answers: Vec<Result<Decision, BackendError>>,
         local_rules: usize,
         reports: bool,
     ) -> Verdict {
@@ -237,7 +237,7 @@ impl Limiter {
     pub(super) fn resolve(
         &self,
         check: &Check,
-        answer: Option<CheckResult>,
+        answer: Option<Result<Decision, BackendError>>,
         now: u64,
         local_rules: usize,
     ) -> (Option<Decision>, bool, bool) {

@@ -49,7 +49,6 @@ mod validate;
 
 use std::sync::Arc;
 
-pub use crate::algorithm::MAX_LIMIT;
 pub use allow::AllowList;
 pub use builder::RuleBuilder;
 pub(crate) use caps::{MAX_COUNT_RULES, MAX_OTHER_RULES, MAX_SITE_WIDE};

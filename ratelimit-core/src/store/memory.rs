@@ -10,7 +10,7 @@ use super::state_store::unsupported_mode;
 use super::States;
 use super::{State, StateStore, StoreBackend};
 use crate::algorithm::Decision;
-use crate::backend::{Backend, BackendError, Batch, BoxFuture, Check, CheckMode, CheckResult};
+use crate::backend::{Backend, BackendError, Batch, BoxFuture, Check, CheckMode};
 use crate::{HashKey, KeyDigest};
 
 /// Subjects held by default.
@@ -71,7 +71,7 @@ impl MemoryBackend {
     /// [`mode`](Check::mode). A `distinct` rule only counts: its
     /// [`CheckMode::Probe`] and [`CheckMode::Charge`] checks are
     /// `Unsupported` errors.
-    pub fn check_now(&self, batch: &Batch) -> Vec<CheckResult> {
+    pub fn check_now(&self, batch: &Batch) -> Vec<Result<Decision, BackendError>> {
         (batch.checks.iter())
             .map(|c| self.answer(c, batch.now_ms))
             .collect()
@@ -90,7 +90,7 @@ impl MemoryBackend {
     /// batch loop it cost 4 instructions more a check, `layer_calls` under
     /// callgrind).
     #[inline(always)]
-    fn answer(&self, c: &Check, now: u64) -> CheckResult {
+    fn answer(&self, c: &Check, now: u64) -> Result<Decision, BackendError> {
         if c.algorithm.answers(c.mode) {
             Ok(self.check_one(c, now))
         } else {
@@ -99,7 +99,7 @@ impl MemoryBackend {
     }
 }
 
-/// The in-memory store: [`step`](super::step) on the packed states, a
+/// The in-memory store: [`State::step`](super::State::step) on the packed states, a
 /// count or a charge on the packed word in place where it can.
 impl StateStore for States {
     fn measure_and_replace<T>(
@@ -119,7 +119,7 @@ impl StateStore for States {
         States::peek(self, key, f)
     }
 
-    /// The answers of [`step`](super::step), on the packed word in place
+    /// The answers of [`State::step`](super::State::step), on the packed word in place
     /// (`States::check`, `States::probe`).
     fn step(&self, c: &Check, now: u64) -> Decision {
         step_packed(self, c, now)
@@ -168,16 +168,20 @@ fn evicted_live() {
 }
 
 impl Backend for MemoryBackend {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         let out = self.check_now(batch);
         Box::pin(std::future::ready(out))
     }
 
-    fn check_now(&self, batch: &Batch) -> Option<Vec<CheckResult>> {
+    fn check_now(&self, batch: &Batch) -> Option<Vec<Result<Decision, BackendError>>> {
         Some(MemoryBackend::check_now(self, batch))
     }
 
-    fn check_now_each(&self, batch: &Batch, answer: &mut dyn FnMut(CheckResult)) -> bool {
+    fn check_now_each(
+        &self,
+        batch: &Batch,
+        answer: &mut dyn FnMut(Result<Decision, BackendError>),
+    ) -> bool {
         // One call of `answer` in each branch: merged, the answer took two
         // copies more a check (`layer_calls` under callgrind).
         for c in &batch.checks {
@@ -190,7 +194,11 @@ impl Backend for MemoryBackend {
         true
     }
 
-    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+    fn peek<'a>(
+        &'a self,
+        check: &'a Check,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Decision, BackendError>> {
         self.store.peek(check, now_ms)
     }
 
@@ -206,7 +214,6 @@ impl Backend for MemoryBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::namespace;
     use crate::backend::BackendErrorKind;
     use crate::rules::RuleBuilder;
     use std::sync::Arc;
@@ -217,11 +224,11 @@ mod tests {
     fn check(rule: RuleBuilder, cost: u64, mode: CheckMode) -> Check {
         let rule = Arc::new(rule.key(["ip"]).build().expect("rule"));
         let subject = HashKey::DEFAULT.digest(b"203.0.113.7");
-        let (ns, quota) = (namespace(&rule).into(), rule.quota(cost));
+        let (ns, quota) = (Check::namespace_of(&rule).into(), rule.quota(cost));
         Check::new(rule, ns, subject, quota, None, Some(3)).with_mode(mode)
     }
 
-    fn run(store: &MemoryBackend, now: u64, c: Check) -> CheckResult {
+    fn run(store: &MemoryBackend, now: u64, c: Check) -> Result<Decision, BackendError> {
         store.check_now(&Batch::new(now, vec![c])).remove(0)
     }
 

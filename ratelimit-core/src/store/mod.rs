@@ -1,5 +1,5 @@
 //! Where states are kept: the store seam below [`Backend`](crate::backend::Backend)
-//! ([`State`], [`step`], [`StateStore`], [`StoreBackend`], re-exported in
+//! ([`State`], [`State::step`], [`StateStore`], [`StoreBackend`], re-exported in
 //! [`backend`](crate::backend), whose docs say how to write a backend with
 //! them), the in-memory backend built on it, and the bounded map (`Lru`,
 //! sharded as `Sharded`) that every in-process table of the core uses (the
@@ -17,6 +17,6 @@ mod states;
 pub(crate) use lru::{CacheLine, HalfLine, Inserted, Lru, WhenFull, IDLE_MAX};
 pub use memory::MemoryBackend;
 pub(crate) use sharded::Sharded;
-pub use state::{step, State};
+pub use state::State;
 pub use state_store::{StateStore, StoreBackend};
 pub(crate) use states::States;

@@ -1,9 +1,9 @@
-//! The store seam's pure half: one subject's [`State`], and [`step`], the
+//! The store seam's pure half: one subject's [`State`], and [`State::step`], the
 //! function every in-process store runs to answer a [`Check`] on it (the
 //! five algorithms, their three modes and the penalty).
 //!
 //! A store keeps states by key ([`Check::state_key`]) and hands them to
-//! [`step`] under its lock; it never looks inside one. See
+//! [`State::step`] under its lock; it never looks inside one. See
 //! [`StateStore`](super::StateStore) for the other half.
 
 use crate::algorithm::{Algorithm, CheckMode, Decision, SubjectState};
@@ -13,7 +13,7 @@ use crate::backend::Check;
 /// algorithm's numbers (a window's count, a bucket's level, a distinct
 /// sketch), the end of a penalty, and when the whole stops mattering.
 ///
-/// Made by [`step`] only; a store keeps the one it returns, as it is, and
+/// Made by [`State::step`] only; a store keeps the one it returns, as it is, and
 /// hands it back on the subject's next check. A state past its
 /// [`expires_at_ms`](State::expires_at_ms) answers as no state at all:
 /// the store may drop it then (a TTL, or an eviction that loses nothing).
@@ -21,9 +21,8 @@ use crate::backend::Check;
 /// # Examples
 ///
 /// ```
-/// use ratelimit_core::backend::{namespace, Check};
+/// use ratelimit_core::backend::{Check, State};
 /// use ratelimit_core::rules::RuleBuilder;
-/// use ratelimit_core::backend::step;
 /// use ratelimit_core::HashKey;
 /// use std::sync::Arc;
 /// use std::time::Duration;
@@ -34,12 +33,12 @@ use crate::backend::Check;
 ///     .penalty(Duration::from_secs(300))
 ///     .build()
 ///     .unwrap();
-/// let (ns, quota, penalty) = (namespace(&rule).into(), rule.quota(1), rule.penalty_ms);
+/// let (ns, quota, penalty) = (Check::namespace_of(&rule).into(), rule.quota(1), rule.penalty_ms);
 /// let subject = HashKey::DEFAULT.digest(b"203.0.113.7");
 /// let check = Check::new(Arc::new(rule), ns, subject, quota, penalty, None);
 ///
 /// let now = 1_767_225_600_000;
-/// let (d, state) = step(&check, now, None);
+/// let (d, state) = State::step(&check, now, None);
 /// let state = state.expect("a count keeps a state");
 /// assert_eq!((d.allowed, d.remaining), (true, 4));
 /// assert_eq!(state.blocked_until_ms(), None);
@@ -84,40 +83,42 @@ impl State {
     }
 }
 
-/// Answers `check` at `now_ms` on the subject's `state` (`None`: never
-/// seen, or dropped): the [`Decision`] and the state to keep, `None` when
-/// nothing changed (a [`CheckMode::Probe`]).
-///
-/// The same code the in-memory backend runs: the rule's
-/// [`algorithm`](Check::algorithm) on its [`quota`](Check::quota), in the
-/// check's [`mode`](Check::mode), under its
-/// [`penalty_ms`](Check::penalty_ms) (over the limit, the subject is
-/// blocked for the penalty, and counting starts fresh after it). A state
-/// of another algorithm starts fresh. A `distinct` check counts its
-/// [`bit`](Check::bit) (without one it is admitted, nothing counted); it
-/// has no probe or charge ([`Algorithm::answers`]): a backend refuses those
-/// before, as [`StoreBackend`](super::StoreBackend) does.
-///
-/// See [`State`] for an example.
-pub fn step(check: &Check, now_ms: u64, state: Option<&State>) -> (Decision, Option<State>) {
-    let (algorithm, q) = (check.algorithm, &check.quota);
-    if check.mode == CheckMode::Probe {
-        let d = match state {
-            Some(s) => s.subject.probe(algorithm, now_ms, q),
-            None => SubjectState::new(algorithm).probe(algorithm, now_ms, q),
+impl State {
+    /// Answers `check` at `now_ms` on the subject's `state` (`None`: never
+    /// seen, or dropped): the [`Decision`] and the state to keep, `None` when
+    /// nothing changed (a [`CheckMode::Probe`]).
+    ///
+    /// The same code the in-memory backend runs: the rule's
+    /// [`algorithm`](Check::algorithm) on its [`quota`](Check::quota), in the
+    /// check's [`mode`](Check::mode), under its
+    /// [`penalty_ms`](Check::penalty_ms) (over the limit, the subject is
+    /// blocked for the penalty, and counting starts fresh after it). A state
+    /// of another algorithm starts fresh. A `distinct` check counts its
+    /// [`bit`](Check::bit) (without one it is admitted, nothing counted); it
+    /// has no probe or charge ([`Algorithm::answers`]): a backend refuses those
+    /// before, as [`StoreBackend`](super::StoreBackend) does.
+    ///
+    /// See [`State`] for an example.
+    pub fn step(check: &Check, now_ms: u64, state: Option<&State>) -> (Decision, Option<State>) {
+        let (algorithm, q) = (check.algorithm, &check.quota);
+        if check.mode == CheckMode::Probe {
+            let d = match state {
+                Some(s) => s.subject.probe(algorithm, now_ms, q),
+                None => SubjectState::new(algorithm).probe(algorithm, now_ms, q),
+            };
+            return (d, None);
+        }
+        let mut s = match state {
+            Some(s) => s.subject.clone(),
+            None => SubjectState::new(algorithm),
         };
-        return (d, None);
+        let d = match check.mode {
+            CheckMode::Charge => s.charge(algorithm, now_ms, q, check.penalty_ms),
+            _ => s.check(algorithm, now_ms, q, check.penalty_ms, check.bit),
+        };
+        let expires_at_ms = s.expires_at(q);
+        (d, Some(State::from_parts(s, expires_at_ms)))
     }
-    let mut s = match state {
-        Some(s) => s.subject.clone(),
-        None => SubjectState::new(algorithm),
-    };
-    let d = match check.mode {
-        CheckMode::Charge => s.charge(algorithm, now_ms, q, check.penalty_ms),
-        _ => s.check(algorithm, now_ms, q, check.penalty_ms, check.bit),
-    };
-    let expires_at_ms = s.expires_at(q);
-    (d, Some(State::from_parts(s, expires_at_ms)))
 }
 
 /// What `check`'s subject looks like at `now_ms`, counting nothing: the

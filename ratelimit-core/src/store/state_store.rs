@@ -4,17 +4,15 @@
 //! A new backend that keeps states (a map, an embedded database, a shared
 //! memory segment) implements [`StateStore`]: a read-modify-write of one
 //! key under the store's own lock, and a removal. [`StoreBackend`] does
-//! the rest by running [`step`] on each check's state: the five
+//! the rest by running [`State::step`] on each check's state: the five
 //! algorithms, their modes and penalties come with it. The in-memory
 //! backend is one such store ([`MemoryBackend`](super::MemoryBackend)).
 
 use std::fmt;
 
-use super::state::{peek, step, State};
+use super::state::{peek, State};
 use crate::algorithm::Decision;
-use crate::backend::{
-    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckResult,
-};
+use crate::backend::{Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check};
 use crate::{HashKey, KeyDigest};
 
 /// Where subject states are kept, by key, in the manner of governor's
@@ -84,16 +82,16 @@ pub trait StateStore: fmt::Debug + Send + Sync + 'static {
         self.measure_and_replace(key, now_ms, |s| (f(s), None))
     }
 
-    /// Answers `check` at `now_ms`: [`step`] on the state kept under its
+    /// Answers `check` at `now_ms`: [`State::step`] on the state kept under its
     /// [`state_key`](Check::state_key). The default is all a store needs;
     /// a store with a faster path to the same answers may override it (the
     /// in-memory store counts on its packed words in place).
     fn step(&self, check: &Check, now_ms: u64) -> Decision {
-        self.measure_and_replace(&check.state_key, now_ms, |s| step(check, now_ms, s))
+        self.measure_and_replace(&check.state_key, now_ms, |s| State::step(check, now_ms, s))
     }
 }
 
-/// The [`Backend`] over a [`StateStore`]: every check is [`step`] on its
+/// The [`Backend`] over a [`StateStore`]: every check is [`State::step`] on its
 /// subject's state, answered at once ([`Backend::check_now`]). A `distinct`
 /// rule only counts: its probe and charge checks are `Unsupported`
 /// errors, as in every backend.
@@ -129,7 +127,7 @@ impl<S: StateStore> StoreBackend<S> {
 
     /// The answer to one check at `now_ms`, in its [`mode`](Check::mode).
     #[inline(always)]
-    pub fn answer(&self, check: &Check, now_ms: u64) -> CheckResult {
+    pub fn answer(&self, check: &Check, now_ms: u64) -> Result<Decision, BackendError> {
         if check.algorithm.answers(check.mode) {
             Ok(self.store.step(check, now_ms))
         } else {
@@ -153,26 +151,34 @@ pub(super) fn unsupported_mode(c: &Check) -> BackendError {
 }
 
 impl<S: StateStore> Backend for StoreBackend<S> {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         let out = (batch.checks.iter())
             .map(|c| self.answer(c, batch.now_ms))
             .collect();
         Box::pin(std::future::ready(out))
     }
 
-    fn check_now(&self, batch: &Batch) -> Option<Vec<CheckResult>> {
+    fn check_now(&self, batch: &Batch) -> Option<Vec<Result<Decision, BackendError>>> {
         let out = batch.checks.iter().map(|c| self.answer(c, batch.now_ms));
         Some(out.collect())
     }
 
-    fn check_now_each(&self, batch: &Batch, answer: &mut dyn FnMut(CheckResult)) -> bool {
+    fn check_now_each(
+        &self,
+        batch: &Batch,
+        answer: &mut dyn FnMut(Result<Decision, BackendError>),
+    ) -> bool {
         for c in &batch.checks {
             answer(self.answer(c, batch.now_ms));
         }
         true
     }
 
-    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+    fn peek<'a>(
+        &'a self,
+        check: &'a Check,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Decision, BackendError>> {
         let d = (self.store).peek(&check.state_key, now_ms, |s| peek(check, now_ms, s));
         Box::pin(std::future::ready(Ok(d)))
     }

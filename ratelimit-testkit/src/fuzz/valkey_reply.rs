@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ratelimit_core::algorithm::Decision;
+use ratelimit_core::backend::Check;
 use ratelimit_core::backend::MemoryBackend;
-use ratelimit_core::backend::{namespace, Check};
 use ratelimit_core::rules::RuleBuilder;
 use ratelimit_core::HashKey;
 use ratelimit_valkey::decode_reply;
@@ -144,7 +144,7 @@ fn core_decisions(data: &[u8]) {
         return;
     };
     let rule = Arc::new(rule);
-    let ns: Arc<str> = namespace(&rule).into();
+    let ns: Arc<str> = Check::namespace_of(&rule).into();
     let subject = HashKey::DEFAULT.digest(b"fuzz");
     let store = MemoryBackend::with_capacity(4);
     let mut now = T0_MS;

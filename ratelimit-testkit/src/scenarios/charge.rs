@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use ratelimit_core::backend::{namespace, state_key};
+use ratelimit_core::backend::Check;
 use ratelimit_core::limiter::Event;
 use ratelimit_core::{Limiter, ManualClock, Outcome};
 
@@ -119,7 +119,7 @@ pub async fn a_charge_past_the_limit_starts_the_penalty(b: &impl Backends) {
     clock.set_ms(T0 + 5_000);
     l.charge(&v.ticket, 150).await;
     let rule = l.rules().get("tokens").expect("rule").clone();
-    let key = state_key(&namespace(&rule), &subject);
+    let key = Check::state_key_of(&Check::namespace_of(&rule), &subject);
     assert_eq!(
         l.penalty_cache().blocked_until(&key, T0 + 5_000),
         Some(T0 + 305_000)

@@ -2,8 +2,7 @@
 
 use std::sync::Arc;
 
-use ratelimit_core::backend::namespace;
-use ratelimit_core::backend::state_key;
+use ratelimit_core::backend::Check;
 use ratelimit_core::{Limiter, ManualClock, Outcome, RequestAttrs};
 
 use super::{limiter_on, req, rule, rules, Backends, Probe, T0};
@@ -115,8 +114,10 @@ pub async fn log_rule_records_would_limit_and_a_penalty_never_blocks(b: &impl Ba
     let rule = l.rules().get("shadow").expect("rule").clone();
     let subject = subject_of_check(&l, &r).await;
     assert_eq!(
-        l.penalty_cache()
-            .blocked_until(&state_key(&namespace(&rule), &subject), T0),
+        l.penalty_cache().blocked_until(
+            &Check::state_key_of(&Check::namespace_of(&rule), &subject),
+            T0
+        ),
         None
     );
 }

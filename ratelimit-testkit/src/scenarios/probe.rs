@@ -3,9 +3,8 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use ratelimit_core::backend::{
-    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckResult,
-};
+use ratelimit_core::algorithm::Decision;
+use ratelimit_core::backend::{Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check};
 
 use super::Outage;
 
@@ -42,7 +41,7 @@ impl Probe {
 }
 
 impl Backend for Probe {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         self.checks.fetch_add(batch.checks.len(), Ordering::SeqCst);
         if self.down.load(Ordering::SeqCst) {
@@ -52,7 +51,11 @@ impl Backend for Probe {
         self.inner.check(batch)
     }
 
-    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+    fn peek<'a>(
+        &'a self,
+        check: &'a Check,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Decision, BackendError>> {
         self.inner.peek(check, now_ms)
     }
 

@@ -8,8 +8,9 @@
 use std::sync::Arc;
 
 use http_body_util::BodyExt;
+use ratelimit_core::algorithm::Decision;
 use ratelimit_core::backend::MemoryBackend;
-use ratelimit_core::backend::{Backend, Batch, BoxFuture, Check, CheckMode, CheckResult};
+use ratelimit_core::backend::{Backend, BackendError, Batch, BoxFuture, Check, CheckMode};
 use tokio::sync::{Notify, Semaphore};
 
 use crate::Setup;
@@ -39,7 +40,7 @@ impl Gate {
 }
 
 impl Backend for Gate {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         Box::pin(async move {
             if batch.checks.iter().any(|c| c.mode == CheckMode::Charge) {
                 self.arrived.notify_one();
@@ -51,7 +52,11 @@ impl Backend for Gate {
         })
     }
 
-    fn peek<'a>(&'a self, check: &'a Check, now_ms: u64) -> BoxFuture<'a, CheckResult> {
+    fn peek<'a>(
+        &'a self,
+        check: &'a Check,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Decision, BackendError>> {
         self.inner.peek(check, now_ms)
     }
 

@@ -11,9 +11,8 @@ use bytes::Bytes;
 use http::{HeaderMap, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use ratelimit_core::backend::{
-    Backend, BackendError, BackendErrorKind, Batch, BoxFuture, CheckResult,
-};
+use ratelimit_core::algorithm::Decision;
+use ratelimit_core::backend::{Backend, BackendError, BackendErrorKind, Batch, BoxFuture};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{Limiter, ManualClock};
 use ratelimit_tower::{RateLimitLayer, ResponseBody, SetClientIp};
@@ -154,7 +153,7 @@ pub async fn statuses(addr: SocketAddr, path: &str, n: usize) -> Vec<u16> {
 pub struct DownBackend;
 
 impl Backend for DownBackend {
-    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<CheckResult>> {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
         let out = batch
             .checks
             .iter()

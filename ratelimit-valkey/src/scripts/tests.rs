@@ -54,7 +54,7 @@ fn every_script_has_the_prelude_and_its_argument_check() {
 
 /// The head and parameters of a check of `rule` (with a 9 s penalty).
 fn args(rule: RuleBuilder, cost: u64, mode: CheckMode) -> (String, Vec<u64>) {
-    use ratelimit_core::backend::namespace;
+    use ratelimit_core::backend::Check;
     let rule = Arc::new(
         rule.key(["ip"])
             .penalty(Duration::from_secs(9))
@@ -62,7 +62,7 @@ fn args(rule: RuleBuilder, cost: u64, mode: CheckMode) -> (String, Vec<u64>) {
             .expect("rule"),
     );
     let subject = ratelimit_core::HashKey::DEFAULT.digest(b"203.0.113.7");
-    let (ns, quota) = (namespace(&rule).into(), rule.quota(cost));
+    let (ns, quota) = (Check::namespace_of(&rule).into(), rule.quota(cost));
     let check =
         Check::new(rule.clone(), ns, subject, quota, rule.penalty_ms, Some(1)).with_mode(mode);
     let inv = invocation("rl:", &check, 5, TimeSource::Injected).expect("invocation");
@@ -215,7 +215,6 @@ fn base64url_encodes_like_the_rfc() {
 /// counters are stored under them.
 #[test]
 fn keys_are_the_recorded_ones() {
-    use ratelimit_core::backend::namespace;
     use ratelimit_core::backend::Check;
     use ratelimit_core::HashKey;
 
@@ -228,7 +227,7 @@ fn keys_are_the_recorded_ones() {
         let rule = Arc::new(rule);
         let check = Check::new(
             rule.clone(),
-            namespace(&rule).into(),
+            Check::namespace_of(&rule).into(),
             HashKey::DEFAULT.digest(ip),
             rule.quota(1),
             None,

@@ -29,7 +29,10 @@ fn a_quota_namespace_never_equals_a_rule_namespace() {
         .key(["ip"])
         .build()
         .expect("rule");
-    assert_ne!(q.namespace("api"), crate::backend::namespace(&rule));
+    assert_ne!(
+        q.namespace("api"),
+        crate::backend::Check::namespace_of(&rule)
+    );
     assert!(q.namespace("api").starts_with('~'));
     assert_ne!(q.namespace("a"), q.leaky_bucket().namespace("a"));
 }

@@ -9,7 +9,8 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use super::*;
-use crate::backend::{namespace, Backend, Batch, CheckResult};
+use crate::algorithm::Decision;
+use crate::backend::{Backend, BackendError, Batch, Check};
 use crate::rules::RuleBuilder;
 use crate::store::{MemoryBackend, StateStore, StoreBackend};
 use crate::{HashKey, KeyDigest};
@@ -68,12 +69,16 @@ type Op = (u8, usize, bool, usize, u64, u16, u64);
 fn check((subject, algorithm, penalty, mode, cost, bit, _): Op) -> Check {
     let rule = Arc::new(rule(algorithm, penalty).build().expect("rule"));
     let mode = [CheckMode::Count, CheckMode::Probe, CheckMode::Charge][mode];
-    let (ns, quota, p) = (namespace(&rule).into(), rule.quota(cost), rule.penalty_ms);
+    let (ns, quota, p) = (
+        Check::namespace_of(&rule).into(),
+        rule.quota(cost),
+        rule.penalty_ms,
+    );
     let subject = HashKey::DEFAULT.digest(&[subject]);
     Check::new(rule, ns, subject, quota, p, Some(bit)).with_mode(mode)
 }
 
-fn answer(b: &impl Backend, now: u64, c: Check) -> CheckResult {
+fn answer(b: &impl Backend, now: u64, c: Check) -> Result<Decision, BackendError> {
     let mut out = b
         .check_now(&Batch::new(now, vec![c]))
         .expect("answers at once");
