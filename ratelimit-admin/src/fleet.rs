@@ -63,7 +63,7 @@ impl Fleet {
                     .top_subjects(&c.rule)
                     .into_iter()
                     .map(|t| TopRow {
-                        label: (t.label != t.subject.to_hex()).then_some(t.label),
+                        label: t.label,
                         subject: t.subject,
                         count: t.count,
                     })

@@ -78,7 +78,7 @@ impl Control for ThreeInstances {
         let top = |n: u64| TopSubject {
             rule: "search.shadow".into(),
             subject: KeyDigest([9; 16]),
-            label: "ip=198.51.100.9".into(),
+            label: Some("ip=198.51.100.9".into()),
             count: n,
         };
         let at = |id: &str, v, ago: u64, refused: Option<(u64, String)>| InstanceReport {

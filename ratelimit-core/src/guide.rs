@@ -63,7 +63,7 @@ macro_rules! chapter {
         #[doc = "[key]: crate::keyed::Key"]
         #[doc = "[keyed_decision]: crate::keyed::KeyedDecision"]
         #[doc = "[keyed_error]: crate::keyed::KeyedError"]
-        #[doc = "[sleep]: crate::keyed::Sleep"]
+        #[doc = "[until_ready]: crate::keyed::KeyedLimit::until_ready"]
         #[doc = "[rule_stats]: crate::Limiter::rule_stats"]
         #[doc = "[layer_json]: ../../../ratelimit_tower/struct.RateLimitLayer.html#method.from_json_str"]
         #[doc = "[legacy]: ../../../ratelimit_tower/struct.RateLimitLayer.html#method.legacy_headers"]

@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use crate::control::TopSubject;
 use crate::heavy::TopK;
 use crate::KeyDigest;
 
@@ -57,27 +58,14 @@ const EVENTS: [Event; 8] = [
     Event::Capped,
 ];
 
-/// A subject among the ones a rule (would have) limited most.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Hitter {
-    /// Its identity: what a lift names
-    /// ([`Limiter::reset_subject`](crate::Limiter::reset_subject)).
-    pub subject: KeyDigest,
-    /// How often it was (would have been) limited: an upper bound.
-    pub count: u64,
-    /// The client, readable (`ip=203.0.113.7`, `header:x-tenant=acme`),
-    /// credentials redacted; `None` until the subject sends again after it
-    /// entered the list (the label is read from one of its requests).
-    pub label: Option<String>,
-}
-
 /// Counters of one rule, and the subjects it (would have) limited most.
 ///
 /// The `metrics` counters are registered when the rule is first published:
 /// install the application's recorder before building the limiter.
 #[derive(Debug)]
 pub struct RuleStats {
+    /// The rule id, named in each of [`RuleStats::top_hitters`].
+    rule: Box<str>,
     counts: [AtomicU64; 8],
     metrics: [metrics::Counter; 8],
     top_limited: Mutex<TopK>,
@@ -98,6 +86,7 @@ impl RuleStats {
     /// Counters of rule `id`.
     pub(crate) fn new(id: &str) -> Self {
         Self {
+            rule: id.into(),
             counts: Default::default(),
             metrics: EVENTS.map(|e| metrics::counter!(e.metric(), "rule" => id.to_owned())),
             top_limited: Mutex::default(),
@@ -184,16 +173,17 @@ impl RuleStats {
     ///     Some("ip=203.0.113.7, header:x-api-key=[redacted]")
     /// );
     /// ```
-    pub fn top_hitters(&self) -> Vec<Hitter> {
+    pub fn top_hitters(&self) -> Vec<TopSubject> {
         self.top_limited
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .top()
             .into_iter()
-            .map(|(subject, count, label)| Hitter {
+            .map(|(subject, count, label)| TopSubject {
+                rule: self.rule.to_string(),
                 subject,
-                count,
                 label: label.map(str::to_owned),
+                count,
             })
             .collect()
     }

@@ -35,18 +35,19 @@ impl RuleCounts {
     }
 }
 
-/// A subject a rule limited (or, in `log`, would have limited) most.
+/// A subject a rule limited (or, in `log`, would have limited) most: on
+/// one instance ([`RuleStats::top_hitters`](crate::limiter::RuleStats::top_hitters)),
+/// or summed over the fleet ([`FleetView::top_subjects`](super::FleetView::top_subjects)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopSubject {
     /// The rule id.
     pub rule: String,
     /// The subject's digest: its identity, the one a lift takes.
     pub subject: KeyDigest,
-    /// The subject as a reader sees it: its readable label
-    /// ([`Hitter::label`](crate::stats::Hitter::label): the IP or the
-    /// key's values, credentials redacted), or the digest's hex until the
-    /// subject sent again.
-    pub label: String,
+    /// The client, readable (`ip=203.0.113.7`, `header:x-tenant=acme`),
+    /// credentials redacted; `None` until the subject sends again after it
+    /// entered the list (the label is read from one of its requests).
+    pub label: Option<String>,
     /// How many times (an upper bound: a bounded sketch).
     pub count: u64,
 }
@@ -115,12 +116,7 @@ impl InstanceReport {
             };
             c.requests = c.allowed + c.limited + c.would_limit + c.fail_open + c.fail_closed;
             rules.push(c);
-            top.extend(stats.top_hitters().into_iter().map(|h| TopSubject {
-                rule: rule.to_owned(),
-                subject: h.subject,
-                label: h.label.unwrap_or_else(|| h.subject.to_hex()),
-                count: h.count,
-            }));
+            top.extend(stats.top_hitters());
         }
         InstanceReport {
             id: id.to_owned(),

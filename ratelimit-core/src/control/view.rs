@@ -156,7 +156,12 @@ impl FleetView {
         let all = self.instances.iter().flat_map(|r| &r.top);
         for t in all.filter(|t| t.rule == rule) {
             sum.entry(t.subject)
-                .and_modify(|s| s.count += t.count)
+                .and_modify(|s| {
+                    s.count += t.count;
+                    if s.label.is_none() {
+                        s.label.clone_from(&t.label);
+                    }
+                })
                 .or_insert_with(|| t.clone());
         }
         let mut v: Vec<TopSubject> = sum.into_values().collect();
@@ -182,7 +187,7 @@ mod tests {
             top: vec![TopSubject {
                 rule: "api".into(),
                 subject: KeyDigest([7; 16]),
-                label: "x".into(),
+                label: Some("x".into()),
                 count: top,
             }],
             ..InstanceReport::default()
@@ -200,6 +205,18 @@ mod tests {
         assert_eq!((totals[0].requests, totals[0].limited), (7, 7));
         assert_eq!(view.top_subjects("api")[0].count, 7);
         assert!(view.top_subjects("other").is_empty());
+    }
+
+    #[test]
+    fn a_subject_unlabelled_on_one_instance_takes_the_label_of_another() {
+        let mut unlabelled = report("a", 3, 2);
+        unlabelled.top[0].label = None;
+        let view = FleetView {
+            instances: vec![unlabelled, report("b", 4, 5)],
+            ..FleetView::default()
+        };
+        let top = view.top_subjects("api");
+        assert_eq!((top[0].count, top[0].label.as_deref()), (7, Some("x")));
     }
 
     #[test]

@@ -14,7 +14,8 @@
 //!   failure under `fail_mode: closed`.
 //! - [`KeyedLimit::until_ready`] / [`until_ready_n`](KeyedLimit::until_ready_n):
 //!   sleep until admitted, within a budget, with optional jitter, through
-//!   a [`Sleep`] the caller hands in (the core has no runtime).
+//!   a sleep function the caller hands in, such as `tokio::time::sleep`
+//!   (the core has no runtime).
 //! - [`KeyedLimit::charge`]: a cost known once the work is done, charged
 //!   whether or not it fits (the total may pass the limit).
 //! - [`KeyedLimit::peek`] and [`KeyedLimit::reset`].
@@ -64,7 +65,6 @@ pub use error::KeyedError;
 pub use key_trait::{Key, KeyWriter};
 pub use limit::KeyedLimit;
 pub use quota::Quota;
-pub use wait::Sleep;
 
 #[cfg(test)]
 mod tests;

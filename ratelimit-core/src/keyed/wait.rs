@@ -1,8 +1,9 @@
 //! Waiting for admission: sleep until the earliest admission and retry,
 //! within a time budget, with optional jitter.
 //!
-//! The core has no runtime, so the sleeping is the caller's: a [`Sleep`] is
-//! any `Fn(Duration) -> impl Future` (`tokio::time::sleep`,
+//! The core has no runtime, so the sleeping is the caller's: the `sleep`
+//! argument is any `Fn(Duration) -> impl Future<Output = ()> + Send`
+//! (`tokio::time::sleep` as it stands,
 //! `async_io::Timer::after` wrapped in a closure, ...). This is a seam
 //! rather than an optional `tokio` feature: `ratelimit-core` stays free of
 //! any runtime dependency and feature combination, the same code runs on any
@@ -15,37 +16,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::{Key, KeyedDecision, KeyedError, KeyedLimit};
-
-/// Sleeps for a while: the runtime's timer, handed to the waiting calls.
-///
-/// Implemented for every `Fn(Duration) -> F` where `F` is a `Send` future,
-/// so `tokio::time::sleep` is a `Sleep` as it stands.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use ratelimit_core::keyed::Sleep;
-///
-/// fn takes(_: impl Sleep) {}
-/// takes(tokio::time::sleep);
-/// // Another runtime's timer, wrapped in a closure:
-/// takes(|d: Duration| async move { std::thread::sleep(d) });
-/// ```
-pub trait Sleep {
-    /// A future that completes after `duration`.
-    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send;
-}
-
-impl<F, Fut> Sleep for F
-where
-    F: Fn(Duration) -> Fut,
-    Fut: Future<Output = ()> + Send,
-{
-    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send {
-        self(duration)
-    }
-}
 
 fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
@@ -115,7 +85,7 @@ impl KeyedLimit {
     /// # Ok::<(), ratelimit_core::keyed::KeyedError>(())
     /// # }).unwrap();
     /// ```
-    pub async fn until_ready<K, S>(
+    pub async fn until_ready<K, S, F>(
         &self,
         key: &K,
         max_wait: Duration,
@@ -123,7 +93,8 @@ impl KeyedLimit {
     ) -> Result<KeyedDecision, KeyedError>
     where
         K: Key + ?Sized,
-        S: Sleep,
+        S: Fn(Duration) -> F,
+        F: Future<Output = ()> + Send,
     {
         self.wait(key, None, max_wait, sleep).await
     }
@@ -164,7 +135,7 @@ impl KeyedLimit {
     /// # Ok::<(), KeyedError>(())
     /// # }).unwrap();
     /// ```
-    pub async fn until_ready_n<K, S>(
+    pub async fn until_ready_n<K, S, F>(
         &self,
         key: &K,
         cost: u64,
@@ -173,12 +144,13 @@ impl KeyedLimit {
     ) -> Result<KeyedDecision, KeyedError>
     where
         K: Key + ?Sized,
-        S: Sleep,
+        S: Fn(Duration) -> F,
+        F: Future<Output = ()> + Send,
     {
         self.wait(key, Some(cost), max_wait, sleep).await
     }
 
-    async fn wait<K, S>(
+    async fn wait<K, S, F>(
         &self,
         key: &K,
         cost: Option<u64>,
@@ -187,7 +159,8 @@ impl KeyedLimit {
     ) -> Result<KeyedDecision, KeyedError>
     where
         K: Key + ?Sized,
-        S: Sleep,
+        S: Fn(Duration) -> F,
+        F: Future<Output = ()> + Send,
     {
         let budget = ms(max_wait);
         let start = self.limiter.now_ms();
@@ -207,7 +180,7 @@ impl KeyedLimit {
                 });
             }
             let nap = wait + random_up_to(self.jitter_ms.min(left - wait));
-            sleep.sleep(Duration::from_millis(nap)).await;
+            sleep(Duration::from_millis(nap)).await;
             slept = slept.saturating_add(nap);
         }
     }

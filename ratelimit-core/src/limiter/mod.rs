@@ -68,7 +68,7 @@ pub use snapshot::Snapshot;
 
 pub use crate::backstop::BackstopConfig;
 pub use crate::penalty_cache::PenaltyCache;
-pub use crate::stats::{Event, Hitter, LimiterStats, RuleStats};
+pub use crate::stats::{Event, LimiterStats, RuleStats};
 pub use crate::verdict::{HeaderItem, ResponseTicket, RuleReport};
 
 use crate::backend::Backend;

@@ -87,7 +87,10 @@ fn top_subject(v: &Value) -> Result<TopSubject, String> {
     Ok(TopSubject {
         rule: str_of(o, "rule")?,
         subject: digest_of_hex(&hex).ok_or("field \"subject\": expected 32 hex digits")?,
-        label: str_of(o, "label")?,
+        label: match o.get("label") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(str_of(o, "label")?),
+        },
         count: u64_of(o, "count")?,
     })
 }
@@ -173,12 +176,22 @@ mod tests {
                 limited: 4,
                 ..RuleCounts::default()
             }],
-            top: vec![TopSubject {
-                rule: "api".into(),
-                subject: KeyDigest([0xab; 16]),
-                label: "203.0.113.7".into(),
-                count: 4,
-            }],
+            top: vec![
+                TopSubject {
+                    rule: "api".into(),
+                    subject: KeyDigest([0xab; 16]),
+                    label: Some("203.0.113.7".into()),
+                    count: 4,
+                },
+                // Not labelled yet: it stays unlabelled across the registry
+                // (no hex stand-in for a reader to tell from a label).
+                TopSubject {
+                    rule: "api".into(),
+                    subject: KeyDigest([0xcd; 16]),
+                    label: None,
+                    count: 2,
+                },
+            ],
         };
         assert_eq!(report_from_json(&report_to_json(&r)).unwrap(), r);
     }
