@@ -39,6 +39,9 @@ mod charge;
 #[cfg(test)]
 mod charge_tests;
 mod check;
+mod compiled;
+#[cfg(test)]
+mod compiled_tests;
 mod current;
 mod decide;
 mod explain;
@@ -128,6 +131,10 @@ struct Inner {
     stats: LimiterStats,
     /// Whether every verdict carries its per-rule reports.
     reports: bool,
+    /// Every request through the general path, compiled plans unused (the
+    /// differential tests' reference).
+    #[cfg(test)]
+    general_only: bool,
 }
 
 impl Limiter {

@@ -43,6 +43,9 @@ pub(crate) struct Published {
     pub(crate) temporary: Vec<Arc<Rule>>,
     /// The request headers any rule reads, sorted, lower-case.
     pub(crate) headers_used: Arc<[String]>,
+    /// The one rule every request runs, when the set's compiled plan
+    /// runs it alone (`compiled.rs`).
+    pub(crate) compiled: Option<Arc<Entry>>,
 }
 
 impl Published {
@@ -110,6 +113,7 @@ impl Published {
         headers.dedup();
         p.headers_used = headers.into();
         p.temporary = temporary;
+        p.compiled = super::compiled::plan_of(&p);
         p
     }
 
