@@ -368,6 +368,7 @@ pub(crate) fn cut(s: &str, max: usize) -> &str {
     s.get(..end).unwrap_or("")
 }
 
+mod address;
 mod copy;
 mod host;
 mod names;

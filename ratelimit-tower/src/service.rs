@@ -119,7 +119,13 @@ where
         }
         let span;
         let entered;
-        let check = {
+        let check = if snapshot.reads_address_only() && !listened && derived.is_none() {
+            (span, entered) = (None, None); // a compiled plan: no full view
+            match shared.extractor.try_address_at(&req, peer) {
+                Ok(view) => snapshot.check(&view),
+                Err(e) => return too_large(e, shared),
+            }
+        } else {
             let mut viewed = shared.extractor.try_view_at(&req, needed, peer);
             let view = match &mut viewed {
                 Ok(view) => view,
