@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use http::{Request, Response};
-use ratelimit_core::{Limiter, Outcome, RequestView};
+use ratelimit_core::{Limiter, Outcome};
 use tower_service::Service;
 use tracing::Span;
 
@@ -119,12 +119,15 @@ where
         }
         let span;
         let entered;
-        let check = if snapshot.reads_address_only() && !listened && derived.is_none() {
-            (span, entered) = (None, None); // a compiled plan: no full view
-            match shared.extractor.try_address_at(&req, peer) {
-                Ok(view) => snapshot.check(&view),
+        let check = if snapshot.reads_address_only() && derived.is_none() {
+            // A compiled plan reads only the address and the cost.
+            let view = match shared.extractor.try_address_at(&req, peer) {
+                Ok(view) => view,
                 Err(e) => return too_large(e, shared),
-            }
+            };
+            span = request_span(listened, &req);
+            entered = span.as_deref().map(Span::enter);
+            snapshot.check(&view)
         } else {
             let mut viewed = shared.extractor.try_view_at(&req, needed, peer);
             let view = match &mut viewed {
@@ -134,21 +137,7 @@ where
             if let Some(derived) = derived {
                 view.set_derived(derived);
             }
-            span = listened
-                .then(|| {
-                    tracing::debug_span!(
-                        "ratelimit",
-                        method = %view.method(),
-                        path = %view.path(),
-                        outcome = tracing::field::Empty,
-                        // OpenTelemetry attributes (`respond::observe`).
-                        ratelimit.key = tracing::field::Empty,
-                        ratelimit.allowed = tracing::field::Empty,
-                        ratelimit.remaining = tracing::field::Empty,
-                        ratelimit.rule = tracing::field::Empty,
-                    )
-                })
-                .and_then(kept);
+            span = request_span(listened, &req);
             // One entry into the span for the check and the call of the
             // inner service.
             entered = span.as_deref().map(Span::enter);
@@ -175,6 +164,28 @@ where
         drop(entered);
         ResponseFuture::calling(future, After::new(verdict, charge), shared.clone(), span)
     }
+}
+
+/// The request's `ratelimit` span (its method and path as the view reads
+/// them), boxed when it reaches someone (see [`kept`]); `None` while
+/// nobody listens.
+#[inline(always)]
+fn request_span<B>(listened: bool, req: &Request<B>) -> Option<Box<Span>> {
+    listened
+        .then(|| {
+            tracing::debug_span!(
+                "ratelimit",
+                method = %req.method().as_str(),
+                path = %req.uri().path(),
+                outcome = tracing::field::Empty,
+                // OpenTelemetry attributes (`respond::observe`).
+                ratelimit.key = tracing::field::Empty,
+                ratelimit.allowed = tracing::field::Empty,
+                ratelimit.remaining = tracing::field::Empty,
+                ratelimit.rule = tracing::field::Empty,
+            )
+        })
+        .and_then(kept)
 }
 
 /// The 500 answer for a request without a peer address.
