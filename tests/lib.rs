@@ -4,21 +4,28 @@
 //!
 //! | file | what it shows |
 //! | --- | --- |
-//! | `aggregate.rs` | 4 instances x 64 clients on one Valkey never admit more than the limit, for every algorithm, and through the tower layer over TCP (two servers); a control shows the check catches per-pod counters |
+//! | `aggregate_algorithms.rs` | 4 instances x 64 clients on one Valkey never admit more than the limit, for every algorithm; a control shows the check catches per-pod counters |
+//! | `aggregate_http.rs` | the same through the tower layer over TCP (two servers) |
 //! | `cluster_changes.rs` | a Valkey Cluster changing under 4 instances x 64 clients: a third of the slots migrated (MOVED / ASK followed once, every check answered and run once, the slot map follows), a primary killed (fail modes during the gap, the promoted replica serves within a second of its promotion, lost counts measured), a planned `CLUSTER FAILOVER` (nothing lost) |
-//! | `faults.rs` | Valkey killed and restarted on the same port, unreachable, paused (SIGSTOP), slow, one cluster primary down, and the tower layer over HTTP: bounded latency, fail modes, breaker and probes, shared counts after recovery, no retries |
-//! | `hostile_http.rs` | hostile bytes over raw TCP through the tower layer: answered, keyed right, bounded stores |
+//! | `faults_server.rs` | Valkey killed and restarted on the same port, paused (SIGSTOP), slow: bounded latency, fail modes, breaker and probes, shared counts after recovery, no retries |
+//! | `faults_breaker.rs` | Valkey unreachable: the breaker opens after five failures and probes once a second, alone and under load |
+//! | `faults_cluster.rs` | one cluster primary down: only its keys fail, by fail mode |
+//! | `faults_http.rs` | Valkey down behind the tower layer over HTTP: answers by fail mode, within the bound |
+//! | `hostile_bytes.rs` | hostile bytes over raw TCP through the tower layer (huge, repeated, not UTF-8, 1 MiB claims): answered, keyed right, bounded stores |
+//! | `hostile_forwarded.rs` | odd and invalid forwarded addresses behind trusted proxies: keyed on the right address |
+//! | `hostile_floods.rs` | key-rotation floods: bounded stores |
 //!
 //! Every test spawns its own `valkey-server` (see `scripts/install-valkey.sh`
 //! and `VALKEY_SERVER`); without one they fail with the harness's message,
 //! they never skip. Traffic goes to 127.0.0.1 only, every test stops by
 //! itself, and the suite takes about two minutes on 2 cores.
 //!
-//! `hostile_http::invalid_utf8_query_values_are_keyed_apart` fails on
+//! `hostile_bytes::invalid_utf8_query_values_are_keyed_apart` fails on
 //! purpose until query values are keyed on their decoded bytes (see its
 //! doc comment).
 //!
-//! This library holds what they share ([`support`]).
+//! This library holds what they share ([`support`]): the fleets, sites and
+//! checks of each theme, beside the load, records and bounds they use.
 #![forbid(unsafe_code)]
 
 pub mod support;

@@ -229,20 +229,6 @@ pub(crate) fn share_of(quota: CheckQuota, fleet: u64) -> CheckQuota {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fleet_share_rounds_down_to_at_least_one() {
-        let q = CheckQuota::per_minute(5);
-        assert_eq!(share_of(q, 4).limit, 1);
-        assert_eq!(share_of(q, 2).limit, 2);
-        assert_eq!(share_of(q, 10).limit, 1);
-        assert_eq!(share_of(q, 0).limit, 5);
-    }
-}
-
-#[cfg(test)]
-mod mode_tests {
-    use super::*;
     use crate::backend::namespace;
     use crate::rules::RuleBuilder;
     use crate::HashKey;
@@ -279,5 +265,14 @@ mod mode_tests {
         assert!(at(&probe, T0 + 37_200).allowed);
         assert!(at(&check(1, CheckMode::Count), T0 + 37_200).allowed);
         assert!(!at(&probe, T0 + 37_200).allowed);
+    }
+
+    #[test]
+    fn fleet_share_rounds_down_to_at_least_one() {
+        let q = CheckQuota::per_minute(5);
+        assert_eq!(share_of(q, 4).limit, 1);
+        assert_eq!(share_of(q, 2).limit, 2);
+        assert_eq!(share_of(q, 10).limit, 1);
+        assert_eq!(share_of(q, 0).limit, 5);
     }
 }

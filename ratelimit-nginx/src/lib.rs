@@ -126,9 +126,6 @@ mod zone_spec;
 #[cfg(feature = "tower")]
 mod layers;
 
-#[cfg(test)]
-mod tests;
-
 pub use config::{NginxConfig, NginxConfigBuilder, ParseOptions};
 pub use conn_policy::{ConnDecision, ConnPermit, LimitConnPolicy};
 pub use conn_zone::LimitConnZone;

@@ -6,6 +6,7 @@
 //! | --- | --- |
 //! | [`valkey`] | the Valkey harness: [`valkey::ValkeyServer`] (spawned on a free loopback port, or `VALKEY_URL`; killed, paused or restarted on its port by a test), [`valkey::ValkeyCluster`] (primaries, optionally replicas; slots migrated, replicas promoted), [`valkey::ChaosProxy`] and [`valkey::IsolatedProxy`] (pass, down, delay), `INFO` readers, backends with injected time |
 //! | [`checks`] | backend checks built outside the limiter, for tests that drive a `Backend` directly |
+//! | [`log_capture`] | a `tracing` subscriber that keeps each event as a line, for tests of what is logged |
 //! | [`scenarios`](mod@scenarios) | the operator, penalty and fail-mode scenarios, written once over a [`scenarios::Backends`] factory and run on every backend with [`scenarios!`] |
 //! | [`fuzz`] | the bodies of the cargo-fuzz targets in `fuzz/`, one file per target, replayed over the committed corpora by `tests/fuzz_corpus.rs` |
 //!
@@ -40,6 +41,7 @@
 
 pub mod checks;
 pub mod fuzz;
+pub mod log_capture;
 pub mod scenarios;
 pub mod valkey;
 

@@ -210,7 +210,4 @@ pub(crate) use invocation::{invocation, push_check, push_time, Invocation, TimeS
 pub(crate) use invocation::{Arg, Head};
 
 #[cfg(test)]
-mod key_tests;
-
-#[cfg(test)]
 mod tests;

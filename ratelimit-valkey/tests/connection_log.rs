@@ -5,61 +5,19 @@
 //! restarted server is logged at `INFO`.
 #![allow(clippy::print_stderr)] // prints what it measures, for the issue notes
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ratelimit_core::rules::RuleBuilder;
 use ratelimit_testkit::checks::{check_of, one, template, T0};
+use ratelimit_testkit::log_capture::LogCapture;
 use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{free_port, ValkeyServer};
 use ratelimit_valkey::ValkeyBackend;
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Metadata, Subscriber};
-
-/// Keeps `LEVEL message field=value ...` of every event.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<String>>>);
-
-struct Line<'a>(&'a mut String);
-
-impl Visit for Line<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.push_str(&format!(" {}={:?}", field.name(), value));
-    }
-}
-
-impl Subscriber for Capture {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, e: &Event<'_>) {
-        let mut line = e.metadata().level().to_string();
-        e.record(&mut Line(&mut line));
-        self.0.lock().expect("lines").push(line);
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
-
-impl Capture {
-    /// The lines that contain `text`.
-    fn with(&self, text: &str) -> Vec<String> {
-        let lines = self.0.lock().expect("lines");
-        lines.iter().filter(|l| l.contains(text)).cloned().collect()
-    }
-}
 
 // One thread: the backend's tasks log through this test's subscriber.
 #[tokio::test]
 async fn a_restart_logs_one_loss_and_one_restore_per_node() {
-    let capture = Capture::default();
-    let _guard = tracing::dispatcher::set_default(&tracing::Dispatch::new(capture.clone()));
+    let (capture, _guard) = LogCapture::install();
     let port = free_port();
     let mut server = ValkeyServer::spawn_on(port).unwrap_or_else(|e| panic!("{e}"));
     let backend = ValkeyBackend::builder(server.url())

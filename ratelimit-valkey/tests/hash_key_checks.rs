@@ -11,54 +11,11 @@ use std::time::{Duration, Instant};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use ratelimit_core::backend::Backend;
 use ratelimit_core::HashKey;
+use ratelimit_testkit::log_capture::LogCapture;
 use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{connect as raw, spawned};
 use ratelimit_valkey::ValkeyBackend;
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Metadata, Subscriber};
-
-/// Keeps `LEVEL message` of every event.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<String>>>);
-
-struct Line<'a>(&'a mut String);
-
-impl Visit for Line<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.push_str(&format!(" {}={:?}", field.name(), value));
-    }
-}
-
-impl Subscriber for Capture {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, e: &Event<'_>) {
-        let mut line = e.metadata().level().to_string();
-        e.record(&mut Line(&mut line));
-        self.0.lock().expect("lines").push(line);
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
-
-impl Capture {
-    /// The `WARN` and `INFO` lines that contain `text`.
-    fn with(&self, text: &str) -> Vec<String> {
-        let lines = self.0.lock().expect("lines");
-        lines
-            .iter()
-            .filter(|l| (l.starts_with("WARN") || l.starts_with("INFO")) && l.contains(text))
-            .cloned()
-            .collect()
-    }
-}
+use tracing::Level;
 
 /// `ratelimit_valkey_hash_key_total{event}` so far, by event (a snapshot
 /// of the debugging recorder drains its counters: they are summed here).
@@ -112,8 +69,7 @@ async fn a_deleted_key_is_written_back_a_replaced_one_adopted_a_configured_one_k
     recorder
         .install()
         .expect("the only recorder of this binary");
-    let capture = Capture::default();
-    let _guard = tracing::dispatcher::set_default(&tracing::Dispatch::new(capture.clone()));
+    let (capture, _guard) = LogCapture::install();
     let server = spawned();
     let url = server.url();
     let prefix = unique("hc");
@@ -137,7 +93,7 @@ async fn a_deleted_key_is_written_back_a_replaced_one_adopted_a_configured_one_k
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(configured.hash_key(), Some(mine));
     assert!(events.get("conflict") >= 1, "counted at its first check");
-    let conflict = capture.with("differs from the one configured");
+    let conflict = capture.with_at_least(Level::INFO, "differs from the one configured");
     assert_eq!(conflict.len(), 1, "{conflict:?}");
     assert!(conflict[0].starts_with("WARN"), "{conflict:?}");
     drop(configured);
@@ -149,7 +105,7 @@ async fn a_deleted_key_is_written_back_a_replaced_one_adopted_a_configured_one_k
         "written back"
     );
     assert_eq!(a.hash_key(), Some(key));
-    assert_eq!(capture.with("written back").len(), 1);
+    assert_eq!(capture.with_at_least(Level::INFO, "written back").len(), 1);
 
     // Replaced by another instance's: A adopts it.
     let other = "00112233445566778899aabbccddeeff";
@@ -163,7 +119,7 @@ async fn a_deleted_key_is_written_back_a_replaced_one_adopted_a_configured_one_k
         "A adopted the stored key"
     );
     assert_eq!(events.get("adopted"), 1);
-    let adopted = capture.with("adopted");
+    let adopted = capture.with_at_least(Level::INFO, "adopted");
     assert_eq!(adopted.len(), 1, "{adopted:?}");
     assert!(adopted[0].starts_with("WARN"), "{adopted:?}");
     assert!(

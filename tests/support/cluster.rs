@@ -10,13 +10,12 @@ use std::time::Duration;
 use ratelimit_core::backend::{Backend, BackendErrorKind, Check};
 use ratelimit_core::keys::{subject, KeyOutcome};
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::switches::StaticFleet;
 use ratelimit_core::{HashKey, KeyDigest, Limiter, RequestAttrs};
 use ratelimit_testkit::valkey::{cmdstat, info, info_field, ValkeyCluster};
 use ratelimit_valkey::{cluster, ValkeyBackend};
 
 use super::load::{ask, latencies, Answer};
-use super::record::{Log, Recorder, Sample};
+use super::record::{Log, Sample};
 use super::{unique, wall_ms, Rng};
 
 /// The `count` rule's bucket: it never limits, so every admission it
@@ -127,13 +126,7 @@ pub async fn fleet(c: &ValkeyCluster, rules: &RuleSet, n: usize, deadline: Durat
             .await
             .expect("cluster backend");
         first.get_or_insert_with(|| backend.clone());
-        limiters.push(
-            Limiter::builder(rules.clone())
-                .hash_key(HashKey::DEFAULT)
-                .backend(Recorder::new(backend, i, log.clone()))
-                .fleet_size(StaticFleet(n as u64))
-                .build(),
-        );
+        limiters.push(log.limiter(rules.clone(), backend, i, n as u64));
     }
     Fleet {
         limiters,

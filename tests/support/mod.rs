@@ -1,8 +1,13 @@
 //! Support code shared by the integration tests.
 #![allow(unreachable_pub, missing_debug_implementations, clippy::print_stderr)]
 
+pub mod aggregate;
 pub mod bounds;
 pub mod cluster;
+pub mod fault_answers;
+pub mod fault_calls;
+pub mod faults;
+pub mod hostile;
 pub mod http;
 pub mod load;
 pub mod record;

@@ -11,7 +11,9 @@ use ratelimit_core::algorithm::Decision;
 use ratelimit_core::backend::{
     Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckResult,
 };
-use ratelimit_core::KeyDigest;
+use ratelimit_core::rules::RuleSet;
+use ratelimit_core::switches::StaticFleet;
+use ratelimit_core::{HashKey, KeyDigest, Limiter};
 
 use super::wall_ms;
 
@@ -77,6 +79,23 @@ impl Log {
     /// Forgets every sample.
     pub fn clear(&self) {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    /// A limiter over `backend` whose checks are recorded here as instance
+    /// `instance`, in a fleet of `fleet`, under the public test hash key
+    /// (the tests compute subjects with it).
+    pub fn limiter<B: Backend + 'static>(
+        &self,
+        rules: RuleSet,
+        backend: B,
+        instance: usize,
+        fleet: u64,
+    ) -> Limiter {
+        Limiter::builder(rules)
+            .hash_key(HashKey::DEFAULT)
+            .backend(Recorder::new(backend, instance, self.clone()))
+            .fleet_size(StaticFleet(fleet))
+            .build()
     }
 
     /// Records one call's checks, numbered by the call (the index of its

@@ -266,5 +266,4 @@ impl RequestView for LogLine<'_> {
 }
 
 #[cfg(test)]
-#[path = "log_tests.rs"]
 mod tests;

@@ -168,6 +168,4 @@ impl FromStr for Expression {
 #[cfg(test)]
 mod pattern_gen;
 #[cfg(test)]
-mod proptests;
-#[cfg(test)]
 mod tests;

@@ -154,5 +154,4 @@ fn dfa(nfa: &NFA) -> Result<dense::DFA<Vec<u32>>, String> {
 }
 
 #[cfg(test)]
-#[path = "pattern_tests.rs"]
 mod tests;

@@ -67,6 +67,4 @@ pub use quota::Quota;
 pub use wait::Sleep;
 
 #[cfg(test)]
-mod rate_tests;
-#[cfg(test)]
 mod tests;

@@ -214,15 +214,4 @@ impl KeyedLimit {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::random_up_to;
-
-    #[test]
-    fn random_draws_stay_in_range_and_vary() {
-        let draws: Vec<u64> = (0..200).map(|_| random_up_to(10)).collect();
-        assert!(draws.iter().all(|&d| d <= 10));
-        assert!(draws.iter().any(|&d| d != draws[0]));
-        assert_eq!(random_up_to(0), 0);
-        let _ = random_up_to(u64::MAX); // no overflow
-    }
-}
+mod tests;

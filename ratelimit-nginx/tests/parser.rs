@@ -2,8 +2,10 @@
 
 use proptest::prelude::*;
 
-use super::*;
-use crate::{ConfigErrorKind, Delay, LogLevel, ZoneKind};
+mod support;
+
+use ratelimit_nginx::{ConfigErrorKind, Delay, LogLevel, ZoneKind};
+use support::*;
 
 #[test]
 fn the_nginx_documentation_lines_are_read_as_pasted() {

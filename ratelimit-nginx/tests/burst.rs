@@ -1,7 +1,9 @@
 //! "Burst, delay and nodelay".
 
-use super::*;
-use crate::ConfigErrorKind;
+mod support;
+
+use ratelimit_nginx::ConfigErrorKind;
+use support::*;
 use LimitReqStatus::{Delayed, Passed, Rejected};
 
 const ONE_PER_SECOND: &str = "limit_req_zone $client_ip zone=one:1m rate=1r/s;";

@@ -1,11 +1,10 @@
-//! Properties: parsing never panics, errors point inside the input, and
-//! well-formed expressions evaluate consistently.
+//! Properties of the rule expressions: parsing never panics, errors point
+//! inside the input, and well-formed expressions evaluate consistently.
 
 use std::net::{IpAddr, Ipv4Addr};
 
 use proptest::prelude::*;
-
-use super::*;
+use ratelimit_core::{Expression, RequestAttrs};
 
 /// Tokens of the language, plus near-misses the lexer must refuse.
 const TOKENS: &[&str] = &[

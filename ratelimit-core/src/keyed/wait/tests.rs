@@ -1,5 +1,6 @@
-//! Issue 27.17: the long-run rate of back-to-back `until_ready` calls, on
-//! the memory backend with a manual clock that the sleeps move.
+//! The waits of `until_ready`: the jitter's random draws, and (issue
+//! 27.17) the long-run rate of back-to-back calls, on the memory backend
+//! with a manual clock that the sleeps move.
 
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,11 +10,21 @@ use std::time::Duration;
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
 
-use super::Quota;
+use super::random_up_to;
+use crate::keyed::Quota;
 use crate::rules::RuleSet;
 use crate::{Clock, Limiter, ManualClock};
 
 const T0: u64 = 1_767_225_600_000;
+
+#[test]
+fn random_draws_stay_in_range_and_vary() {
+    let draws: Vec<u64> = (0..200).map(|_| random_up_to(10)).collect();
+    assert!(draws.iter().all(|&d| d <= 10));
+    assert!(draws.iter().any(|&d| d != draws[0]));
+    assert_eq!(random_up_to(0), 0);
+    let _ = random_up_to(u64::MAX); // no overflow
+}
 
 fn nz(n: u32) -> NonZeroU32 {
     NonZeroU32::new(n).expect("non-zero")

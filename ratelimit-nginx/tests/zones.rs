@@ -2,8 +2,10 @@
 
 use std::sync::Arc;
 
-use super::*;
-use crate::{ConfigErrorKind, LimitConnStatus};
+mod support;
+
+use ratelimit_nginx::{ConfigErrorKind, LimitConnStatus};
+use support::*;
 use LimitReqStatus::{Passed, Rejected};
 
 #[test]
@@ -174,7 +176,7 @@ fn credential_headers_are_refused_in_a_key_at_their_line() {
         (err.line(), err.column(), err.directive()),
         (Some(2), Some(17), Some("limit_conn_zone"))
     );
-    let options = crate::ParseOptions::default().with_redact_header("x-session");
+    let options = ratelimit_nginx::ParseOptions::default().with_redact_header("x-session");
     let err = NginxConfig::parse_with("limit_conn_zone $http_x_session zone=c:1m;", &options)
         .expect_err("redacted");
     assert_eq!(err.kind(), &ConfigErrorKind::CredentialInKey);

@@ -1,8 +1,10 @@
 //! "What happens to a limited request".
 
-use super::capture::events_of;
-use super::*;
-use crate::{LimitConnStatus, LimitKind};
+mod support;
+
+use ratelimit_nginx::{LimitConnStatus, LimitKind};
+use ratelimit_testkit::log_capture::LogCapture;
+use support::*;
 use LimitReqStatus::{Delayed, DelayedDryRun, Passed, Rejected, RejectedDryRun};
 
 const ZONES: &str = "limit_req_zone $client_ip zone=one:1m rate=1r/s;\n\
@@ -287,7 +289,7 @@ fn a_full_zone_with_every_state_in_use_refuses_and_logs_zone_exhausted() {
     for ip in ["192.0.2.1", "192.0.2.2"] {
         let _ = burst_of(&policy, &from(ip), &clock, 2);
     }
-    let events = events_of(|| {
+    let events = LogCapture::run(|| {
         let full = policy.check(&from("192.0.2.3"), clock.now_ms());
         assert_eq!(full.status(), Some(Rejected));
         let r = full.rejected().expect("refused");
@@ -296,7 +298,8 @@ fn a_full_zone_with_every_state_in_use_refuses_and_logs_zone_exhausted() {
             (429, true, LimitKind::Req)
         );
         let _ = burst_of(&policy, &from("192.0.2.1"), &clock, 5);
-    });
+    })
+    .events();
     let refusals: Vec<_> = events
         .iter()
         .filter(|e| e.field("limit_error").is_some())
@@ -327,11 +330,12 @@ fn a_full_limit_conn_zone_refuses_a_new_key_as_zone_exhausted() {
     );
     let _a = conn.acquire(&from("192.0.2.1")).into_permit();
     let _b = conn.acquire(&from("192.0.2.2")).into_permit();
-    let events = events_of(|| {
+    let events = LogCapture::run(|| {
         let full = conn.acquire(&from("192.0.2.3"));
         assert_eq!(full.status(), Some(LimitConnStatus::Rejected));
         assert_eq!(full.rejected().map(|r| r.zone_exhausted()), Some(true));
-    });
+    })
+    .events();
     assert_eq!(
         events
             .iter()
@@ -348,9 +352,10 @@ fn delays_are_logged_one_level_below_refusals() {
         ZONES,
         "limit_req zone=one burst=1; limit_req_log_level error;",
     );
-    let events = events_of(|| {
+    let events = LogCapture::run(|| {
         let _ = burst_of(&policy, &from("192.0.2.1"), &clock(), 3);
-    });
+    })
+    .events();
     let levels: Vec<_> = events.iter().map(|e| e.level).collect();
     assert_eq!(levels, [tracing::Level::WARN, tracing::Level::ERROR]);
     assert_eq!(events[0].field("excess"), Some("1.000"));

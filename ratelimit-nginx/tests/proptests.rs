@@ -3,7 +3,9 @@
 
 use proptest::prelude::*;
 
-use super::*;
+mod support;
+
+use support::*;
 
 /// The admitted times of one client sending `steps` (wait ms, requests) bursts.
 fn admitted(policy: &LimitReqPolicy, steps: &[(u64, usize)]) -> Vec<u64> {

@@ -1,55 +1,51 @@
-//! Tests of the documented nginx behaviour, with a [`ManualClock`]: one file per section.
+//! Helpers of the tests of the documented nginx behaviour, with a
+//! [`ManualClock`] (one test file per section of the nginx documentation):
+//! zones and policies from pasted configuration, requests from an address,
+//! bursts at the clock's time.
+#![allow(dead_code, unreachable_pub)]
 
-mod burst;
-mod capture;
-mod limited;
-mod memory;
-mod parser;
-mod proptests;
-mod zones;
+pub use std::time::Duration;
 
-use std::time::Duration;
-
-use super::{
+pub use ratelimit_core::{Clock, ManualClock, RequestAttrs};
+pub use ratelimit_nginx::{
     Level, LimitConnPolicy, LimitReqPolicy, LimitReqStatus, NginxConfig, ReqDecision, ZoneRegistry,
     Zones,
 };
-use ratelimit_core::{Clock, ManualClock, RequestAttrs};
 
 /// 2026-01-01T00:00:00Z.
-pub(super) const T0: u64 = 1_767_225_600_000;
+pub const T0: u64 = 1_767_225_600_000;
 
-pub(super) fn clock() -> ManualClock {
+pub fn clock() -> ManualClock {
     ManualClock::new(T0)
 }
 
-pub(super) fn zones(config: &str) -> Zones {
+pub fn zones(config: &str) -> Zones {
     let config = NginxConfig::parse(config).unwrap_or_else(|e| panic!("config: {e}"));
     ZoneRegistry::new()
         .load(&config)
         .unwrap_or_else(|e| panic!("zones: {e}"))
 }
 
-pub(super) fn req_policy(config: &str, level: &str) -> LimitReqPolicy {
+pub fn req_policy(config: &str, level: &str) -> LimitReqPolicy {
     let level = Level::parse(level).unwrap_or_else(|e| panic!("level: {e}"));
     zones(config)
         .limit_req(&level)
         .unwrap_or_else(|e| panic!("policy: {e}"))
 }
 
-pub(super) fn conn_policy(config: &str, level: &str) -> LimitConnPolicy {
+pub fn conn_policy(config: &str, level: &str) -> LimitConnPolicy {
     let level = Level::parse(level).unwrap_or_else(|e| panic!("level: {e}"));
     zones(config)
         .limit_conn(&level)
         .unwrap_or_else(|e| panic!("policy: {e}"))
 }
 
-pub(super) fn from(ip: &str) -> RequestAttrs {
+pub fn from(ip: &str) -> RequestAttrs {
     RequestAttrs::new(ip.parse().unwrap_or_else(|e| panic!("{ip}: {e}")))
 }
 
 /// Sends `n` requests at the clock's time; returns each (status, delay in ms).
-pub(super) fn burst_of(
+pub fn burst_of(
     policy: &LimitReqPolicy,
     req: &RequestAttrs,
     clock: &ManualClock,
@@ -63,6 +59,6 @@ pub(super) fn burst_of(
         .collect()
 }
 
-pub(super) fn ms(n: u64) -> Duration {
+pub fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }

@@ -1,8 +1,9 @@
 //! The real memory of a full zone stays within its configured size.
 
-use super::*;
-use crate::size::{CONN_STATE_BYTES, REQ_STATE_BYTES};
-use crate::ZoneSize;
+mod support;
+
+use ratelimit_nginx::ZoneSize;
+use support::*;
 
 const TEN_MIB: usize = 10 * 1024 * 1024;
 
@@ -16,10 +17,7 @@ fn a_full_10m_limit_req_zone_uses_at_most_10_mib() {
     let zone = policy.zones().next().cloned().expect("zone");
     let empty = zone.memory_bytes();
     let capacity = zone.capacity();
-    assert_eq!(
-        u64::from(capacity),
-        ZoneSize::mebibytes(10).bytes() / REQ_STATE_BYTES
-    );
+    assert_eq!(u64::from(capacity), ZoneSize::mebibytes(10).req_states());
     for n in 0..capacity {
         let req = from("192.0.2.1").with_header("x-k", n.to_string());
         // Two requests each: every state has an excess, none is idle.
@@ -47,10 +45,7 @@ fn a_full_10m_limit_conn_zone_uses_at_most_10_mib() {
     );
     let zone = conn.zones().next().cloned().expect("zone");
     let capacity = zone.capacity();
-    assert_eq!(
-        u64::from(capacity),
-        ZoneSize::mebibytes(10).bytes() / CONN_STATE_BYTES
-    );
+    assert_eq!(u64::from(capacity), ZoneSize::mebibytes(10).conn_states());
     let permits: Vec<_> = (0..capacity)
         .map(|n| {
             conn.acquire(&from("192.0.2.1").with_header("x-k", n.to_string()))
