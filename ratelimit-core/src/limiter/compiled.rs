@@ -12,7 +12,7 @@
 //! switches, the caches, the backend call, settling the answer, the wait
 //! for a backend that does I/O) is the general path's own code, so the
 //! verdicts, the stats and the stored state are the same (the differential
-//! proptest in `compiled_tests.rs` runs both on random rule sets).
+//! proptest in `compiled/tests.rs` runs both on random rule sets).
 
 use std::sync::Arc;
 
@@ -122,3 +122,6 @@ impl Limiter {
         );
     }
 }
+
+#[cfg(test)]
+mod tests;

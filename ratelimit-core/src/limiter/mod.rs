@@ -40,8 +40,6 @@ mod charge;
 mod charge_tests;
 mod check;
 mod compiled;
-#[cfg(test)]
-mod compiled_tests;
 mod current;
 mod decide;
 mod explain;

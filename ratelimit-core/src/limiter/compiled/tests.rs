@@ -1,4 +1,4 @@
-//! The compiled plan (`compiled.rs`) against the general path: the same
+//! The compiled plan against the general path: the same
 //! random rule sets and requests through a limiter that uses its plans and
 //! one that never does (`LimiterBuilder::general_only`), each on its own
 //! `ManualClock` and in-memory store; every verdict, every rule's stats and
@@ -8,13 +8,12 @@ use std::net::IpAddr;
 
 use proptest::prelude::*;
 
-use super::Limiter;
 use crate::backend::{Backend, Batch, BoxFuture, Check, CheckResult};
 use crate::backstop::BackstopConfig;
 use crate::rules::RuleSet;
 use crate::stats::Event;
 use crate::store::MemoryBackend;
-use crate::{HashKey, ManualClock, RequestAttrs};
+use crate::{HashKey, Limiter, ManualClock, RequestAttrs};
 
 const T0: u64 = 1_767_225_600_000;
 
