@@ -26,8 +26,7 @@ use std::net::SocketAddr;
 
 use axum::routing::get;
 use axum::Router;
-use http::request::Parts;
-use ratelimit_tower::RateLimitLayer;
+use ratelimit_tower::{RateLimitLayer, RequestHead};
 
 const REPORT_RULES: &str = r#"[
   {"id": "report-per-ip", "expression": "true", "algorithm": "sliding_window",
@@ -38,8 +37,8 @@ const REPORT_RULES: &str = r#"[
 ]"#;
 
 /// The tenant of a request: the API key's part before the first '.'.
-fn tenant(req: &Parts) -> Option<String> {
-    let key = req.headers.get("x-api-key")?.to_str().ok()?;
+fn tenant(req: &RequestHead<'_>) -> Option<String> {
+    let key = req.headers().get("x-api-key")?.to_str().ok()?;
     let (tenant, _) = key.split_once('.')?;
     (!tenant.is_empty()).then(|| tenant.to_owned())
 }

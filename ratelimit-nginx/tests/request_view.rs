@@ -1,9 +1,9 @@
 //! Any request the rule engine reads is a key source: a key renders the
-//! same from the core's owned `RequestAttrs`, from the tower layer's
-//! borrowed view of the same `http::Request`, and through `&dyn
-//! RequestView`.
+//! same from the tower layer's borrowed view of an `http::Request`, from
+//! the core's owned `RequestAttrs` holding the same request, and through
+//! `&dyn RequestView`.
 
-use ratelimit_core::{ClientIp, RequestView};
+use ratelimit_core::{ClientIp, RequestAttrs, RequestView};
 use ratelimit_nginx::KeyTemplate;
 use ratelimit_tower::RequestExtractor;
 
@@ -18,9 +18,16 @@ fn a_key_renders_alike_from_owned_attributes_and_the_borrowed_view() {
         .extension(ClientIp("203.0.113.9".parse().expect("ip")))
         .body(())
         .expect("request");
-    let extractor = RequestExtractor::new();
-    let owned = extractor.extract(&req);
-    let view = extractor.view(&req);
+    let view = RequestExtractor::new().view(&req);
+    // The same request as the view reads it: the host normalized, the
+    // path as sent.
+    let owned = RequestAttrs::new("203.0.113.9".parse().expect("ip"))
+        .with_method("POST")
+        .with_host("shop.example.com")
+        .with_path("/a/../Wp-Login.php")
+        .with_query("x=1")
+        .with_header("x-tenant", "acme")
+        .with_header("x-tenant", "other");
     let key =
         KeyTemplate::parse("$client_ip|$remote_addr|$host|$method|$path|$http_x_tenant|$site")
             .expect("valid");

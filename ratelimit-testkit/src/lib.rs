@@ -8,6 +8,7 @@
 //! | [`checks`] | backend checks built outside the limiter, for tests that drive a `Backend` directly |
 //! | [`log_capture`] | a `tracing` subscriber that keeps each event as a line, for tests of what is logged |
 //! | [`scenarios`](mod@scenarios) | the operator, penalty and fail-mode scenarios, written once over a [`scenarios::Backends`] factory and run on every backend with [`scenarios!`] |
+//! | [`owned`] | an owned copy ([`RequestAttrs`](ratelimit_core::RequestAttrs)) of any request view, for tests that hold a borrowed view against the owned attributes |
 //! | [`fuzz`] | the bodies of the cargo-fuzz targets in `fuzz/`, one file per target, replayed over the committed corpora by `tests/fuzz_corpus.rs` |
 //!
 //! Everything here reaches the libraries through their public API; the
@@ -42,6 +43,7 @@
 pub mod checks;
 pub mod fuzz;
 pub mod log_capture;
+pub mod owned;
 pub mod scenarios;
 pub mod valkey;
 

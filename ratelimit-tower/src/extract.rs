@@ -1,6 +1,5 @@
 //! From an `http::Request` to what the rules read: the borrowed
-//! [`HttpView`] (what the layer checks: nothing copied), or the core's owned
-//! [`RequestAttrs`], bounded. Both read the same values:
+//! [`HttpView`], what the layer checks (nothing copied). It reads:
 //!
 //! - The client IP: the peer address from the extensions (see
 //!   [`ClientIp`]), then [`TrustedProxies`]. The layer answers a request
@@ -20,8 +19,7 @@
 //!   first of repeated values), and every `Cookie` line (the cookie key
 //!   looks across lines). The rules may read at most [`MAX_HEADERS`]
 //!   values and [`MAX_HEADER_BYTES`] bytes in all, each value at most
-//!   [`MAX_VALUE_BYTES`]; the view reads them in place, `RequestAttrs`
-//!   copies them.
+//!   [`MAX_VALUE_BYTES`]; the view reads them in place.
 //! - Verified JWT claims from [`VerifiedClaims`](crate::VerifiedClaims),
 //!   `app:` values from [`AppValues`](crate::AppValues) (after the values of
 //!   the layer's key extractors), the cost from [`Cost`](crate::Cost).
@@ -35,28 +33,22 @@
 //! [`RequestExtractor::max_uri_bytes`] ([`MAX_URI_PART`], 16 KiB, by
 //! default) with [`TooLarge::Uri`] (414 URI Too Long), and headers the rules
 //! read beyond the bounds above with [`TooLarge::Headers`] (431 Request
-//! Header Fields Too Large), before any rule runs
-//! ([`RequestExtractor::try_extract_only`] does the same for the owned
-//! attributes). [`RequestExtractor::extract`]
-//! and [`RequestExtractor::extract_only`] instead cut what is too long (for
-//! callers that only want the attributes).
+//! Header Fields Too Large), before any rule runs.
+//! [`RequestExtractor::view`] reads any request whole, without bounds.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use http::header::HeaderName;
 use http::{HeaderMap, Request, StatusCode};
-use ratelimit_core::{RequestAttrs, RequestView, ViewerFact};
 
-#[cfg(test)]
-use crate::{AppValues, VerifiedClaims};
 use crate::{ClientIp, TrustedProxies};
 
-/// Most header values copied per request.
+/// Most header values the rules read per request.
 pub const MAX_HEADERS: usize = 256;
-/// Most header bytes (names and values) copied per request.
+/// Most header bytes (names and values) the rules read per request.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
-/// Longest header value copied; longer ones are cut.
+/// Longest header value the rules read.
 pub const MAX_VALUE_BYTES: usize = 8 * 1024;
 /// The default longest path, query or host (see
 /// [`RequestExtractor::max_uri_bytes`]).
@@ -137,7 +129,8 @@ impl TooLarge {
     }
 }
 
-/// Builds [`RequestAttrs`] from requests; the layer holds one.
+/// Reads requests as the rules see them ([`HttpView`]); the layer holds
+/// one.
 #[derive(Debug)]
 pub struct RequestExtractor {
     proxies: TrustedProxies,
@@ -179,7 +172,7 @@ impl RequestExtractor {
 
     /// The longest path, query and host, in bytes ([`MAX_URI_PART`],
     /// 16 KiB, unless set): the layer refuses longer ones with 414 (see
-    /// [`TooLarge`]), `extract` cuts them.
+    /// [`TooLarge`]).
     #[must_use]
     pub fn max_uri_bytes(mut self, max: usize) -> Self {
         self.max_uri = max;
@@ -222,81 +215,6 @@ impl RequestExtractor {
     pub fn viewer_headers(mut self, viewer: ViewerHeaders) -> Self {
         self.viewer = viewer;
         self
-    }
-
-    /// The attributes of `req`, with every header copied (within the
-    /// bounds).
-    pub fn extract<B>(&self, req: &Request<B>) -> RequestAttrs {
-        self.extract_only(req, None)
-    }
-
-    /// The attributes of `req`, copying only the headers named in `only`
-    /// (lower-case; see `Limiter::headers_used`), or all of them for `None`.
-    pub fn extract_only<B>(&self, req: &Request<B>, only: Option<&[String]>) -> RequestAttrs {
-        match self.build(req, only, false) {
-            Ok(attrs) | Err((attrs, _)) => attrs,
-        }
-    }
-
-    /// Like [`RequestExtractor::extract_only`], but a request with a part
-    /// longer than the bounds is refused instead of cut (what the layer
-    /// does).
-    ///
-    /// # Errors
-    ///
-    /// [`TooLarge`]: the part that is too long.
-    pub fn try_extract_only<B>(
-        &self,
-        req: &Request<B>,
-        only: Option<&[String]>,
-    ) -> Result<RequestAttrs, TooLarge> {
-        self.build(req, only, true).map_err(|(_, e)| e)
-    }
-
-    /// The attributes, read through the view (so both normalize alike);
-    /// `Err` (with the attributes, cut) when something was cut or dropped.
-    /// With `stop`, returns at the first such part.
-    #[allow(clippy::result_large_err)]
-    fn build<B>(
-        &self,
-        req: &Request<B>,
-        only: Option<&[String]>,
-        stop: bool,
-    ) -> Result<RequestAttrs, (RequestAttrs, TooLarge)> {
-        let view = self.view(req);
-        let mut attrs = RequestAttrs::blank(view.client_ip());
-        let mut too_large = view.uri_too_large(self.max_uri);
-        if let (true, Some(e)) = (stop, too_large) {
-            return Err((attrs, e));
-        }
-        attrs.method = view.method().to_owned();
-        attrs.host = cut(view.host(), self.max_uri).to_owned();
-        attrs.path = cut(view.path(), self.max_uri).to_owned();
-        attrs.query = cut(view.query(), self.max_uri).to_owned();
-        let headers = view.headers();
-        let (copied, dropped) = match only {
-            Some(names) => copy::copy_named(headers, names),
-            None => copy::copy_headers(headers),
-        };
-        attrs.headers = copied;
-        if dropped {
-            too_large = too_large.or(Some(TooLarge::Headers));
-        }
-        if let (true, Some(e)) = (stop, too_large) {
-            return Err((attrs, e));
-        }
-        attrs.jwt_claims = view.claims().cloned();
-        attrs.app_values = view.app_values().to_vec();
-        attrs.cost = view.cost();
-        let fact = |f| view.viewer(f).map(str::to_owned);
-        attrs.country = fact(ViewerFact::Country);
-        attrs.asnum = fact(ViewerFact::Asnum);
-        attrs.ja4 = fact(ViewerFact::Ja4);
-        attrs.locale = fact(ViewerFact::Locale);
-        match too_large {
-            Some(e) => Err((attrs, e)),
-            None => Ok(attrs),
-        }
     }
 
     /// The client address: the peer, or an address from the forwarding
@@ -356,20 +274,8 @@ pub(crate) fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
     ext.get::<SocketAddr>().map(SocketAddr::ip)
 }
 
-/// The longest prefix of `s` of at most `max` bytes, on a character boundary.
-pub(crate) fn cut(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s.get(..end).unwrap_or("")
-}
-
 mod address;
-mod copy;
+mod bounds;
 mod host;
 mod names;
 #[cfg(test)]

@@ -20,8 +20,9 @@ use ratelimit_core::{Outcome, Verdict};
 use tower_service::Service;
 use tracing::Span;
 
-use crate::layer::Shared;
-use crate::respond::{answered, charge_for, forwarded, observe, passed, refused, After, Own};
+use crate::answer::{answered, charge_for, forwarded, passed, refused, After, Own};
+use crate::observe::observe;
+use crate::shared::Shared;
 use crate::{MakeResponse, ResponseBody};
 
 pin_project! {
@@ -170,7 +171,7 @@ where
             match this.state.as_mut().project() {
                 StateProj::Checking { checking } => {
                     let verdict = ready!(Pin::new(&mut checking.check).poll(cx));
-                    observe(this.shared, this.span.as_deref(), &verdict);
+                    observe(&this.shared.counters, this.span.as_deref(), &verdict);
                     let taken = this.state.as_mut().project_replace(State::Done);
                     if verdict.outcome != Outcome::Forward {
                         return Poll::Ready(Ok(refused(this.shared, verdict)));

@@ -4,25 +4,85 @@
 use std::fmt;
 use std::sync::Arc;
 
-use http::request::Parts;
-use http::Request;
-#[cfg(test)]
-use ratelimit_core::RequestAttrs;
+use http::{Extensions, HeaderMap, Method, Request, Uri, Version};
+
+/// A request's head, borrowed: what a [`KeyExtractor`] reads. The same
+/// accessors as `http::Request`, for any body type, without moving or
+/// copying the request.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_tower::RequestHead;
+///
+/// let req = http::Request::post("/login").header("x-user", "ann").body(()).unwrap();
+/// let head = RequestHead::of(&req);
+/// assert_eq!(head.method(), "POST");
+/// assert_eq!(head.uri().path(), "/login");
+/// assert_eq!(head.headers()["x-user"], "ann");
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct RequestHead<'r> {
+    method: &'r Method,
+    uri: &'r Uri,
+    version: Version,
+    headers: &'r HeaderMap,
+    extensions: &'r Extensions,
+}
+
+impl<'r> RequestHead<'r> {
+    /// The head of `req`.
+    pub fn of<B>(req: &'r Request<B>) -> Self {
+        Self {
+            method: req.method(),
+            uri: req.uri(),
+            version: req.version(),
+            headers: req.headers(),
+            extensions: req.extensions(),
+        }
+    }
+
+    /// The request method.
+    pub fn method(&self) -> &'r Method {
+        self.method
+    }
+
+    /// The request target.
+    pub fn uri(&self) -> &'r Uri {
+        self.uri
+    }
+
+    /// The HTTP version.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// The headers.
+    pub fn headers(&self) -> &'r HeaderMap {
+        self.headers
+    }
+
+    /// The extensions: axum's `MatchedPath`, what your auth layer inserted.
+    pub fn extensions(&self) -> &'r Extensions {
+        self.extensions
+    }
+}
 
 /// Derives one key part from a request's head (method, URI, headers,
 /// extensions such as axum's `MatchedPath` or your auth layer's user).
 ///
-/// Implemented for every `Fn(&Parts) -> Option<String>` closure; annotate
-/// the argument (`|req: &Parts| ...`) so that it accepts any lifetime. The
-/// head rather than the whole `Request<B>`, so that one extractor serves
-/// any body type.
+/// Implemented for every `Fn(&RequestHead<'_>) -> Option<String>` closure;
+/// annotate the argument (`|req: &RequestHead<'_>| ...`) so that it accepts
+/// any lifetime. The borrowed head rather than the whole `Request<B>`, so
+/// that one extractor serves any body type.
 ///
 /// Register one with [`RateLimitLayer::key_part`]: for each request the
 /// layer calls it with the request's head and, when it returns a value,
 /// gives that value to the rules as `app:<name>`. The value is hashed like
 /// any key part (the raw value is never stored or logged). `None` means the
 /// part is missing and each rule's `on_missing_key` applies (`fallback_ip`,
-/// `skip` or `reject`).
+/// `skip` or `reject`). A request the layer refuses for its size (414, 431)
+/// or for a missing peer address (500) never reaches the extractors.
 ///
 /// A value the layer derives comes before an [`AppValues`] extension of the
 /// same name; when the extractor returns `None`, an [`AppValues`] value of
@@ -36,8 +96,7 @@ use ratelimit_core::RequestAttrs;
 /// # Examples
 ///
 /// ```
-/// use http::request::Parts;
-/// use ratelimit_tower::RateLimitLayer;
+/// use ratelimit_tower::{RateLimitLayer, RequestHead};
 ///
 /// // The tenant is the part of the API key before the first '.'.
 /// let layer = RateLimitLayer::from_json_str(r#"[
@@ -46,8 +105,8 @@ use ratelimit_core::RequestAttrs;
 ///   {"id": "per-tenant", "expression": "true", "algorithm": "sliding_window",
 ///    "limit": 1000, "period": "1m", "key": ["app:tenant"], "on_missing_key": "reject"}
 /// ]"#)?
-/// .key_part("tenant", |req: &Parts| {
-///     let key = req.headers.get("x-api-key")?.to_str().ok()?;
+/// .key_part("tenant", |req: &RequestHead<'_>| {
+///     let key = req.headers().get("x-api-key")?.to_str().ok()?;
 ///     Some(key.split('.').next()?.to_owned())
 /// });
 /// # Ok::<(), ratelimit_core::rules::RuleError>(())
@@ -57,14 +116,14 @@ use ratelimit_core::RequestAttrs;
 /// [`AppValues`]: crate::AppValues
 pub trait KeyExtractor: Send + Sync + 'static {
     /// The part's value for this request, or `None` when it has none.
-    fn extract(&self, req: &Parts) -> Option<String>;
+    fn extract(&self, req: &RequestHead<'_>) -> Option<String>;
 }
 
 impl<F> KeyExtractor for F
 where
-    F: Fn(&Parts) -> Option<String> + Send + Sync + 'static,
+    F: Fn(&RequestHead<'_>) -> Option<String> + Send + Sync + 'static,
 {
-    fn extract(&self, req: &Parts) -> Option<String> {
+    fn extract(&self, req: &RequestHead<'_>) -> Option<String> {
         self(req)
     }
 }
@@ -87,40 +146,18 @@ impl KeyParts {
 
     /// The derived values, in registration order (they come before an
     /// `AppValues` extension of the same name). The extractors read the
-    /// request's head lent out of `req` and given back, so that the request
-    /// itself is not moved (a move copies its 200-odd bytes).
-    pub(crate) fn derive<B>(&self, req: &mut Request<B>) -> Vec<(String, String)> {
+    /// request's head in place.
+    pub(crate) fn derive<B>(&self, req: &Request<B>) -> Vec<(String, String)> {
         if self.0.is_empty() {
             return Vec::new();
         }
-        let (mut head, ()) = Request::new(()).into_parts();
-        swap_head(&mut head, req);
+        let head = RequestHead::of(req);
         let derived = self
             .0
             .iter()
             .filter_map(|(name, e)| Some((name.clone(), e.extract(&head)?)));
-        let values = derived.collect();
-        swap_head(&mut head, req);
-        values
+        derived.collect()
     }
-
-    /// Puts the derived values in front of `attrs.app_values`.
-    #[cfg(test)]
-    pub(crate) fn apply<B>(&self, mut req: Request<B>, attrs: &mut RequestAttrs) -> Request<B> {
-        let mut values = self.derive(&mut req);
-        values.append(&mut attrs.app_values);
-        attrs.app_values = values;
-        req
-    }
-}
-
-/// Swaps every field of a request head (`Parts` has no other public one).
-fn swap_head<B>(head: &mut Parts, req: &mut Request<B>) {
-    std::mem::swap(&mut head.method, req.method_mut());
-    std::mem::swap(&mut head.uri, req.uri_mut());
-    std::mem::swap(&mut head.version, req.version_mut());
-    std::mem::swap(&mut head.headers, req.headers_mut());
-    std::mem::swap(&mut head.extensions, req.extensions_mut());
 }
 
 impl fmt::Debug for KeyParts {
@@ -135,42 +172,35 @@ impl fmt::Debug for KeyParts {
 mod tests {
     use super::*;
 
-    fn tenant(req: &Parts) -> Option<String> {
-        let key = req.headers.get("x-api-key")?.to_str().ok()?;
+    fn tenant(req: &RequestHead<'_>) -> Option<String> {
+        let key = req.headers().get("x-api-key")?.to_str().ok()?;
         Some(key.split('.').next()?.to_owned())
     }
 
     #[test]
-    fn derived_values_come_before_app_values_and_none_leaves_them() {
+    fn a_value_is_derived_from_the_headers_and_none_leaves_the_part_out() {
         let mut keys = KeyParts::default();
         keys.insert("tenant".into(), Arc::new(tenant));
-        let mut attrs = RequestAttrs::new([192, 0, 2, 1].into()).with_app_value("tenant", "ext");
         let req = Request::builder()
             .header("x-api-key", "acme.secret")
             .body(())
             .unwrap();
-        let req = keys.apply(req, &mut attrs);
-        assert_eq!(attrs.app_value("tenant"), Some("acme"));
-        assert_eq!(
-            req.headers()["x-api-key"],
-            "acme.secret",
-            "the request is intact"
-        );
-
-        let mut attrs = RequestAttrs::new([192, 0, 2, 1].into()).with_app_value("tenant", "ext");
-        keys.apply(Request::new(()), &mut attrs);
-        assert_eq!(attrs.app_value("tenant"), Some("ext"));
+        let derived = keys.derive(&req);
+        assert_eq!(derived, [("tenant".to_owned(), "acme".to_owned())]);
+        assert_eq!(keys.derive(&Request::new(())), []);
     }
 
     #[test]
-    fn extractors_see_the_whole_head_and_the_request_gets_it_back() {
+    fn extractors_see_the_whole_head() {
         let mut keys = KeyParts::default();
-        let seen = |p: &Parts| {
-            let user = p.extensions.get::<&str>()?;
-            Some(format!("{} {} {:?} {user}", p.method, p.uri, p.version))
+        let seen = |p: &RequestHead<'_>| {
+            let user = p.extensions().get::<&str>()?;
+            let key = p.headers().get("x-api-key")?.to_str().ok()?;
+            let (method, uri, version) = (p.method(), p.uri(), p.version());
+            Some(format!("{method} {uri} {version:?} {user} {key}"))
         };
         keys.insert("seen".into(), Arc::new(seen));
-        let mut req = Request::builder()
+        let req = Request::builder()
             .method("POST")
             .uri("/login?next=%2F")
             .version(http::Version::HTTP_2)
@@ -178,24 +208,18 @@ mod tests {
             .extension("ann")
             .body(7u8)
             .unwrap();
-        let values = keys.derive(&mut req);
-        let value = "POST /login?next=%2F HTTP/2.0 ann";
-        assert_eq!(values, [("seen".to_owned(), value.to_owned())]);
-        assert_eq!(req.method(), "POST");
-        assert_eq!(req.uri(), "/login?next=%2F");
-        assert_eq!(req.version(), http::Version::HTTP_2);
-        assert_eq!(req.headers()["x-api-key"], "acme.secret");
-        assert_eq!(req.extensions().get::<&str>(), Some(&"ann"));
-        assert_eq!(*req.body(), 7);
+        let value = "POST /login?next=%2F HTTP/2.0 ann acme.secret";
+        assert_eq!(keys.derive(&req), [("seen".to_owned(), value.to_owned())]);
     }
 
     #[test]
     fn a_name_registered_twice_keeps_the_last_extractor() {
         let mut keys = KeyParts::default();
-        keys.insert("t".into(), Arc::new(|_: &Parts| Some("first".to_owned())));
-        keys.insert("t".into(), Arc::new(|_: &Parts| Some("second".to_owned())));
-        let mut attrs = RequestAttrs::new([192, 0, 2, 1].into());
-        keys.apply(Request::new(()), &mut attrs);
-        assert_eq!(attrs.app_values, [("t".to_owned(), "second".to_owned())]);
+        let first = |_: &RequestHead<'_>| Some("first".to_owned());
+        let second = |_: &RequestHead<'_>| Some("second".to_owned());
+        keys.insert("t".into(), Arc::new(first));
+        keys.insert("t".into(), Arc::new(second));
+        let derived = keys.derive(&Request::new(()));
+        assert_eq!(derived, [("t".to_owned(), "second".to_owned())]);
     }
 }

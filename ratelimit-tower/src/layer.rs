@@ -10,21 +10,12 @@ use ratelimit_core::Limiter;
 use tower_layer::Layer;
 
 use crate::key_extractor::KeyParts;
+use crate::observe::Counters;
+use crate::shared::Shared;
 use crate::{
     JsonResponse, KeyExtractor, LoadError, RateLimit, RequestExtractor, TrustedProxies,
     ViewerHeaders,
 };
-
-/// What every clone of the service shares.
-pub(crate) struct Shared<M> {
-    pub(crate) limiter: Limiter,
-    pub(crate) extractor: RequestExtractor,
-    pub(crate) keys: KeyParts,
-    pub(crate) make_response: M,
-    pub(crate) legacy_headers: bool,
-    pub(crate) charge_before_end: bool,
-    pub(crate) counters: crate::response::Counters,
-}
 
 /// A [`Layer`](https://docs.rs/tower-layer/0.3/tower_layer/trait.Layer.html)
 /// that rate-limits requests with a [`Limiter`].
@@ -176,20 +167,20 @@ impl<M> RateLimitLayer<M> {
     }
 
     /// Derives the key part `app:<name>` from each request with
-    /// `extractor` (a closure `|req: &http::request::Parts| -> Option<String>`
-    /// or a [`KeyExtractor`]), for rules keyed on it. `None` makes the part
+    /// `extractor` (a closure `|req: &RequestHead<'_>| -> Option<String>`
+    /// over the request's borrowed [head](crate::RequestHead), or a
+    /// [`KeyExtractor`]), for rules keyed on it. `None` makes the part
     /// missing: the rule's `on_missing_key` applies. Registering a name
     /// again replaces its extractor. See [`KeyExtractor`].
     ///
     /// ```
-    /// use http::request::Parts;
-    /// use ratelimit_tower::RateLimitLayer;
+    /// use ratelimit_tower::{RateLimitLayer, RequestHead};
     ///
     /// let layer = RateLimitLayer::from_json_str(r#"[{"id": "per-user",
     ///     "expression": "true", "algorithm": "sliding_window", "limit": 100,
     ///     "period": "1m", "key": ["ip", "app:user"], "on_missing_key": "skip"}]"#)?
-    /// .key_part("user", |req: &Parts| {
-    ///     Some(req.headers.get("x-user")?.to_str().ok()?.to_owned())
+    /// .key_part("user", |req: &RequestHead<'_>| {
+    ///     Some(req.headers().get("x-user")?.to_str().ok()?.to_owned())
     /// });
     /// # Ok::<(), ratelimit_core::rules::RuleError>(())
     /// ```
@@ -264,6 +255,13 @@ impl<M> fmt::Debug for RateLimitLayer<M> {
     }
 }
 
+impl<S> RateLimit<S> {
+    /// Wraps `inner` with a default [`RateLimitLayer`] over `limiter`.
+    pub fn new(inner: S, limiter: Limiter) -> Self {
+        RateLimitLayer::new(limiter).layer(inner)
+    }
+}
+
 impl<S, M: Clone> Layer<S> for RateLimitLayer<M> {
     type Service = RateLimit<S, M>;
 
@@ -275,7 +273,7 @@ impl<S, M: Clone> Layer<S> for RateLimitLayer<M> {
             make_response: self.make_response.clone(),
             legacy_headers: self.legacy_headers,
             charge_before_end: self.charge_before_end,
-            counters: crate::response::Counters::new(),
+            counters: Counters::new(),
         };
         RateLimit::from_shared(inner, Arc::new(shared))
     }

@@ -121,6 +121,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod answer;
 #[cfg(feature = "axum")]
 mod axum_body;
 mod body;
@@ -135,14 +136,15 @@ pub mod guide;
 pub mod headers;
 mod key_extractor;
 mod layer;
+mod make_response;
 mod meter;
 mod metric_catalog;
 mod missing_peer;
+mod observe;
 mod per_ip;
 pub mod proxy;
-mod respond;
-pub mod response;
 mod service;
+mod shared;
 
 #[cfg(feature = "axum")]
 pub use axum_body::{AxumLayer, AxumRateLimit, AxumResponseFuture};
@@ -153,11 +155,11 @@ pub use client_ip::{ClientIp, SetClientIp, SetClientIpLayer};
 pub use error::LoadError;
 pub use extract::{HttpView, RequestExtractor, TooLarge, ViewerHeaders};
 pub use future::ResponseFuture;
-pub use key_extractor::KeyExtractor;
+pub use key_extractor::{KeyExtractor, RequestHead};
 pub use layer::RateLimitLayer;
+pub use make_response::{JsonResponse, MakeResponse};
 pub use metric_catalog::{describe_metrics, METRICS};
 pub use proxy::{ForwardedHeader, TrustedProxies};
-pub use response::{JsonResponse, MakeResponse};
 pub use service::RateLimit;
 
 pub use ratelimit_core;

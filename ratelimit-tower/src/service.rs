@@ -9,11 +9,12 @@ use ratelimit_core::{Limiter, Outcome};
 use tower_service::Service;
 use tracing::Span;
 
+use crate::answer::{charge_for, After, Own};
 use crate::extract::find_peer;
 use crate::future::ResponseFuture;
-use crate::layer::Shared;
-use crate::respond::{charge_for, observe, After, Own};
-use crate::{JsonResponse, MakeResponse, RateLimitLayer, ResponseBody, TooLarge};
+use crate::observe::observe;
+use crate::shared::Shared;
+use crate::{JsonResponse, MakeResponse, ResponseBody, TooLarge};
 
 /// Rate-limits the requests of the inner service `S`.
 ///
@@ -29,13 +30,8 @@ pub struct RateLimit<S, M = JsonResponse> {
     shared: Arc<Shared<M>>,
 }
 
-impl<S> RateLimit<S> {
-    /// Wraps `inner` with a default [`RateLimitLayer`] over `limiter`.
-    pub fn new(inner: S, limiter: Limiter) -> Self {
-        tower_layer::Layer::layer(&RateLimitLayer::new(limiter), inner)
-    }
-}
-
+// `RateLimit::new` is in `layer.rs`, beside the layer it defaults to: the
+// service does not import the layer that builds it.
 impl<S, M> RateLimit<S, M> {
     pub(crate) fn from_shared(inner: S, shared: Arc<Shared<M>>) -> Self {
         Self { inner, shared }
@@ -109,17 +105,9 @@ where
         let reports = listened && tracing::enabled!(tracing::Level::DEBUG);
         let snapshot = (shared.limiter.snapshot()).reports(reports);
         let needed = snapshot.headers_used();
-        let mut derived = None;
-        if !shared.keys.is_empty() {
-            // The key extractors never see a request refused for its size.
-            if let Err(e) = shared.extractor.try_view_at(&req, needed, peer) {
-                return too_large(e, shared);
-            }
-            derived = Some(shared.keys.derive(&mut req));
-        }
         let span;
         let entered;
-        let check = if snapshot.reads_address_only() && derived.is_none() {
+        let check = if snapshot.reads_address_only() && shared.keys.is_empty() {
             // A compiled plan reads only the address and the cost.
             let view = match shared.extractor.try_address_at(&req, peer) {
                 Ok(view) => view,
@@ -134,8 +122,10 @@ where
                 Ok(view) => view,
                 Err(e) => return too_large(*e, shared),
             };
-            if let Some(derived) = derived {
-                view.set_derived(derived);
+            // The key extractors read the head the view borrows; they never
+            // see a request refused for its size.
+            if !shared.keys.is_empty() {
+                view.set_derived(shared.keys.derive(&req));
             }
             span = request_span(listened, &req);
             // One entry into the span for the check and the call of the
@@ -154,7 +144,7 @@ where
                 return ResponseFuture::checking(check, req, &mut self.inner, shared, span);
             }
         };
-        observe(shared, span.as_deref(), &verdict);
+        observe(&shared.counters, span.as_deref(), &verdict);
         if verdict.outcome != Outcome::Forward {
             drop(entered);
             return ResponseFuture::refused(verdict, shared.clone(), span);
@@ -178,7 +168,7 @@ fn request_span<B>(listened: bool, req: &Request<B>) -> Option<Box<Span>> {
                 method = %req.method().as_str(),
                 path = %req.uri().path(),
                 outcome = tracing::field::Empty,
-                // OpenTelemetry attributes (`respond::observe`).
+                // OpenTelemetry attributes (`observe::observe`).
                 ratelimit.key = tracing::field::Empty,
                 ratelimit.allowed = tracing::field::Empty,
                 ratelimit.remaining = tracing::field::Empty,

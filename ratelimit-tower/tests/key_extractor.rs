@@ -9,9 +9,8 @@ use std::net::IpAddr;
 use axum::body::Body;
 use axum::routing::get;
 use axum::Router;
-use http::request::Parts;
 use http::Request;
-use ratelimit_tower::{AppValues, ClientIp};
+use ratelimit_tower::{AppValues, ClientIp, RequestHead};
 use support::*;
 use tower::ServiceExt;
 
@@ -25,8 +24,8 @@ const TENANT_RULES: &str = r#"[
 ]"#;
 
 /// The tenant is the API key's part before the first '.'.
-fn tenant(req: &Parts) -> Option<String> {
-    let key = req.headers.get("x-api-key")?.to_str().ok()?;
+fn tenant(req: &RequestHead<'_>) -> Option<String> {
+    let key = req.headers().get("x-api-key")?.to_str().ok()?;
     Some(key.split_once('.')?.0.to_owned())
 }
 
@@ -139,4 +138,61 @@ async fn route_layers_give_each_route_its_own_limit() {
     }
     assert_eq!(call(&app, "192.0.2.1", "/health", &[]).await, 200);
     assert_eq!(call(&app, "192.0.2.1", "/nope", &[]).await, 404);
+}
+
+/// The user an outer auth layer put in the extensions.
+#[derive(Clone)]
+struct User(&'static str);
+
+#[tokio::test]
+async fn an_extractor_reads_the_headers_and_extensions_once_per_request() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let clock = clock();
+    let rules = r#"[{"id": "per-user", "expression": "true", "algorithm": "fixed_window",
+        "limit": 1, "period": "1m", "key": ["ip", "app:who"], "on_missing_key": "reject"}]"#;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let who = move |req: &RequestHead<'_>| {
+        counted.fetch_add(1, Ordering::Relaxed);
+        let user = req.extensions().get::<User>()?.0;
+        let team = req.headers().get("x-team")?.to_str().ok()?;
+        Some(format!("{user}@{team}"))
+    };
+    let layer = layer(rules, &clock).max_uri_bytes(64).key_part("who", who);
+    let app = Router::new()
+        .route("/", get(ok))
+        .layer(layer)
+        .layer(axum::middleware::from_fn(
+            |mut req: axum::extract::Request, next: axum::middleware::Next| async move {
+                req.extensions_mut().insert(User("ann"));
+                next.run(req).await
+            },
+        ));
+    let team = |t: &'static str| [("x-team", t)];
+    assert_eq!(call(&app, "192.0.2.1", "/", &team("red")).await, 200);
+    assert_eq!(
+        call(&app, "192.0.2.1", "/", &team("red")).await,
+        429,
+        "ann@red again"
+    );
+    assert_eq!(
+        call(&app, "192.0.2.1", "/", &team("blue")).await,
+        200,
+        "the header is read: ann@blue is another key"
+    );
+    assert_eq!(
+        call(&app, "192.0.2.1", "/", &[]).await,
+        400,
+        "no x-team: the part is missing"
+    );
+    assert_eq!(calls.load(Ordering::Relaxed), 4, "one call per request");
+    let long = format!("/?q={}", "a".repeat(100));
+    assert_eq!(call(&app, "192.0.2.1", &long, &team("red")).await, 414);
+    assert_eq!(
+        calls.load(Ordering::Relaxed),
+        4,
+        "a request refused for its size never reaches the extractor"
+    );
 }

@@ -7,11 +7,7 @@
 //! client address when the view is built, the viewer facts (borrowed unless
 //! not UTF-8) and the host (borrowed unless it has upper-case letters or is
 //! not UTF-8) when a rule first reads them, the host also when it may be
-//! too long. Every
-//! field reads exactly as in the
-//! [`RequestAttrs`](ratelimit_core::RequestAttrs) that
-//! [`RequestExtractor::extract_only`] builds from the same request with
-//! the same headers, as long as nothing had to be cut.
+//! too long.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -25,7 +21,7 @@ use http::{Extensions, HeaderMap, HeaderValue, Request};
 use ratelimit_core::{RequestView, ViewerFact};
 
 use super::names::Names;
-use super::{copy, find_peer, host, RequestExtractor, TooLarge, MAX_VIEWER_VALUE};
+use super::{bounds, find_peer, host, RequestExtractor, TooLarge, MAX_VIEWER_VALUE};
 use crate::{AppValues, Cost, VerifiedClaims};
 
 /// A request as the rules read it, borrowed from an `http::Request`: see
@@ -142,7 +138,9 @@ impl RequestExtractor {
     /// rule runs (what the layer does): a path, query or host longer than
     /// [`RequestExtractor::max_uri_bytes`], or the headers named in `only`
     /// (the headers the rules read, `Snapshot::headers_used`) beyond the
-    /// bounds of [`extract`](crate::extract).
+    /// bounds of [`extract`](crate::extract) ([`MAX_HEADERS`](super::MAX_HEADERS),
+    /// [`MAX_HEADER_BYTES`](super::MAX_HEADER_BYTES),
+    /// [`MAX_VALUE_BYTES`](super::MAX_VALUE_BYTES)).
     ///
     /// # Errors
     ///
@@ -183,7 +181,7 @@ impl RequestExtractor {
         let mut names = None;
         if !only.is_empty() {
             names = Names::of(only);
-            if !copy::fits_named(headers, only, names.as_deref()) {
+            if !bounds::fits_named(headers, only, names.as_deref()) {
                 return Err(TooLarge::Headers);
             }
         }
@@ -240,20 +238,6 @@ impl<'r> HttpView<'r> {
         self.derived = derived;
     }
 
-    /// A path, query or host longer than `max`: 414, or 431 for a host
-    /// from the `Host` header.
-    pub(super) fn uri_too_large(&self, max: usize) -> Option<TooLarge> {
-        let host_len = || self.host_str().len();
-        uri_too_large(
-            self.path,
-            self.query,
-            self.authority,
-            self.headers,
-            max,
-            host_len,
-        )
-    }
-
     /// The normalized host, read once.
     fn host_str(&self) -> &str {
         self.host
@@ -265,15 +249,11 @@ impl<'r> HttpView<'r> {
         self.names.as_deref()?.get(name)
     }
 
-    pub(super) fn headers(&self) -> &'r HeaderMap {
-        self.headers
-    }
-
-    pub(super) fn claims(&self) -> Option<&'r BTreeMap<String, String>> {
+    fn claims(&self) -> Option<&'r BTreeMap<String, String>> {
         self.extensions.get::<VerifiedClaims>().map(|c| &c.0)
     }
 
-    pub(super) fn app_values(&self) -> &'r [(String, String)] {
+    fn app_values(&self) -> &'r [(String, String)] {
         (self.extensions.get::<AppValues>()).map_or(&[], |v| v.0.as_slice())
     }
 }
@@ -347,11 +327,14 @@ impl RequestView for HttpView<'_> {
     }
 
     fn app_value(&self, name: &str) -> Option<&str> {
-        self.derived
-            .iter()
-            .chain(self.app_values())
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+        let named = |(n, _): &&(String, String)| n == name;
+        let (_, value) = match self.derived.iter().find(named) {
+            Some(derived) => derived,
+            // The extension is looked up only when no key extractor gave
+            // the value.
+            None => self.app_values().iter().find(named)?,
+        };
+        Some(value)
     }
 
     fn cost(&self) -> Option<u64> {

@@ -6,12 +6,10 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use ratelimit_core::verdict::{HeaderItem, ResponseTicket};
 use ratelimit_core::{Limiter, Outcome, Verdict};
-use tracing::Span;
 
-use crate::layer::Shared;
 use crate::meter::Meter;
 use crate::missing_peer::missing_peer_answer;
-use crate::response::outcome_label;
+use crate::shared::Shared;
 use crate::{headers, Charge, MakeResponse, ResponseBody, ResponseCost, TooLarge, WouldLimit};
 
 /// What a forwarded request's verdict still asks of its response: for most
@@ -96,65 +94,6 @@ pub(crate) fn charge_for<ReqB>(verdict: &Verdict, request: &mut Request<ReqB>) -
             c
         })
     })
-}
-
-/// Records the verdict on the span, the metrics and one event per rule
-/// (the limiter fills the reports only while debug events are enabled).
-#[inline]
-pub(crate) fn observe<M>(shared: &Shared<M>, span: Option<&Span>, verdict: &Verdict) {
-    if let Some(span) = span {
-        span.record("outcome", outcome_label(verdict.outcome));
-        if !span.is_disabled() {
-            record_otel(span, verdict);
-        }
-    }
-    shared.counters.decision(verdict.outcome);
-    if !verdict.reports.is_empty() {
-        report(verdict);
-    }
-}
-
-/// The OpenTelemetry attributes of the request's span: `ratelimit.allowed`,
-/// and from the deciding rule's report (the first blocking rule that
-/// refused, else the rule with the least left) `ratelimit.rule`,
-/// `ratelimit.key` (its subject digest, never the raw key) and
-/// `ratelimit.remaining`.
-#[inline(never)]
-fn record_otel(span: &Span, verdict: &Verdict) {
-    span.record("ratelimit.allowed", verdict.outcome == Outcome::Forward);
-    let refused = verdict
-        .reports
-        .iter()
-        .find(|r| !r.allowed && !r.would_limit);
-    let deciding = refused.or_else(|| verdict.reports.iter().min_by_key(|r| r.remaining));
-    if let Some(r) = deciding {
-        span.record("ratelimit.rule", &*r.rule);
-        span.record("ratelimit.key", r.subject.to_hex());
-        // An i64: tracing-opentelemetry writes a u64 as a string.
-        let remaining = i64::try_from(r.remaining).unwrap_or(i64::MAX);
-        span.record("ratelimit.remaining", remaining);
-    }
-}
-
-/// One debug event per rule of `verdict`.
-#[inline(never)]
-fn report(verdict: &Verdict) {
-    for r in &verdict.reports {
-        let decision = match (r.allowed, r.would_limit) {
-            (true, _) => "allowed",
-            (false, true) => "would_limit",
-            (false, false) => "limited",
-        };
-        tracing::debug!(
-            rule = %r.rule,
-            subject = %r.subject.to_hex(),
-            decision,
-            remaining = r.remaining,
-            failed = r.failed,
-            from_penalty_cache = r.from_penalty_cache,
-            "rate limit rule",
-        );
-    }
 }
 
 /// The inner service's answer to a request whose verdict asks nothing of

@@ -1,0 +1,20 @@
+//! [`Shared`]: what every clone of the service and its futures share, one
+//! `Arc` per layer. Below the service, its future and the code that builds
+//! the answers, which all read it; the layer builds it.
+
+use ratelimit_core::Limiter;
+
+use crate::key_extractor::KeyParts;
+use crate::observe::Counters;
+use crate::RequestExtractor;
+
+/// What every clone of the service shares.
+pub(crate) struct Shared<M> {
+    pub(crate) limiter: Limiter,
+    pub(crate) extractor: RequestExtractor,
+    pub(crate) keys: KeyParts,
+    pub(crate) make_response: M,
+    pub(crate) legacy_headers: bool,
+    pub(crate) charge_before_end: bool,
+    pub(crate) counters: Counters,
+}
