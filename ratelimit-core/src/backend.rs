@@ -1,6 +1,31 @@
 //! The backend seam: one batch with all of a request's checks, answered at
 //! once. The in-memory store implements it in process; the Valkey backend
 //! implements it with one pipelined round trip.
+//!
+//! # Writing a backend
+//!
+//! A backend that keeps states (a map, an embedded database, shared
+//! memory) needs no algorithm of its own:
+//!
+//! 1. implement [`StateStore`] on your store: `measure_and_replace` runs a
+//!    function on one key's [`State`] and keeps what it returns, under the
+//!    key's lock; `remove` forgets a key;
+//! 2. wrap it in a [`StoreBackend`], which is a [`Backend`]: every check
+//!    is [`step`] on its subject's state (the five algorithms, counting,
+//!    probing and charging, the penalty), `peek` and `reset` included;
+//! 3. give it to the limiter (`Limiter::builder(rules).backend(...)`), and
+//!    run the backend-generic suite on it (`ratelimit_testkit::scenarios!`).
+//!
+//! `ratelimit-core/tests/hashmap_backend.rs` is such a backend, over a
+//! `Mutex<HashMap>`, in under 70 lines, and passes the whole suite. A state
+//! past its [`expires_at_ms`](State::expires_at_ms) answers as none: a
+//! store may drop it then (a TTL). The in-memory backend is a
+//! [`StoreBackend`] too, over packed states.
+//!
+//! A backend that computes the algorithms elsewhere (the Valkey backend
+//! runs Lua scripts next to the data, one round trip a request)
+//! implements [`Backend`] itself, and reads what a check needs from the
+//! [`Check`]: its algorithm, quota, penalty, bit and mode.
 
 use std::fmt;
 use std::future::Future;
@@ -8,8 +33,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 pub use crate::algorithm::CheckMode;
-use crate::algorithm::{CheckQuota, Decision};
+use crate::algorithm::{Algorithm, CheckQuota, Decision};
 use crate::rules::Rule;
+pub use crate::store::{step, State, StateStore, StoreBackend};
 use crate::KeyDigest;
 
 pub use crate::state_key::state_key;
@@ -18,12 +44,18 @@ pub(crate) use crate::state_key::state_key_with;
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// One rule's check of one subject.
+/// One rule's check of one subject: everything a backend reads to answer
+/// it (the algorithm, the quota, the penalty, the distinct bit, the mode,
+/// where the state lives), so that a backend never looks into the rule.
+/// A store of states answers it with [`step`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Check {
-    /// The rule.
-    pub rule: Arc<Rule>,
+    /// The rule, for the limiter's own bookkeeping (fail mode, caches):
+    /// backends read the fields below and [`Check::rule_id`].
+    pub(crate) rule: Arc<Rule>,
+    /// The rule's algorithm.
+    pub algorithm: Algorithm,
     /// Where the subject's state lives: the rule's id, algorithm, period and
     /// `distinct_of`, so that changing any of them starts fresh.
     pub namespace: Arc<str>,
@@ -63,6 +95,7 @@ impl Check {
     ) -> Self {
         let state_key = state_key(&namespace, &subject);
         Self {
+            algorithm: rule.algorithm,
             rule,
             namespace_digest: namespace_digest(&namespace),
             namespace,
@@ -73,6 +106,11 @@ impl Check {
             bit,
             mode: CheckMode::Count,
         }
+    }
+
+    /// The rule's id, for messages (`rule login: ...`).
+    pub fn rule_id(&self) -> &str {
+        &self.rule.id
     }
 
     /// The same check in `mode`.

@@ -22,7 +22,7 @@ struct Seen {
 impl Seen {
     fn record(&self, batch: &Batch) {
         let mut limits = self.limits.lock().expect("lock");
-        limits.extend(batch.checks.iter().map(|c| c.rule.limit));
+        limits.extend(batch.checks.iter().map(|c| c.quota.limit));
     }
 
     fn take(&self) -> Vec<u64> {

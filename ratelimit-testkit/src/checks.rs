@@ -7,9 +7,7 @@ use std::time::Duration;
 
 use ratelimit_core::algorithm::{CheckQuota, Decision};
 use ratelimit_core::backend::namespace;
-use ratelimit_core::backend::{
-    namespace_digest, state_key, Backend, Batch, BoxFuture, Check, CheckResult,
-};
+use ratelimit_core::backend::{Backend, Batch, BoxFuture, Check, CheckResult};
 use ratelimit_core::rules::{Rule, RuleBuilder, RuleSet};
 use ratelimit_core::{HashKey, KeyDigest, Limiter, RequestAttrs};
 
@@ -35,12 +33,7 @@ impl Backend for Capture {
 ///
 /// Never for the fixed rule it uses.
 pub async fn template() -> Check {
-    let rule = RuleBuilder::new("template")
-        .fixed_window(1, Duration::from_secs(1))
-        .key(["ip"])
-        .build()
-        .expect("rule");
-    let set = RuleSet::from_rules(vec![rule]).expect("rule set");
+    let set = RuleSet::from_rules(vec![template_rule()]).expect("rule set");
     let capture = Arc::new(Capture::default());
     // The public test key, so that subjects are the same in every run.
     let limiter = Limiter::builder(set)
@@ -56,6 +49,20 @@ pub async fn template() -> Check {
     check.expect("the limiter made a check")
 }
 
+/// The rule of [`template`]'s check: `template`, a fixed window of 1 a
+/// second keyed on the IP.
+///
+/// # Panics
+///
+/// Never: the rule is valid.
+pub fn template_rule() -> Rule {
+    RuleBuilder::new("template")
+        .fixed_window(1, Duration::from_secs(1))
+        .key(["ip"])
+        .build()
+        .expect("rule")
+}
+
 /// A check of `rule` for `subject`, with `cost` and the distinct `bit`.
 pub fn check_of(
     template: &Check,
@@ -64,17 +71,11 @@ pub fn check_of(
     cost: u64,
     bit: Option<u16>,
 ) -> Check {
-    let mut c = template.clone();
     let ns: Arc<str> = namespace(rule).into();
-    c.subject = HashKey::DEFAULT.digest(subject.as_bytes());
-    c.state_key = state_key(&ns, &c.subject);
-    c.namespace_digest = namespace_digest(&ns);
-    c.namespace = ns;
-    c.quota = rule.quota(cost);
-    c.penalty_ms = rule.penalty_ms;
-    c.bit = bit;
-    c.rule = Arc::new(rule.clone());
-    c
+    let subject = HashKey::DEFAULT.digest(subject.as_bytes());
+    let (quota, penalty_ms) = (rule.quota(cost), rule.penalty_ms);
+    let c = Check::new(Arc::new(rule.clone()), ns, subject, quota, penalty_ms, bit);
+    c.with_mode(template.mode)
 }
 
 /// The quota of a check.

@@ -156,7 +156,7 @@ impl ValkeyBackend {
     /// as a probe (distinct: a count) with a cost of 0 and no penalty,
     /// which writes nothing.
     async fn peek_one(&self, check: &Check, now_ms: u64) -> CheckResult {
-        let mode = if check.rule.algorithm.answers(CheckMode::Probe) {
+        let mode = if check.algorithm.answers(CheckMode::Probe) {
             CheckMode::Probe
         } else {
             CheckMode::Count

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ratelimit_core::backend::namespace;
 use ratelimit_core::backend::Check;
 use ratelimit_core::HashKey;
-use ratelimit_testkit::checks::{digest, template};
+use ratelimit_testkit::checks::{digest, template, template_rule};
 use ratelimit_valkey::key_of;
 
 /// The key as it was computed before the digest moved into the check:
@@ -39,14 +39,14 @@ fn a_key_is_byte_identical_whoever_builds_the_check() {
         .expect("runtime");
     // As the limiter builds it: the digest comes from the published rule.
     let from_limiter = rt.block_on(template());
-    let ns = namespace(&from_limiter.rule);
+    let rule = Arc::new(template_rule());
+    let ns = namespace(&rule);
     assert_eq!(ns, "template:fw:1");
     let subject = from_limiter.subject;
     let pinned = "rl:{gX-X56C-I79eabxG}6UL8qQ";
     assert_eq!(key_of("rl:", &from_limiter), pinned);
     assert_eq!(key_by_hand("rl:", &ns, &subject.0), pinned);
     // As a backend's user builds it with Check::new: the same key.
-    let rule = from_limiter.rule.clone();
     let by_hand = Check::new(
         rule.clone(),
         Arc::from(ns.as_str()),

@@ -166,20 +166,57 @@ pub async fn wait_recovered(what: &str, fleet: &Fleet, since: u64) -> u64 {
 
 /// After recovery the count is shared again: 4 of a fresh subject on
 /// instance 0 pass, then instance 1 admits only the 2 left of 6.
+///
+/// The fleet's deadline is 50 ms, and a loaded machine (a whole test suite
+/// in parallel) now and then misses it on a healthy server: a `503` whose
+/// backend call the log shows timed out starts the check again on another
+/// fresh subject, at most twice. Any other difference fails at once.
 pub async fn assert_shared_again(what: &str, fleet: &Fleet, who: IpAddr) {
     wait_recovered(what, fleet, wall_ms()).await;
-    let mut seen = Vec::new();
-    for (i, n) in [(0usize, 4), (1, 4)] {
-        for _ in 0..n {
-            seen.push(ask(&fleet.limiters[i], i, "/shared", who).await.outcome);
+    use Outcome::{Forward as F, Limited as L, Unavailable as U};
+    let want = vec![F, F, F, F, F, F, L, L];
+    for attempt in 0u8..3 {
+        let who = next_subject(who, attempt);
+        let since = wall_ms();
+        let mut seen = Vec::new();
+        for (i, n) in [(0usize, 4), (1, 4)] {
+            for _ in 0..n {
+                seen.push(ask(&fleet.limiters[i], i, "/shared", who).await.outcome);
+            }
         }
+        let timed_out = timeouts_of(fleet, "shared", since);
+        if seen == want || !seen.contains(&U) || timed_out == 0 || attempt == 2 {
+            assert_eq!(
+                seen, want,
+                "{what}: after recovery, instance 1 must see instance 0's count \
+                 ({timed_out} calls timed out)"
+            );
+            return;
+        }
+        eprintln!("{what}: {timed_out} calls of a healthy server timed out; once more: {seen:?}");
     }
-    use Outcome::{Forward as F, Limited as L};
-    assert_eq!(
-        seen,
-        vec![F, F, F, F, F, F, L, L],
-        "{what}: after recovery, instance 1 must see instance 0's count"
-    );
+}
+
+/// `who`, moved by `attempt` in its last byte.
+fn next_subject(who: IpAddr, attempt: u8) -> IpAddr {
+    match who {
+        IpAddr::V4(v4) => {
+            let [a, b, c, d] = v4.octets();
+            IpAddr::from([a, b, c, d.wrapping_add(attempt.wrapping_mul(50))])
+        }
+        IpAddr::V6(_) => who,
+    }
+}
+
+/// Calls of `rule` sent since `since` (Unix ms) that timed out.
+fn timeouts_of(fleet: &Fleet, rule: &str, since: u64) -> usize {
+    fleet
+        .log
+        .samples()
+        .iter()
+        .filter(|s| s.sent_ms >= since && &*s.rule == rule)
+        .filter(|s| s.result == Err(ratelimit_core::backend::BackendErrorKind::Timeout))
+        .count()
 }
 
 /// The end of a fault, at `since` (Unix ms): waits until every instance is

@@ -129,7 +129,7 @@ impl<B: Backend> Recorder<B> {
 fn sample(instance: usize, c: &Check, sent: u64, done: u64, r: &CheckResult) -> Sample {
     Sample {
         instance,
-        rule: c.rule.id.clone().into(),
+        rule: c.rule_id().into(),
         subject: c.subject,
         bit: c.bit,
         call: 0,

@@ -73,6 +73,11 @@ impl SubjectState {
         }
     }
 
+    /// The algorithm whose state this is.
+    pub(crate) fn algorithm(&self) -> Algorithm {
+        self.inner.algorithm()
+    }
+
     /// Checks one request. `bit` is the distinct value's bit (distinct only;
     /// a distinct check without one is admitted and not counted).
     #[inline(always)]

@@ -231,6 +231,7 @@ impl KeyedLimit {
             });
         }
         Ok(Check {
+            algorithm: r.rule.algorithm,
             rule: r.rule.clone(),
             namespace: r.namespace.clone(),
             namespace_digest: r.ns_digest,

@@ -82,6 +82,7 @@ impl Limiter {
     fn check_of(&self, id: &str, subject: KeyDigest) -> Result<(Check, bool), AdminError> {
         self.with_entry(id, |e| {
             let check = Check {
+                algorithm: e.rule.algorithm,
                 rule: e.rule.clone(),
                 namespace: e.namespace.clone(),
                 namespace_digest: e.ns_digest,

@@ -102,6 +102,7 @@ impl Limiter {
             };
             let rule = &entry.rule;
             checks.push(Check {
+                algorithm: rule.algorithm,
                 rule: rule.clone(),
                 namespace: item.namespace.clone(),
                 namespace_digest: item.namespace_digest,

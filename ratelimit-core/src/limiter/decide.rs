@@ -84,6 +84,7 @@ pub(super) fn put_check(
         }
         slot => {
             let c = Check {
+                algorithm: entry.rule.algorithm,
                 rule: entry.rule.clone(),
                 namespace: entry.namespace.clone(),
                 namespace_digest: entry.ns_digest,

@@ -243,18 +243,6 @@ impl States {
         }
     }
 
-    /// `f` of the state of `key` (of `SubjectState::new(algorithm)` when
-    /// absent), without touching its recency.
-    pub(crate) fn peek<R>(
-        &self,
-        key: &KeyDigest,
-        algorithm: Algorithm,
-        f: impl FnOnce(&SubjectState) -> R,
-    ) -> R {
-        let shard = self.packed.shard(key);
-        self.peek_in(&shard, key, algorithm, f)
-    }
-
     /// What a count of `q.cost` at `now` would decide for `key`
     /// ([`SubjectState::probe`]), changing and moving nothing: on a copy of
     /// the packed word when it can (`Packed::count`).
@@ -324,6 +312,8 @@ impl States {
         }
     }
 }
+
+mod replace;
 
 #[cfg(test)]
 #[path = "states_tests.rs"]

@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::algorithm::CheckMode;
 use crate::algorithm::{CheckQuota, Decision};
+use crate::store::State;
 
 const T0: u64 = 1_767_225_600_000;
 
@@ -117,12 +118,20 @@ fn charge(t: &States, key: KeyDigest, a: Algorithm, now: u64, q: &CheckQuota) ->
     t.check(key, now, a, CheckMode::Charge, q, Some(1000), None, || ())
 }
 
+/// The whole state of a stored one.
+fn whole(s: Option<&State>) -> Option<SubjectState> {
+    s.map(|s| s.clone().into_parts().0)
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     /// Key, algorithm, large quota, time step, penalty.
     Check(u8, usize, bool, u64, bool),
     /// A charge of a multiple of the quota's cost (no distinct).
     Charge(u8, usize, bool, u64, u64),
+    /// A check through `replace` (the store seam's general path): key,
+    /// algorithm, large quota, time step, penalty.
+    Replace(u8, usize, bool, u64, bool),
     Peek(u8, usize, bool),
     Remove(u8),
 }
@@ -133,6 +142,8 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(n, a, b, dt, p)| Op::Check(n, a, b, dt, p)),
         2 => (0u8..6, 0usize..4, any::<bool>(), 1u64..40, 0u64..5_000)
             .prop_map(|(n, a, b, m, dt)| Op::Charge(n, a, b, m, dt)),
+        3 => (0u8..6, 0usize..5, any::<bool>(), 0u64..5_000, any::<bool>())
+            .prop_map(|(n, a, b, dt, p)| Op::Replace(n, a, b, dt, p)),
         2 => (0u8..6, 0usize..5, any::<bool>()).prop_map(|(n, a, b)| Op::Peek(n, a, b)),
         1 => (0u8..6).prop_map(Op::Remove),
     ]
@@ -170,13 +181,30 @@ proptest! {
                     let want = s.charge(a, now, &q, Some(1000));
                     prop_assert_eq!(charge(&t, k(n), a, now, &q), want);
                 }
+                Op::Replace(n, a, big, dt, penalty) => {
+                    now += dt;
+                    let (a, q) = (ALL[a], if big { large } else { small });
+                    let (bit, penalty) = (Some(u16::from(n) + 1), penalty.then_some(1000));
+                    let s = model.entry(n).or_insert_with(|| SubjectState::new(a));
+                    let want = s.check(a, now, &q, penalty, bit);
+                    let got = t.replace(k(n), now, |found| {
+                        let mut s = whole(found).unwrap_or_else(|| SubjectState::new(a));
+                        let d = s.check(a, now, &q, penalty, bit);
+                        let idle = s.expires_at(&q);
+                        (d, Some(State::from_parts(s, idle)))
+                    }, || ());
+                    prop_assert_eq!(got, want);
+                }
                 Op::Peek(n, a, big) => {
                     let (a, q) = (ALL[a], if big { large } else { small });
                     let want = match model.get(&n) {
                         Some(s) => s.peek(a, now, &q),
                         None => SubjectState::new(a).peek(a, now, &q),
                     };
-                    prop_assert_eq!(t.peek(&k(n), a, |s| s.peek(a, now, &q)), want);
+                    let got = t.peek(&k(n), |s| {
+                        whole(s).unwrap_or_else(|| SubjectState::new(a)).peek(a, now, &q)
+                    });
+                    prop_assert_eq!(got, want);
                     // And a probe of the quota's cost, as the memory
                     // backend runs it.
                     let want = match model.get(&n) {

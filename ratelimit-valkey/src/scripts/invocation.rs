@@ -128,8 +128,8 @@ fn unsupported(check: &Check) -> BackendError {
         BackendErrorKind::Unsupported,
         format!(
             "rule {}: {} rules only count requests ({:?} check)",
-            check.rule.id,
-            check.rule.algorithm.as_str(),
+            check.rule_id(),
+            check.algorithm.as_str(),
             check.mode
         ),
     )
@@ -141,8 +141,8 @@ fn unknown(check: &Check) -> BackendError {
         BackendErrorKind::Unsupported,
         format!(
             "rule {}: the Valkey backend has no script for algorithm {}",
-            check.rule.id,
-            check.rule.algorithm.as_str()
+            check.rule_id(),
+            check.algorithm.as_str()
         ),
     )
 }
@@ -180,7 +180,7 @@ pub(crate) fn invocation(
     now_ms: u64,
     time: TimeSource,
 ) -> Result<Invocation, BackendError> {
-    let algorithm = check.rule.algorithm;
+    let algorithm = check.algorithm;
     let script = index(algorithm).ok_or_else(|| unknown(check))?;
     if !algorithm.answers(check.mode) {
         return Err(unsupported(check));
