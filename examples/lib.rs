@@ -10,7 +10,7 @@ pub struct ReadmeDoctests;
 use std::sync::Arc;
 
 use ratelimit_core::backend::Backend;
-use ratelimit_core::store::MemoryBackend;
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_valkey::ValkeyBackend;
 
 /// Where the examples keep shared state: the Valkey backend when

@@ -28,28 +28,12 @@ MAX_FILE = 300
 # Files that other work was rewriting when the layout was set (issue 28):
 # each entry is to be converted and removed.
 PENDING = {
-    "ratelimit-core/src/algorithm/leaky_bucket.rs",
-    "ratelimit-core/src/algorithm/sliding_window.rs",
-    "ratelimit-core/src/algorithm/state.rs",
-    "ratelimit-core/src/algorithm/state/packed.rs",
-    "ratelimit-core/src/algorithm/state/packed_count.rs",
-    "ratelimit-core/src/algorithm/state/packed_count_tests.rs",
-    "ratelimit-core/src/algorithm/state/packed_tests.rs",
-    "ratelimit-core/src/keys/label.rs",
     "ratelimit-core/src/limiter/charge_tests.rs",
     "ratelimit-core/src/limiter/current.rs",
     "ratelimit-core/src/limiter/explain_tests.rs",
     "ratelimit-core/src/limiter/mod.rs",
     "ratelimit-core/src/limiter/overlimit.rs",
     "ratelimit-core/src/limiter/publish.rs",
-    "ratelimit-core/src/store/lru.rs",
-    "ratelimit-core/src/store/lru_tests.rs",
-    "ratelimit-core/src/store/states.rs",
-    "ratelimit-core/src/store/states_tests.rs",
-    "ratelimit-tower/src/extract/host.rs",
-    "ratelimit-tower/src/extract/view.rs",
-    "ratelimit-tower/src/extract/view_tests.rs",
-    "ratelimit-tower/src/future.rs",
 }
 
 TEST_MOD = re.compile(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*([;{])")

@@ -3,7 +3,7 @@
 //! runs.
 
 use ratelimit_core::control::{Control, FleetView, Published, HISTORY_LEN};
-use ratelimit_core::stats::Event;
+use ratelimit_core::limiter::Event;
 
 use crate::snapshot::{Snapshot, TopRow};
 

@@ -1,8 +1,8 @@
 //! What the page shows, read from the limiter through its public API, and
 //! the same as JSON.
 
+use ratelimit_core::limiter::Event;
 use ratelimit_core::rules::Action;
-use ratelimit_core::stats::Event;
 use ratelimit_core::{KeyDigest, Limiter};
 use serde_json::{json, Value};
 
@@ -268,7 +268,7 @@ impl Snapshot {
 }
 
 /// A rule's heaviest hitters, for the page.
-fn top_rows(stats: &ratelimit_core::stats::RuleStats) -> Vec<TopRow> {
+fn top_rows(stats: &ratelimit_core::limiter::RuleStats) -> Vec<TopRow> {
     stats
         .top_hitters()
         .into_iter()

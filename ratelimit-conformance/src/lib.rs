@@ -36,8 +36,8 @@ pub use valkey::ValkeyEnv;
 use std::sync::Arc;
 
 use ratelimit_core::backend::Backend;
-use ratelimit_core::store::MemoryBackend;
-use ratelimit_core::switches::StaticFleet;
+use ratelimit_core::backend::MemoryBackend;
+use ratelimit_core::control::StaticFleet;
 use ratelimit_core::{Limiter, ManualClock};
 
 /// The result of one case.

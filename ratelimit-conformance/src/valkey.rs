@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use ratelimit_core::switches::StaticFleet;
+use ratelimit_core::control::StaticFleet;
 use ratelimit_core::{Limiter, ManualClock};
 use ratelimit_testkit::valkey::{ChaosProxy, ProxyMode, ValkeyServer};
 use ratelimit_valkey::ValkeyBackend;

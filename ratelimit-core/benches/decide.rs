@@ -17,9 +17,9 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use governor::{Quota as GovQuota, RateLimiter};
 use ratelimit_core::backend::namespace;
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::backend::{state_key, Check};
 use ratelimit_core::rules::{Rule, RuleBuilder, RuleSet};
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::{HashKey, KeyDigest, Limiter, ManualClock, RequestAttrs};
 
 const T0: u64 = 1_767_225_600_000;

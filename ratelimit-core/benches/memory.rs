@@ -19,10 +19,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ratelimit_core::backend::namespace;
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::backend::{state_key, Check};
-use ratelimit_core::penalty_cache::PenaltyCache;
+use ratelimit_core::limiter::PenaltyCache;
 use ratelimit_core::rules::{Rule, RuleBuilder};
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::{HashKey, KeyDigest};
 
 const T0: u64 = 1_767_225_600_000;

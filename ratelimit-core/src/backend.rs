@@ -38,8 +38,14 @@ use crate::rules::Rule;
 pub use crate::store::{step, State, StateStore, StoreBackend};
 use crate::KeyDigest;
 
-pub use crate::state_key::state_key;
-pub(crate) use crate::state_key::state_key_with;
+pub use crate::state_address::state_key;
+pub use crate::store::MemoryBackend;
+// The subject digest a rule gives a request under a known hash key: the
+// oracle of the workspace's tests that cross-check stored keys (a limiter's
+// own is `Limiter::subject_of`).
+pub(crate) use crate::state_address::state_key_with;
+#[doc(hidden)]
+pub use crate::subject::{subject, KeyOutcome};
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -1,7 +1,7 @@
 //! A bounded heavy-hitters sketch (Space-Saving): the subjects seen most
 //! often, in fixed memory, with counts that may overestimate by at most the
 //! smallest count held. Each slot may also hold the subject's readable
-//! label (bounded by `keys::label`); a slot taken over by a newcomer drops
+//! label (bounded by `subject::label`); a slot taken over by a newcomer drops
 //! it, so at most `capacity` labels are ever held.
 
 use crate::KeyDigest;

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use crate::keys::{fallback, subject, KeyOutcome};
 use crate::rules::RuleBuilder;
+use crate::subject::{fallback, subject, KeyOutcome};
 use crate::{HashKey, RequestAttrs};
 
 fn msg(n: usize) -> Vec<u8> {

@@ -2,7 +2,7 @@
 //!
 //! `ratelimit-core` decides whether a request may pass. It holds no I/O and
 //! no runtime: time comes from a [`Clock`], shared state from a
-//! [`Backend`](backend::Backend) (the bounded in-memory store by default,
+//! [`Backend`] (the bounded in-memory store by default,
 //! Valkey with `ratelimit-valkey`), and the HTTP side lives in
 //! `ratelimit-tower`.
 //!
@@ -49,23 +49,26 @@
 //!
 //! # What is here
 //!
+//! Seven modules and the guide, grouped by what a program reaches for:
+//!
 //! | module | what it holds |
 //! | --- | --- |
-//! | [`algorithm`] | the five algorithms and the penalty, pure integer functions |
-//! | [`rules`] | the JSON rule model, validation, [`rules::RuleBuilder`] |
-//! | [`cidr`] | [`Cidr`], the network type of expressions, allow lists and trusted proxies |
-//! | [`expr`] | match expressions (a subset of the Cloudflare rules language) |
+//! | [`rules`] | the JSON rule model, validation, [`RuleBuilder`], the rule errors and warnings |
+//! | [`limiter`] | the request pipeline ([`Limiter`]): selection, penalties, fail modes, verdicts and what they report, peek/reset, temporary rules, the per-rule counters, the penalty cache, the per-IP backstop |
 //! | [`keyed`] | the keyed API: any key, a rule or a quota in code, waiting (`until_ready`) |
-//! | [`keys`] | the subject digest a rule gives a request (for tools that cross-check stored keys) |
-//! | [`limiter`] | the request pipeline: selection, penalties, fail modes, verdicts, publishing, peek/reset, temporary rules |
-//! | [`backend`] | the seam a shared-state backend implements ([`backend::Backend`]) |
-//! | [`store`] | the bounded in-memory backend |
-//! | [`penalty_cache`] | the bounded local penalty cache, as [`Limiter::penalty_cache`] shows it |
-//! | [`backstop`] | the per-IP backstop's settings ([`LimiterBuilder::backstop`]) |
-//! | [`stats`] | per-rule and limiter counters |
-//! | [`switches`] | the emergency switches and the fleet size |
-//! | [`control`] | the fleet's control: publish, switches, lifts, the registry ([`control::MemoryControl`] in one process) |
-//! | [`normalize`] | host and path normalization shared with `ratelimit-nginx` |
+//! | [`control`] | the fleet's control: publish, the emergency switches, lifts, the registry, the fleet size ([`control::MemoryControl`] in one process) |
+//! | [`backend`] | the seam a shared-state backend implements ([`Backend`]), the store seam below it (a [`backend::StateStore`] answered by [`backend::step`] over [`backend::StoreBackend`]), the bounded in-memory backend ([`MemoryBackend`]), where a subject's state lives |
+//! | [`algorithm`] | the five algorithms and the penalty, pure integer functions |
+//! | [`guide`] | the user guide |
+//!
+//! At the root: what a request and its answer are ([`RequestAttrs`],
+//! [`RequestView`], [`ClientIp`], [`Verdict`], [`Outcome`]), time
+//! ([`Clock`], [`ManualClock`], [`SystemClock`], `TokioClock`), the keyed
+//! hash ([`HashKey`], [`KeyDigest`]), match expressions ([`Expression`], a
+//! subset of the Cloudflare rules language) and networks ([`Cidr`]), the
+//! metric catalogue ([`METRICS`], [`describe_metrics`],
+//! [`set_state_gauges`]), and the types most programs name: [`RuleSet`],
+//! [`Limiter`], [`MemoryBackend`].
 //!
 //! # Minimum supported Rust version
 //!
@@ -73,36 +76,40 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+// The eight public modules (seven and the guide); everything else is a
+// private file whose types a user names are re-exported here or in one of
+// them (see "What is here" above).
 pub mod algorithm;
 pub mod backend;
-pub mod backstop;
-pub mod cidr;
-mod client_ip;
-pub mod clock;
 pub mod control;
-pub mod expr;
 #[cfg(any(doc, doctest))]
 pub mod guide;
-pub mod hash;
-pub(crate) mod heavy;
 pub mod keyed;
-pub mod keys;
+pub mod limiter;
+pub mod rules;
+
+mod backstop;
+mod cidr;
+mod client_ip;
+mod clock;
+mod expr;
+mod hash;
+pub(crate) mod heavy;
 #[cfg(test)]
 mod known_digests;
-pub mod limiter;
 pub(crate) mod local;
 mod metric_catalog;
-pub mod normalize;
-pub mod penalty_cache;
-pub mod request;
-pub mod rules;
+mod normalize;
+mod penalty_cache;
+mod request;
+mod state_address;
 mod state_gauges;
-mod state_key;
-pub mod stats;
-pub mod store;
-pub mod switches;
-pub mod verdict;
-pub mod view;
+mod stats;
+mod store;
+mod subject;
+mod switches;
+mod verdict;
+mod view;
 
 pub use cidr::{Cidr, CidrError};
 pub use client_ip::ClientIp;
@@ -111,9 +118,25 @@ pub use clock::TokioClock;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use expr::{ExprError, Expression};
 pub use hash::{HashKey, KeyDigest};
-pub use limiter::{Limiter, LimiterBuilder};
-pub use metric_catalog::{describe_catalogue, describe_metrics, Metric, MetricKind, METRICS};
+pub use metric_catalog::{describe_metrics, Metric, MetricKind, METRICS};
 pub use request::RequestAttrs;
 pub use state_gauges::set_state_gauges;
 pub use verdict::{Outcome, Verdict};
 pub use view::{RequestView, ViewerFact};
+
+// The types most programs name, also at the root (their pages are in
+// their modules).
+#[doc(no_inline)]
+pub use backend::{Backend, MemoryBackend};
+#[doc(no_inline)]
+pub use limiter::{Limiter, LimiterBuilder};
+#[doc(no_inline)]
+pub use rules::{Rule, RuleBuilder, RuleError, RuleSet};
+
+// Plumbing the workspace's other crates share, not part of the documented
+// API: each crate's metric catalogue registered the same way, and the host
+// and path normalization `ratelimit-nginx` mirrors in its keys.
+#[doc(hidden)]
+pub use metric_catalog::describe_catalogue;
+#[doc(hidden)]
+pub use normalize::{normalize_host, normalize_path};

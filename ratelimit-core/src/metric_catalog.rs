@@ -131,9 +131,10 @@ pub const METRICS: &[Metric] = &[
     m("ratelimit_local_untracked", G, NONE, "Subjects the local stores could not track, so far (set_state_gauges)."),
 ];
 
-/// Registers the help text of each of [`METRICS`] on the installed
-/// `metrics` recorder (see [`describe_catalogue`]): call it once, after installing the
-/// recorder.
+/// Registers the help text (and a histogram's unit) of each of [`METRICS`]
+/// on the installed `metrics` recorder, and registers the counters without
+/// labels at 0, so that they are scraped (and `rate()` and alerts work)
+/// before their first event: call it once, after installing the recorder.
 ///
 /// # Examples
 ///

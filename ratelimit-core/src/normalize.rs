@@ -4,7 +4,7 @@
 //! # Examples
 //!
 //! ```
-//! use ratelimit_core::normalize::{normalize_host, normalize_path};
+//! use ratelimit_core::{normalize_host, normalize_path};
 //!
 //! assert_eq!(normalize_host("WWW.Example.COM.:8080"), "www.example.com");
 //! assert_eq!(normalize_path(b"/a/./b/../%57p-Login.php"), &b"/a/Wp-Login.php"[..]);

@@ -7,12 +7,12 @@ use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::backend::{
     Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckResult,
 };
 use ratelimit_core::keyed::Quota;
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::{HashKey, Limiter, ManualClock, Outcome, RequestAttrs};
 
 const T0: u64 = 1_767_225_600_000;

@@ -5,8 +5,8 @@ mod support;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ratelimit_core::backstop::BackstopConfig;
-use ratelimit_core::store::MemoryBackend;
+use ratelimit_core::backend::MemoryBackend;
+use ratelimit_core::limiter::BackstopConfig;
 use ratelimit_core::{Limiter, ManualClock, Outcome};
 use support::*;
 

@@ -5,7 +5,7 @@ mod support;
 
 use std::sync::atomic::Ordering;
 
-use ratelimit_core::stats::Event;
+use ratelimit_core::limiter::Event;
 use ratelimit_core::Outcome;
 use support::*;
 

@@ -7,8 +7,8 @@ mod support;
 
 use std::sync::{Arc, Mutex};
 
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::backend::{Backend, Batch, BoxFuture, CheckResult};
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::{HashKey, Limiter, ManualClock, Outcome};
 use support::{req, rules, T0};
 

@@ -32,7 +32,7 @@ use super::level::Level;
 use super::log;
 use super::status::{LimitConnStatus, LimitKind, LimitRejected, LogLevel};
 use super::zone_head::bind_zones;
-use ratelimit_core::hash::KeyDigest;
+use ratelimit_core::KeyDigest;
 
 #[derive(Debug, Clone)]
 struct ConnLimit {

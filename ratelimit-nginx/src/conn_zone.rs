@@ -25,7 +25,7 @@ use super::key::KeyTemplate;
 use super::size::{ZoneSize, CONN_STATE_BYTES};
 use super::table::Table;
 use super::zone_head::ZoneHead;
-use ratelimit_core::hash::{HashKey, KeyDigest};
+use ratelimit_core::{HashKey, KeyDigest};
 
 // The bound holds by construction: a state and its index share fit in 64 bytes.
 const _: () = assert!(Table::<u32>::bytes_per_state() <= CONN_STATE_BYTES as usize);

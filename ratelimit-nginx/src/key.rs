@@ -25,10 +25,10 @@ use std::io::Write;
 use std::net::IpAddr;
 
 use super::error::{ConfigError, ConfigErrorKind};
-use ratelimit_core::normalize::{normalize_host, normalize_path};
 #[cfg(test)]
 use ratelimit_core::RequestAttrs;
 use ratelimit_core::RequestView;
+use ratelimit_core::{normalize_host, normalize_path};
 
 /// Header names that may never be part of a key.
 pub(crate) const CREDENTIAL_HEADERS: [&str; 5] = [

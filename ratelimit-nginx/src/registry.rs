@@ -31,7 +31,7 @@ use super::level::Level;
 use super::req_policy::LimitReqPolicy;
 use super::req_zone::LimitReqZone;
 use super::zone_spec::{ZoneKind, ZoneSpec};
-use ratelimit_core::hash::HashKey;
+use ratelimit_core::HashKey;
 
 #[derive(Debug, Clone)]
 enum AnyZone {

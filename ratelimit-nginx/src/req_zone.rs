@@ -38,7 +38,7 @@ use super::rate::Rate;
 use super::size::{ZoneSize, REQ_STATE_BYTES};
 use super::table::{Table, NIL};
 use super::zone_head::ZoneHead;
-use ratelimit_core::hash::{HashKey, KeyDigest};
+use ratelimit_core::{HashKey, KeyDigest};
 
 /// One bucket: nginx's `ngx_http_limit_req_node_t` without the key text.
 #[derive(Debug, Clone, Copy)]

@@ -9,7 +9,7 @@
 use std::collections::TryReserveError;
 use std::mem::size_of;
 
-use ratelimit_core::hash::KeyDigest;
+use ratelimit_core::KeyDigest;
 
 /// The index that means "none".
 pub(crate) const NIL: u32 = u32::MAX;

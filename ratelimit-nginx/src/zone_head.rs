@@ -5,7 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use ratelimit_core::hash::{HashKey, KeyDigest};
+use ratelimit_core::{HashKey, KeyDigest};
 
 use super::error::Span;
 use super::error::{ConfigError, ConfigErrorKind};

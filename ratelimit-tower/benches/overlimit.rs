@@ -24,9 +24,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use http::{Request, Response};
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::backend::{Backend, Batch, BoxFuture, CheckResult};
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::{ClientIp, Limiter};
 use ratelimit_testkit::valkey::ValkeyServer;
 use ratelimit_tower::RateLimitLayer;

@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
-use ratelimit_core::verdict::{HeaderItem, ResponseTicket};
+use ratelimit_core::limiter::{HeaderItem, ResponseTicket};
 use ratelimit_core::{Limiter, Outcome, Verdict};
 
 use crate::meter::Meter;

@@ -18,7 +18,7 @@
 use bytes::Bytes;
 use http::header::{HeaderName, RETRY_AFTER};
 use http::{HeaderMap, HeaderValue};
-use ratelimit_core::verdict::HeaderItem;
+use ratelimit_core::limiter::HeaderItem;
 use ratelimit_core::{Outcome, Verdict};
 
 mod kept;

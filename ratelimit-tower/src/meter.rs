@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 
 use http::HeaderMap;
 use ratelimit_core::limiter::ChargeFuture;
-use ratelimit_core::verdict::ResponseTicket;
+use ratelimit_core::limiter::ResponseTicket;
 use ratelimit_core::Limiter;
 
 use crate::Charge;

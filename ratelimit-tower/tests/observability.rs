@@ -133,7 +133,7 @@ fn loading_a_rule_file_logs_its_warnings() {
     let collect = Collect::default();
     tracing::subscriber::with_default(collect.clone(), || {
         let _memory = RateLimitLayer::from_json_file(&path).unwrap();
-        let backend = ratelimit_core::store::MemoryBackend::default();
+        let backend = ratelimit_core::backend::MemoryBackend::default();
         let _other = RateLimitLayer::from_json_file_with_backend(&path, backend).unwrap();
     });
     std::fs::remove_dir_all(&dir).unwrap();
@@ -170,7 +170,7 @@ fn a_rule_file_that_cannot_load_says_why() {
         "limit": 0, "period": "1m", "key": ["ip"]}]"#,
     )
     .unwrap();
-    let backend = ratelimit_core::store::MemoryBackend::default();
+    let backend = ratelimit_core::backend::MemoryBackend::default();
     let err = RateLimitLayer::from_json_file_with_backend(&path, backend).unwrap_err();
     std::fs::remove_dir_all(&dir).unwrap();
     let LoadError::Rules(e) = err else {

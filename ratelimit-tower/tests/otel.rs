@@ -13,7 +13,7 @@ use http_body_util::Full;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry::Value;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
-use ratelimit_core::keys::{subject, KeyOutcome};
+use ratelimit_core::backend::{subject, KeyOutcome};
 use ratelimit_core::{HashKey, Limiter, RequestAttrs};
 use ratelimit_tower::{ClientIp, RateLimitLayer};
 use support::*;

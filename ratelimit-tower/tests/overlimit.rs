@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use axum::routing::{get, MethodRouter};
 use axum::Router;
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::backend::{Backend, Batch, BoxFuture, CheckResult};
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::{Limiter, ManualClock};
 use ratelimit_tower::RateLimitLayer;
 use support::*;

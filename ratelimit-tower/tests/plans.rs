@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use http::{Request, Response};
 use ratelimit_core::backend::Backend;
-use ratelimit_core::store::MemoryBackend;
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::{ClientIp, Limiter, ManualClock};
 use ratelimit_tower::{AppValues, RateLimitLayer, VerifiedClaims};
 use support::*;

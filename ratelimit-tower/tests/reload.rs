@@ -4,7 +4,7 @@ mod support;
 
 use axum::routing::get;
 use axum::Router;
-use ratelimit_core::stats::Event;
+use ratelimit_core::limiter::Event;
 use ratelimit_tower::RateLimitLayer;
 use support::*;
 

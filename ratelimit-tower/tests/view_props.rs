@@ -12,7 +12,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Request};
 use proptest::prelude::*;
-use ratelimit_core::keys::subject;
+use ratelimit_core::backend::subject;
 use ratelimit_core::rules::{Rule, RuleSet};
 use ratelimit_core::{
     Expression, HashKey, Limiter, ManualClock, RequestAttrs, RequestView, ViewerFact,

@@ -24,7 +24,7 @@
 
 use std::time::Duration;
 
-use ratelimit_core::switches::SharedFleet;
+use ratelimit_core::control::SharedFleet;
 
 use crate::backend::{Topology, ValkeyBackend};
 

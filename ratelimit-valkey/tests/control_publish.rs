@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use control_common::{api_set, fleet, wait_until};
+use ratelimit_core::control::FleetSize;
 use ratelimit_core::control::{Control, ControlError, SCHEMA};
-use ratelimit_core::switches::FleetSize;
 use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{connect, ValkeyServer};
 

@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::backend::{Backend, Batch, Check, CheckMode};
 use ratelimit_core::rules::{Rule, RuleBuilder};
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_testkit::checks::{check_of, template, T0};
 use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{connect, injected, server};

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ratelimit_core::switches::FleetSize;
+use ratelimit_core::control::FleetSize;
 use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{ChaosProxy, ProxyMode, ValkeyServer};
 use ratelimit_valkey::{FleetConfig, ValkeyBackend};

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use ratelimit_core::backend::Backend;
-use ratelimit_core::keys::{subject, KeyOutcome};
+use ratelimit_core::backend::{subject, KeyOutcome};
 use ratelimit_core::rules::{RuleBuilder, RuleSet};
 use ratelimit_core::{HashKey, Limiter, RequestAttrs};
 use ratelimit_testkit::unique;

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ratelimit_core::backend::namespace;
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::backend::{Backend, Batch, Check, CheckMode};
 use ratelimit_core::rules::{Rule, RuleBuilder};
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::HashKey;
 
 use ratelimit_testkit::valkey::ValkeyServer;

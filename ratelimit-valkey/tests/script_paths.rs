@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use ratelimit_core::backend::CheckMode;
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::rules::RuleBuilder;
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_testkit::checks::{check_of, one, template, T0};
 use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{injected, server};

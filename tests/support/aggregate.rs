@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ratelimit_core::keys::{subject, KeyOutcome};
+use ratelimit_core::backend::{subject, KeyOutcome};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{HashKey, KeyDigest, Outcome, RequestAttrs};
 

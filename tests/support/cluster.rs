@@ -7,8 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ratelimit_core::backend::{Backend, BackendErrorKind, Check};
-use ratelimit_core::keys::{subject, KeyOutcome};
+use ratelimit_core::backend::{subject, Backend, BackendErrorKind, Check, KeyOutcome};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{HashKey, KeyDigest, Limiter, RequestAttrs};
 use ratelimit_testkit::valkey::{cmdstat, info, info_field, ValkeyCluster};

@@ -10,8 +10,8 @@ use axum::extract::Request;
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::Router;
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::{HashKey, Limiter, ManualClock};
 use ratelimit_tower::{ForwardedHeader, RateLimitLayer, TrustedProxies, VerifiedClaims};
 

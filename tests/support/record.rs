@@ -11,8 +11,8 @@ use ratelimit_core::algorithm::Decision;
 use ratelimit_core::backend::{
     Backend, BackendError, BackendErrorKind, Batch, BoxFuture, Check, CheckResult,
 };
+use ratelimit_core::control::StaticFleet;
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::switches::StaticFleet;
 use ratelimit_core::{HashKey, KeyDigest, Limiter};
 
 use super::wall_ms;

@@ -277,7 +277,7 @@ async fn control_per_pod_memory_counters_are_caught() {
                 // Subjects are checked below with the public test key.
                 .hash_key(HashKey::DEFAULT)
                 .backend(Recorder::new(
-                    ratelimit_core::store::MemoryBackend::with_capacity(1000),
+                    ratelimit_core::backend::MemoryBackend::with_capacity(1000),
                     i,
                     log.clone(),
                 ))

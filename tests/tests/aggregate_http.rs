@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use axum::routing::get;
 use axum::Router;
-use ratelimit_core::keys::{subject, KeyOutcome};
+use ratelimit_core::backend::{subject, KeyOutcome};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{HashKey, RequestAttrs};
 use ratelimit_testkit::valkey::spawned;

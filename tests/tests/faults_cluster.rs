@@ -18,7 +18,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use ratelimit_core::keys::{subject, KeyOutcome};
+use ratelimit_core::backend::{subject, KeyOutcome};
 use ratelimit_core::{HashKey, Outcome, RequestAttrs};
 use ratelimit_testkit::valkey::ValkeyServer;
 use ratelimit_tests::support::fault_answers::*;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use ratelimit_core::verdict::RuleReport;
+use ratelimit_core::limiter::RuleReport;
 
 /// Bad lines shown with their reason.
 pub const SHOWN_BAD: usize = 5;

@@ -12,7 +12,7 @@ use super::CheckMode;
 /// Most requests per period (every algorithm but `distinct`).
 pub const MAX_LIMIT: u64 = 1_000_000_000;
 /// Most different values per period of a `distinct` rule.
-pub const MAX_DISTINCT_LIMIT: u64 = 1000;
+pub(crate) const MAX_DISTINCT_LIMIT: u64 = 1000;
 
 /// The five algorithms.
 ///

@@ -7,8 +7,7 @@
 //! keeps them (the in-memory [`MemoryBackend`](crate::store::MemoryBackend))
 //! or computes the same functions elsewhere (the Valkey scripts). What is
 //! public is what a caller or another backend needs: the [`Algorithm`]
-//! names, the [`CheckQuota`] and the [`Decision`], and the constants of the
-//! [`distinct`] sketch.
+//! names and facts, the [`CheckQuota`] and the [`Decision`].
 //!
 //! # Examples
 //!
@@ -20,6 +19,8 @@
 //! assert_eq!(Algorithm::TokenBucket.as_str(), "token_bucket");
 //! ```
 
+// The sketch's constants and functions, shared with the Valkey scripts.
+#[doc(hidden)]
 pub mod distinct;
 pub(crate) mod fixed_window;
 pub(crate) mod leaky_bucket;
@@ -35,7 +36,8 @@ mod props;
 mod props_charge;
 mod serde_impl;
 mod state;
-pub use kind::{Algorithm, MAX_DISTINCT_LIMIT, MAX_LIMIT};
+pub(crate) use kind::MAX_DISTINCT_LIMIT;
+pub use kind::{Algorithm, MAX_LIMIT};
 pub use mode::CheckMode;
 pub(crate) use state::{probe_answer, Packed, SubjectState};
 

@@ -55,6 +55,7 @@ mod view;
 use std::collections::BTreeMap;
 
 pub use crate::backend::BoxFuture;
+pub use crate::switches::{FleetSize, SharedFleet, StaticFleet, Switches};
 pub use error::{check_set, ControlError};
 pub use memory::MemoryControl;
 pub use report::{InstanceReport, RuleCounts, TopSubject};

@@ -54,14 +54,14 @@
 mod charge;
 mod decision;
 mod error;
-mod key;
+mod key_trait;
 mod limit;
 mod quota;
 mod wait;
 
 pub use decision::KeyedDecision;
 pub use error::KeyedError;
-pub use key::{Key, KeyWriter};
+pub use key_trait::{Key, KeyWriter};
 pub use limit::KeyedLimit;
 pub use quota::Quota;
 pub use wait::Sleep;

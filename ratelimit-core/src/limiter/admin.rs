@@ -8,7 +8,7 @@ use super::published::Entry;
 use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{state_key_with, BackendError, Check, CheckMode};
-use crate::keys::{subject, KeyOutcome};
+use crate::subject::{subject, KeyOutcome};
 use crate::{KeyDigest, RequestAttrs, RequestView};
 
 /// Why a peek or reset could not be done.

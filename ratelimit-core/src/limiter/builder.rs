@@ -19,7 +19,7 @@ use crate::{Clock, HashKey, SystemClock};
 ///
 /// ```
 /// use ratelimit_core::rules::RuleSet;
-/// use ratelimit_core::store::MemoryBackend;
+/// use ratelimit_core::backend::MemoryBackend;
 /// use ratelimit_core::{HashKey, Limiter, SystemClock};
 ///
 /// let limiter = Limiter::builder(RuleSet::default())

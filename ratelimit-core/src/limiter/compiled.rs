@@ -22,7 +22,7 @@ use super::published::{Entry, Published};
 use super::select::{Pending, Selector};
 use super::Limiter;
 use crate::backend::{state_key_with, Batch, CheckMode};
-use crate::keys::ip_subject;
+use crate::subject::ip_subject;
 use crate::RequestView;
 
 /// The rule the compiled plan runs for every request of `p`, when `p` is

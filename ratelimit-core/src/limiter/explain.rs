@@ -12,10 +12,11 @@
 use std::sync::Arc;
 
 use super::published::{Entry, Published};
-use super::select::{in_canary, Selection, Selector};
+use super::select::{Selection, Selector};
 use super::Limiter;
-use crate::keys::{distinct_value, part_text, subject_after, KeyOutcome};
+use crate::rules::in_canary;
 use crate::rules::OnMissingKey;
+use crate::subject::{distinct_value, part_text, subject_after, KeyOutcome};
 use crate::{KeyDigest, RequestView};
 
 /// Where a rule stands in selection.

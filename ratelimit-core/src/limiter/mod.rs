@@ -54,7 +54,6 @@ mod publish;
 mod published;
 mod respond;
 mod select;
-pub(crate) use select::in_canary;
 mod settle;
 mod snapshot;
 
@@ -68,12 +67,15 @@ pub(crate) use keyed_hooks::{Answer, KeyedHashKey, RuleTarget};
 pub(crate) use published::Published;
 pub use snapshot::Snapshot;
 
+pub use crate::backstop::BackstopConfig;
+pub use crate::penalty_cache::PenaltyCache;
+pub use crate::stats::{Event, Hitter, LimiterStats, RuleStats};
+pub use crate::verdict::{HeaderItem, ResponseTicket, RuleReport};
+
 use crate::backend::Backend;
 use crate::backstop::Backstop;
 use crate::local::LocalStore;
-use crate::penalty_cache::PenaltyCache;
 use crate::rules::RuleSet;
-use crate::stats::{LimiterStats, RuleStats};
 use crate::switches::{FleetSize, Switches};
 use crate::{Clock, HashKey};
 

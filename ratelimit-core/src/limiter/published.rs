@@ -19,7 +19,7 @@ pub(crate) struct Entry {
     pub(crate) stats: Arc<RuleStats>,
     pub(crate) added_at_run_time: bool,
     /// Whether another rule's key starts with this one's: selection then
-    /// keeps this key's hash for it (`keys::KeyPrefix`).
+    /// keeps this key's hash for it (`subject::KeyPrefix`).
     pub(crate) key_shared: bool,
     /// Decided at publish: no expiry, no allow list, no distinct value, no
     /// canary, and no other rule's key starts with this one's or is the
@@ -27,7 +27,7 @@ pub(crate) struct Entry {
     /// with no test but the key itself (`Selector::pick`).
     pub(crate) plain: bool,
     /// The key is the client address alone (`["ip"]`): a plain rule's
-    /// subject is then `keys::ip_subject`.
+    /// subject is then `subject::ip_subject`.
     pub(crate) ip_key: bool,
 }
 

@@ -20,10 +20,10 @@ use super::inline::{Inline, MAX_CHECKED, MAX_COUNTED};
 use super::published::{Entry, Published};
 use crate::algorithm::{distinct, Decision};
 use crate::backend::state_key_with;
-use crate::keys::label::label;
-use crate::keys::{distinct_value, ip_subject, subject_after, KeyOutcome, KeyPrefix};
-use crate::rules::{MAX_COUNT_RULES, MAX_OTHER_RULES};
+use crate::rules::{in_canary, MAX_COUNT_RULES, MAX_OTHER_RULES};
 use crate::stats::Event;
+use crate::subject::label::label;
+use crate::subject::{distinct_value, ip_subject, subject_after, KeyOutcome, KeyPrefix};
 use crate::switches::Switches;
 use crate::{HashKey, KeyDigest, RequestView};
 
@@ -317,12 +317,4 @@ impl<'a> Selector<'a> {
             }
         }
     }
-}
-
-/// Whether `subject` is among the `bp` basis points of subjects a canary
-/// rule blocks for: a stable hash, the same on every instance.
-pub(crate) fn in_canary(subject: &KeyDigest, bp: u32) -> bool {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&subject.0[8..]);
-    u64::from_le_bytes(b) % 10_000 < u64::from(bp)
 }

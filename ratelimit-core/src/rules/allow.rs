@@ -14,7 +14,7 @@
 
 use serde_json::Value;
 
-use super::key::KeyPart;
+use super::parts::KeyPart;
 use crate::cidr::{parse_net, IpSet};
 #[cfg(test)]
 use crate::RequestAttrs;

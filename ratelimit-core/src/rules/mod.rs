@@ -40,7 +40,7 @@ mod duration;
 mod error;
 mod export;
 mod file;
-mod key;
+mod parts;
 mod raw;
 mod rule;
 mod schema;
@@ -55,7 +55,8 @@ pub use builder::RuleBuilder;
 pub(crate) use caps::{MAX_COUNT_RULES, MAX_OTHER_RULES, MAX_SITE_WIDE};
 pub use error::{RuleError, Warning};
 pub use file::RuleFileError;
-pub use key::{DistinctOf, KeyPart, StatusMatch};
+pub use parts::{DistinctOf, KeyPart, StatusMatch};
+pub(crate) use rule::in_canary;
 pub use rule::{Action, Charge, FailMode, OnMissingKey, Rule};
 
 use crate::{Clock, SystemClock};

@@ -1,9 +1,9 @@
 //! A validated rule.
 
 use super::allow::AllowList;
-use super::key::{DistinctOf, KeyPart, StatusMatch};
+use super::parts::{DistinctOf, KeyPart, StatusMatch};
 use crate::algorithm::{Algorithm, CheckQuota};
-use crate::Expression;
+use crate::{Expression, KeyDigest};
 
 /// What a rule does to a request over its limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -120,9 +120,8 @@ impl Rule {
     /// canary's share (a stable hash, the same on every instance). The
     /// admin's rollback guard uses it to tell which of a rule's clients
     /// the canary blocked.
-    pub fn canary_includes(&self, subject: &crate::KeyDigest) -> bool {
-        self.canary_bp
-            .is_none_or(|bp| crate::limiter::in_canary(subject, bp))
+    pub fn canary_includes(&self, subject: &KeyDigest) -> bool {
+        self.canary_bp.is_none_or(|bp| in_canary(subject, bp))
     }
 
     /// Whether this is a site-wide rule: expression `true`, not a count rule.
@@ -188,4 +187,12 @@ impl Rule {
             && self.distinct_of == other.distinct_of
             && self.key == other.key
     }
+}
+
+/// Whether `subject` is among the `bp` basis points of subjects a canary
+/// rule blocks for: a stable hash, the same on every instance.
+pub(crate) fn in_canary(subject: &KeyDigest, bp: u32) -> bool {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&subject.0[8..]);
+    u64::from_le_bytes(b) % 10_000 < u64::from(bp)
 }

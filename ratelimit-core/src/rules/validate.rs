@@ -3,7 +3,7 @@
 use super::caps::MAX_SITE_WIDE;
 use super::duration::MAX_RFC3339_MS;
 use super::error::{RuleError, Warning};
-use super::key::{DistinctOf, KeyPart, StatusMatch};
+use super::parts::{DistinctOf, KeyPart, StatusMatch};
 use super::raw::RawRule;
 use super::rule::{Action, Charge, FailMode, OnMissingKey, Rule};
 use crate::algorithm::{Algorithm, MAX_LIMIT};

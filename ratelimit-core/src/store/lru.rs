@@ -18,7 +18,6 @@
 
 use crate::KeyDigest;
 
-#[path = "lru_entry.rs"]
 mod entry;
 pub(crate) use entry::{Entry, Inserted, WhenFull};
 
@@ -281,5 +280,4 @@ impl<V, L> Lru<V, L> {
 }
 
 #[cfg(test)]
-#[path = "lru_tests.rs"]
 mod tests;

@@ -24,7 +24,7 @@ pub(crate) const DEFAULT_CAPACITY: usize = 1_000_000;
 /// # Examples
 ///
 /// ```
-/// use ratelimit_core::store::MemoryBackend;
+/// use ratelimit_core::backend::MemoryBackend;
 ///
 /// let backend = MemoryBackend::with_capacity(10_000);
 /// assert_eq!(backend.len(), 0);

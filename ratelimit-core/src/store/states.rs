@@ -316,5 +316,4 @@ impl States {
 mod replace;
 
 #[cfg(test)]
-#[path = "states_tests.rs"]
 mod tests;

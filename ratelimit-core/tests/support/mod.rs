@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::{Limiter, ManualClock, RequestAttrs};
 
 pub const T0: u64 = 1_767_225_600_000;

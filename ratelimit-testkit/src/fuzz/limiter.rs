@@ -5,8 +5,8 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::{Limiter, ManualClock, RequestAttrs};
 
 use super::T0_MS;

@@ -81,6 +81,6 @@ pub fn nginx_config(data: &[u8]) {
 
 /// The nginx path and host normalizers on `req` (part of `request_keys`).
 pub(crate) fn normalize(req: &RequestAttrs) {
-    let _ = ratelimit_core::normalize::normalize_path(req.path.as_bytes());
-    let _ = ratelimit_core::normalize::normalize_host(&req.host);
+    let _ = ratelimit_core::normalize_path(req.path.as_bytes());
+    let _ = ratelimit_core::normalize_host(&req.host);
 }

@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use ratelimit_core::keys::{self, KeyOutcome};
+use ratelimit_core::backend::{self, KeyOutcome};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::HashKey;
 
@@ -30,7 +30,7 @@ pub fn request_keys(data: &[u8]) {
 
     // The decoders and helpers, through the public API (the percent
     // decoders themselves have their own property tests in the core).
-    let normal = ratelimit_core::normalize::normalize_path(req.path.as_bytes());
+    let normal = ratelimit_core::normalize_path(req.path.as_bytes());
     assert!(normal.starts_with(b"/"), "{normal:?}");
     let _ = (
         req.query_arg(&probe),
@@ -48,8 +48,8 @@ pub fn request_keys(data: &[u8]) {
     for set in groups {
         for rule in set.rules() {
             for jwt_off in [false, true] {
-                let got = keys::subject(rule, &req, &HashKey::DEFAULT, jwt_off);
-                let again = keys::subject(rule, &req, &HashKey::DEFAULT, jwt_off);
+                let got = backend::subject(rule, &req, &HashKey::DEFAULT, jwt_off);
+                let again = backend::subject(rule, &req, &HashKey::DEFAULT, jwt_off);
                 assert_eq!(got, again);
                 if let KeyOutcome::Subject(d) = got {
                     let _ = d.to_hex();

@@ -2,7 +2,7 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
-use ratelimit_core::keys;
+use ratelimit_core::backend;
 use ratelimit_core::rules::{DistinctOf, KeyPart, RuleError, RuleSet};
 use ratelimit_core::{Expression, HashKey, RequestAttrs};
 
@@ -81,7 +81,7 @@ fn exercise_rules(set: &RuleSet) {
         let _ = (rule.is_site_wide(), rule.expired_at(T0_MS));
         let _ = (rule.counts_status(404), rule.counts_status(200));
         let _ = rule.expression.matches(&req);
-        let _ = keys::subject(rule, &req, &HashKey::DEFAULT, false);
+        let _ = backend::subject(rule, &req, &HashKey::DEFAULT, false);
     }
     assert!(set.check_with(&[]).is_ok());
     run_limiter(set.clone(), &req, 2, 1500, 404);

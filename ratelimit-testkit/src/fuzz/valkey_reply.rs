@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ratelimit_core::algorithm::Decision;
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::backend::{namespace, Check};
 use ratelimit_core::rules::RuleBuilder;
-use ratelimit_core::store::MemoryBackend;
 use ratelimit_core::HashKey;
 use ratelimit_valkey::decode_reply;
 use redis::Value;

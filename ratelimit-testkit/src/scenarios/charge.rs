@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use ratelimit_core::backend::{namespace, state_key};
-use ratelimit_core::stats::Event;
-use ratelimit_core::switches::StaticFleet;
+use ratelimit_core::control::StaticFleet;
+use ratelimit_core::limiter::Event;
 use ratelimit_core::{Limiter, ManualClock, Outcome};
 
 use super::{limiter_on, req, rule, rules, Backends, Probe, T0};

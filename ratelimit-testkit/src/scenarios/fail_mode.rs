@@ -1,7 +1,7 @@
 //! Fail modes with the backend down: `open`, `closed`, `local`.
 
-use ratelimit_core::stats::Event;
-use ratelimit_core::switches::StaticFleet;
+use ratelimit_core::control::StaticFleet;
+use ratelimit_core::limiter::Event;
 use ratelimit_core::{Limiter, ManualClock, Outcome};
 
 use super::{limiter_on, req, rule, rules, Backends, T0};

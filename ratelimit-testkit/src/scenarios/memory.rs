@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use ratelimit_core::backend::Backend;
-use ratelimit_core::store::MemoryBackend;
+use ratelimit_core::backend::MemoryBackend;
 
 use super::{Backends, Outage, Probe};
 

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ratelimit_core::limiter::AdminError;
+use ratelimit_core::limiter::Event;
 use ratelimit_core::rules::{RuleBuilder, RuleSet};
-use ratelimit_core::stats::Event;
 use ratelimit_core::{Limiter, Outcome};
 
 use super::{limiter_on, req, rule, rules, Backends, T0};

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use ratelimit_core::backend::Backend;
-use ratelimit_core::verdict::RuleReport;
+use ratelimit_core::limiter::RuleReport;
 use ratelimit_core::{Clock, Limiter, ManualClock, Outcome, RequestAttrs};
 
 use super::{req, rules, Backends, Probe, T0};

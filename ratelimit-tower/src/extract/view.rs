@@ -363,5 +363,4 @@ fn viewer_bytes(value: &HeaderValue) -> &[u8] {
 }
 
 #[cfg(test)]
-#[path = "view_tests.rs"]
 mod tests;

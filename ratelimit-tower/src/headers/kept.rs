@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::thread::LocalKey;
 
 use http::HeaderValue;
-use ratelimit_core::verdict::HeaderItem;
+use ratelimit_core::limiter::HeaderItem;
 
 /// How many sets of matched rules each thread keeps a policy for.
 const POLICIES: usize = 4;

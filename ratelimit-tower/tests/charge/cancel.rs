@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use http::{Request, Response};
 use ratelimit_core::backend::Backend;
-use ratelimit_core::store::MemoryBackend;
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::{ClientIp, Limiter, RequestAttrs};
 use ratelimit_tower::{Charge, RateLimitLayer};
 use tokio::io::AsyncWriteExt;

@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use http_body_util::BodyExt;
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::backend::{Backend, Batch, BoxFuture, Check, CheckMode, CheckResult};
-use ratelimit_core::store::MemoryBackend;
 use tokio::sync::{Notify, Semaphore};
 
 use crate::Setup;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use http::Request;
 use http_body_util::BodyExt;
 use ratelimit_core::backend::Backend;
-use ratelimit_core::store::MemoryBackend;
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::{ClientIp, Limiter, ManualClock};
 use ratelimit_tower::RateLimitLayer;
 use tower::{Layer, ServiceExt};

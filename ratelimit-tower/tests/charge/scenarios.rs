@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use http_body_util::BodyExt;
 use ratelimit_core::backend::Backend;
-use ratelimit_core::store::MemoryBackend;
+use ratelimit_core::backend::MemoryBackend;
 use ratelimit_core::Limiter;
 use ratelimit_core::Verdict;
 use ratelimit_tower::{Charge, JsonResponse, MakeResponse, RateLimitLayer, ResponseCost};

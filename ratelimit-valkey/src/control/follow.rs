@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use ratelimit_core::control::SharedFleet;
 use ratelimit_core::control::{ControlError, SCHEMA};
-use ratelimit_core::switches::SharedFleet;
 use ratelimit_core::Limiter;
 use tokio::sync::Notify;
 

@@ -5,9 +5,9 @@
 
 use std::time::{Duration, Instant};
 
+use ratelimit_core::control::SharedFleet;
 use ratelimit_core::control::SCHEMA;
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::switches::SharedFleet;
 use ratelimit_core::Limiter;
 use ratelimit_valkey::control::{FollowConfig, Follower, ValkeyControl};
 use ratelimit_valkey::ValkeyBackend;

@@ -263,9 +263,7 @@ impl Layout for leaky_bucket::State {
     }
 }
 
-#[path = "packed_count.rs"]
 mod count;
 
 #[cfg(test)]
-#[path = "packed_tests.rs"]
 mod tests;

@@ -1,5 +1,6 @@
-//! Keys a caller supplies: bytes, strings, integers, `()` and tuples of
-//! them, written into the limiter's keyed hash.
+//! The keyed API's [`Key`] trait: the keys a caller supplies (bytes,
+//! strings, integers, `()` and tuples of them), written into the limiter's
+//! keyed hash.
 //!
 //! Every value is written as a tag, a length and its bytes, so no two
 //! different keys share an encoding: `("ab", "c")` and `("a", "bc")` are

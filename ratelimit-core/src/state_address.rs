@@ -1,4 +1,5 @@
-//! State keys: where one subject of one rule version lives in this process.
+//! The state address: where one subject of one rule version lives in this
+//! process, its state key (the subject itself is `subject.rs`).
 
 use crate::backend::namespace_digest;
 use crate::KeyDigest;

@@ -1,5 +1,7 @@
-//! Request keys: a rule's key parts, read from the request and hashed to a
-//! fixed-size digest.
+//! The subject a rule gives a request: the rule's key parts, read from the
+//! request and hashed to a fixed-size digest (the rule's key spec is
+//! [`KeyPart`], in `rules/parts.rs`; where the subject's state lives is
+//! `state_address.rs`).
 //!
 //! Every part is written as a tag, a length and the value, so no two
 //! different keys share an encoding. What each part reads, IPv6 per /64,
@@ -14,7 +16,7 @@
 //! # Examples
 //!
 //! ```
-//! use ratelimit_core::keys::{subject, KeyOutcome};
+//! use ratelimit_core::backend::{subject, KeyOutcome};
 //! use ratelimit_core::rules::RuleBuilder;
 //! use ratelimit_core::{HashKey, RequestAttrs};
 //! use std::time::Duration;

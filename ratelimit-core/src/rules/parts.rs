@@ -1,4 +1,6 @@
-//! Key parts, `distinct_of` sources and `count_statuses` entries.
+//! The parts of a request and its answer that a rule names: its key parts
+//! (`key`), its `distinct_of` source and its `count_statuses` entries. How
+//! a request's parts become its subject is `subject.rs`.
 
 use std::fmt;
 

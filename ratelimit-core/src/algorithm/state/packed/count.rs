@@ -128,5 +128,4 @@ impl Packed {
 }
 
 #[cfg(test)]
-#[path = "packed_count_tests.rs"]
 mod tests;

@@ -1,0 +1,68 @@
+use super::*;
+use ratelimit_core::rules::RuleSet;
+use ratelimit_core::{ClientIp, Limiter, ManualClock};
+use std::convert::Infallible;
+use tower::{Layer, Service};
+use tracing::level_filters::LevelFilter;
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Metadata, Subscriber};
+
+/// An inner service whose future holds nothing.
+type Handler = tower::util::ServiceFn<
+    fn(Request<()>) -> std::future::Pending<Result<Response<axum::body::Body>, Infallible>>,
+>;
+
+#[test]
+fn the_future_holds_no_request_and_no_response() {
+    // The request (224 bytes) and the layer's own answers are not kept
+    // inline: the largest state is a refusal's verdict.
+    let future = std::mem::size_of::<ResponseFuture<Handler, (), crate::JsonResponse>>();
+    let most = std::mem::size_of::<Verdict>() + 16;
+    assert!(future <= most, "{future} bytes, more than {most}");
+    assert!(std::mem::size_of::<After>() < std::mem::size_of::<Verdict>());
+}
+
+/// A subscriber taking spans and events up to `max`, writing nothing.
+struct UpTo(LevelFilter);
+
+impl Subscriber for UpTo {
+    fn enabled(&self, meta: &Metadata<'_>) -> bool {
+        self.0 >= *meta.level()
+    }
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        Some(self.0)
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, _: &Event<'_>) {}
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+/// Whether the future of one allowed request holds a span, with a
+/// subscriber taking up to `max` as the default.
+fn holds_a_span(max: LevelFilter) -> bool {
+    let rules = r#"[{"id": "per-ip", "expression": "true", "algorithm": "token_bucket",
+        "limit": 10, "burst": 10, "period": "1s", "key": ["ip"]}]"#;
+    let limiter = Limiter::builder(RuleSet::from_json(rules).expect("rules"))
+        .clock(ManualClock::new(1_767_225_600_000))
+        .build();
+    let handler: Handler = tower::service_fn(|_req| std::future::pending());
+    let mut svc = crate::RateLimitLayer::new(limiter).layer(handler);
+    let req = Request::builder()
+        .extension(ClientIp([203, 0, 113, 7].into()))
+        .body(())
+        .expect("request");
+    tracing::subscriber::with_default(UpTo(max), || svc.call(req).span.is_some())
+}
+
+#[test]
+fn a_subscriber_that_takes_no_debug_gets_no_span_made() {
+    // The span would be disabled: nothing is boxed, entered or dropped.
+    assert!(!holds_a_span(LevelFilter::INFO));
+    // Taken at debug level, it is kept (its outcome is recorded on it).
+    assert!(holds_a_span(LevelFilter::DEBUG));
+}
