@@ -25,18 +25,6 @@ use crate::backend::{state_key_with, Batch, CheckMode};
 use crate::subject::ip_subject;
 use crate::RequestView;
 
-/// The rule the compiled plan runs for every request of `p`, when `p` is
-/// such a set (see the module docs); `None` sends its requests through the
-/// general path.
-pub(super) fn plan_of(p: &Published) -> Option<Arc<Entry>> {
-    let [e] = p.site_wide.as_slice() else {
-        return None;
-    };
-    let only = p.others.is_empty() && p.counts.is_empty();
-    let plain = e.plain && e.ip_key && !e.rule.charges_response();
-    (only && plain).then(|| e.clone())
-}
-
 impl Limiter {
     /// The rule the compiled plan of `published` runs, if it has one.
     #[inline(always)]
