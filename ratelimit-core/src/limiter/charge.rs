@@ -183,3 +183,6 @@ impl Limiter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

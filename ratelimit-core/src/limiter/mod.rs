@@ -36,15 +36,11 @@
 mod admin;
 mod builder;
 mod charge;
-#[cfg(test)]
-mod charge_tests;
 mod check;
 mod compiled;
 mod current;
 mod decide;
 mod explain;
-#[cfg(test)]
-mod explain_tests;
 mod future;
 mod inline;
 mod key_change;
