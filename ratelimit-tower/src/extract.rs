@@ -274,6 +274,7 @@ pub(crate) fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
     ext.get::<SocketAddr>().map(SocketAddr::ip)
 }
 
+mod address;
 mod bounds;
 mod host;
 mod names;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use http::{Request, Response};
-use ratelimit_core::{Limiter, Outcome, RequestView};
+use ratelimit_core::{Limiter, Outcome};
 use tower_service::Service;
 use tracing::Span;
 
@@ -107,7 +107,16 @@ where
         let needed = snapshot.headers_used();
         let span;
         let entered;
-        let check = {
+        let check = if snapshot.reads_address_only() && shared.keys.is_empty() {
+            // A compiled plan reads only the address and the cost.
+            let view = match shared.extractor.try_address_at(&req, peer) {
+                Ok(view) => view,
+                Err(e) => return too_large(e, shared),
+            };
+            span = request_span(listened, &req);
+            entered = span.as_deref().map(Span::enter);
+            snapshot.check(&view)
+        } else {
             let mut viewed = shared.extractor.try_view_at(&req, needed, peer);
             let view = match &mut viewed {
                 Ok(view) => view,
@@ -118,21 +127,7 @@ where
             if !shared.keys.is_empty() {
                 view.set_derived(shared.keys.derive(&req));
             }
-            span = listened
-                .then(|| {
-                    tracing::debug_span!(
-                        "ratelimit",
-                        method = %view.method(),
-                        path = %view.path(),
-                        outcome = tracing::field::Empty,
-                        // OpenTelemetry attributes (`observe::observe`).
-                        ratelimit.key = tracing::field::Empty,
-                        ratelimit.allowed = tracing::field::Empty,
-                        ratelimit.remaining = tracing::field::Empty,
-                        ratelimit.rule = tracing::field::Empty,
-                    )
-                })
-                .and_then(kept);
+            span = request_span(listened, &req);
             // One entry into the span for the check and the call of the
             // inner service.
             entered = span.as_deref().map(Span::enter);
@@ -159,6 +154,28 @@ where
         drop(entered);
         ResponseFuture::calling(future, After::new(verdict, charge), shared.clone(), span)
     }
+}
+
+/// The request's `ratelimit` span (its method and path as the view reads
+/// them), boxed when it reaches someone (see [`kept`]); `None` while
+/// nobody listens.
+#[inline(always)]
+fn request_span<B>(listened: bool, req: &Request<B>) -> Option<Box<Span>> {
+    listened
+        .then(|| {
+            tracing::debug_span!(
+                "ratelimit",
+                method = %req.method().as_str(),
+                path = %req.uri().path(),
+                outcome = tracing::field::Empty,
+                // OpenTelemetry attributes (`observe::observe`).
+                ratelimit.key = tracing::field::Empty,
+                ratelimit.allowed = tracing::field::Empty,
+                ratelimit.remaining = tracing::field::Empty,
+                ratelimit.rule = tracing::field::Empty,
+            )
+        })
+        .and_then(kept)
 }
 
 /// The 500 answer for a request without a peer address.

@@ -44,6 +44,8 @@ pub struct LimiterBuilder {
     backstop: Option<BackstopConfig>,
     fleet: Arc<dyn FleetSize>,
     reports: bool,
+    #[cfg(test)]
+    general_only: bool,
 }
 
 impl LimiterBuilder {
@@ -60,6 +62,8 @@ impl LimiterBuilder {
             backstop: None,
             fleet: Arc::new(1u64),
             reports: false,
+            #[cfg(test)]
+            general_only: false,
         }
     }
 
@@ -146,6 +150,14 @@ impl LimiterBuilder {
         self
     }
 
+    /// Sends every request through the general path, never a compiled
+    /// plan (the reference of the differential tests).
+    #[cfg(test)]
+    pub(crate) fn general_only(mut self) -> Self {
+        self.general_only = true;
+        self
+    }
+
     /// Builds the limiter.
     pub fn build(self) -> Limiter {
         let backend = self
@@ -174,6 +186,8 @@ impl LimiterBuilder {
                 fleet: self.fleet,
                 stats: LimiterStats::default(),
                 reports: self.reports,
+                #[cfg(test)]
+                general_only: self.general_only,
             }),
         }
     }

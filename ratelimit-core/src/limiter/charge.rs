@@ -190,3 +190,6 @@ impl Limiter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,9 +4,11 @@
 //!
 //! [`Backend::check_now`]: crate::backend::Backend::check_now
 
+use std::sync::Arc;
+
 use super::decide::{keep_batch, with_batch};
 use super::future::VerdictFuture;
-use super::published::Published;
+use super::published::{Entry, Published};
 use super::select::{Pending, Plan};
 use super::settle::Settle;
 use super::Limiter;
@@ -57,6 +59,10 @@ impl Limiter {
         batch: &mut Batch,
         out: &mut VerdictFuture,
     ) {
+        let local_rules = published.local_rules;
+        if let Some(e) = self.compiled(published) {
+            return self.decide_compiled(e, req, local_rules, reports, batch, out);
+        }
         let Some(verdict) = out.ready_mut() else {
             return;
         };
@@ -64,13 +70,31 @@ impl Limiter {
         if self.begin(req, published, &mut plan, batch, verdict) {
             return;
         }
-        let local_rules = published.local_rules;
+        let pending = plan.sel.rules.iter().as_slice();
+        self.settle_or_wait(pending, local_rules, reports, batch, out);
+    }
+
+    /// The rest of a decision planned into `batch` (`pending`, the rules
+    /// waiting for an answer, in order): settled in place when the backend
+    /// answers at once, else left to the future put in `out`.
+    #[inline(always)]
+    pub(super) fn settle_or_wait(
+        &self,
+        pending: &[Pending<&Arc<Entry>>],
+        local_rules: usize,
+        reports: bool,
+        batch: &mut Batch,
+        out: &mut VerdictFuture,
+    ) {
+        let Some(verdict) = out.ready_mut() else {
+            return;
+        };
         // Answered at once (the in-memory store): each answer is applied as
         // the backend hands it over (nothing collected), to the verdict in
         // place, and the batch is left for the next request.
         let now = batch.now_ms;
         let settle = Settle::new(self, verdict, now, local_rules, reports);
-        let mut rules = settle.rules(plan.sel.rules.iter(), &batch.checks);
+        let mut rules = settle.rules(pending.iter(), &batch.checks);
         let mut each = |answer: Result<Decision, BackendError>| rules.answer(answer);
         let at_once =
             batch.checks.is_empty() || (self.inner.backend).check_now_each(batch, &mut each);
@@ -79,7 +103,7 @@ impl Limiter {
             keep_batch(batch);
             return;
         }
-        let pending: Vec<_> = plan.sel.rules.iter().map(Pending::to_shared).collect();
+        let pending: Vec<_> = pending.iter().map(Pending::to_shared).collect();
         let verdict = std::mem::replace(verdict, Verdict::forward());
         let batch = std::mem::take(batch);
         let limiter = self.clone();

@@ -58,8 +58,8 @@ pub(super) fn keep_batch(batch: &mut Batch) {
 /// `entry`'s rule: the existing one when it is of the same rule (its
 /// `Arc`s kept, no reference count touched), else a new one.
 #[allow(clippy::too_many_arguments)]
-#[inline]
-fn put_check(
+#[inline(always)]
+pub(super) fn put_check(
     checks: &mut Vec<Check>,
     i: usize,
     entry: &Entry,
@@ -151,7 +151,12 @@ impl Limiter {
     /// Step 1 of [`Limiter::begin`]: the per-IP backstop, true when it
     /// refused (the verdict is then decided).
     #[inline(always)]
-    fn backstop_refuses(&self, req: &dyn RequestView, now: u64, verdict: &mut Verdict) -> bool {
+    pub(super) fn backstop_refuses(
+        &self,
+        req: &dyn RequestView,
+        now: u64,
+        verdict: &mut Verdict,
+    ) -> bool {
         let inner = &self.inner;
         let Some(backstop) = &inner.backstop else {
             return false;
@@ -263,7 +268,7 @@ impl Limiter {
     /// The answer of the penalty cache, else (a blocking rule) of the
     /// over-limit cache, for the state at `key`.
     #[inline(always)]
-    fn cached(
+    pub(super) fn cached(
         &self,
         key: &KeyDigest,
         entry: &Entry,

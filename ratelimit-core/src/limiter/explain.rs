@@ -256,3 +256,6 @@ fn why_not(
     }
     RuleStatus::PushedOut
 }
+
+#[cfg(test)]
+mod tests;

@@ -36,14 +36,11 @@
 mod admin;
 mod builder;
 mod charge;
-#[cfg(test)]
-mod charge_tests;
 mod check;
+mod compiled;
 mod current;
 mod decide;
 mod explain;
-#[cfg(test)]
-mod explain_tests;
 mod future;
 mod inline;
 mod key_change;
@@ -130,6 +127,10 @@ struct Inner {
     stats: LimiterStats,
     /// Whether every verdict carries its per-rule reports.
     reports: bool,
+    /// Every request through the general path, compiled plans unused (the
+    /// differential tests' reference).
+    #[cfg(test)]
+    general_only: bool,
 }
 
 impl Limiter {

@@ -43,6 +43,9 @@ pub(crate) struct Published {
     pub(crate) temporary: Vec<Arc<Rule>>,
     /// The request headers any rule reads, sorted, lower-case.
     pub(crate) headers_used: Arc<[String]>,
+    /// The one rule every request runs, when the set's compiled plan
+    /// runs it alone (`compiled.rs`).
+    pub(crate) compiled: Option<Arc<Entry>>,
 }
 
 impl Published {
@@ -110,7 +113,21 @@ impl Published {
         headers.dedup();
         p.headers_used = headers.into();
         p.temporary = temporary;
+        p.compiled = p.plan();
         p
+    }
+
+    /// The rule the compiled plan (`compiled.rs`) runs for every request
+    /// of this set, when it is such a set: one plain site-wide `["ip"]`
+    /// rule and nothing else; `None` sends its requests through the
+    /// general path.
+    fn plan(&self) -> Option<Arc<Entry>> {
+        let [e] = self.site_wide.as_slice() else {
+            return None;
+        };
+        let only = self.others.is_empty() && self.counts.is_empty();
+        let plain = e.plain && e.ip_key && !e.rule.charges_response();
+        (only && plain).then(|| e.clone())
     }
 
     pub(crate) fn stats_of(&self, id: &str) -> Option<Arc<RuleStats>> {

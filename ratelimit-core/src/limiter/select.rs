@@ -160,7 +160,7 @@ impl<'a> Selector<'a> {
     /// `subject`, which it waits for (see `RuleStats::wants_label`).
     #[cold]
     #[inline(never)]
-    fn give_label(&self, e: &Entry, subject: KeyDigest) {
+    pub(super) fn give_label(&self, e: &Entry, subject: KeyDigest) {
         let jwt_off = self.switches.jwt_disabled();
         if let Some(l) = label(&e.rule, self.req, jwt_off) {
             e.stats.give_label(subject, &l);

@@ -56,6 +56,34 @@ impl Snapshot<'_> {
         &self.published.headers_used
     }
 
+    /// Whether these rules read nothing of a request but its client
+    /// address and its cost ([`RequestView::client_ip`],
+    /// [`RequestView::cost`]): the set is compiled into a plan that runs
+    /// one plain site-wide `["ip"]` rule (see the guide's
+    /// [Several rules on one request](crate::guide::rules#several-rules-on-one-request)).
+    /// A caller may then [`check`](Snapshot::check) a view that answers
+    /// only those two, every other part absent, and get the same verdict.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelimit_core::rules::RuleSet;
+    /// use ratelimit_core::Limiter;
+    ///
+    /// let per_ip = RuleSet::from_json(r#"[{"id": "per-ip", "expression": "true",
+    ///     "algorithm": "token_bucket", "limit": 10, "burst": 10, "period": "1s",
+    ///     "key": ["ip"]}]"#).unwrap();
+    /// assert!(Limiter::new(per_ip).snapshot().reads_address_only());
+    /// let login = RuleSet::from_json(r#"[{"id": "login",
+    ///     "expression": "http.request.uri.path eq \"/login\"",
+    ///     "algorithm": "fixed_window", "limit": 5, "period": "1m", "key": ["ip"]}]"#).unwrap();
+    /// assert!(!Limiter::new(login).snapshot().reads_address_only());
+    /// ```
+    #[inline]
+    pub fn reads_address_only(&self) -> bool {
+        self.published.compiled.is_some()
+    }
+
     /// Also fills [`Verdict::reports`](crate::Verdict::reports) for this
     /// check (see [`LimiterBuilder::reports`](super::LimiterBuilder::reports)).
     #[must_use]

@@ -191,15 +191,15 @@ impl RequestExtractor {
 
 /// The request target's parts the rules read.
 #[derive(Clone, Copy)]
-struct Target<'r> {
-    authority: Option<&'r Authority>,
-    path: &'r str,
-    query: &'r str,
+pub(super) struct Target<'r> {
+    pub(super) authority: Option<&'r Authority>,
+    pub(super) path: &'r str,
+    pub(super) query: &'r str,
 }
 
 impl<'r> Target<'r> {
     #[inline(always)]
-    fn of<B>(req: &'r Request<B>) -> Self {
+    pub(super) fn of<B>(req: &'r Request<B>) -> Self {
         let uri = req.uri();
         Self {
             authority: uri.authority(),
@@ -212,7 +212,7 @@ impl<'r> Target<'r> {
 /// A path, query or host longer than `max`: 414, or 431 for a host from
 /// the `Host` header. `host_len` is the normalized host's length, asked only
 /// when the raw one may be too long.
-fn uri_too_large(
+pub(super) fn uri_too_large(
     path: &str,
     query: &str,
     authority: Option<&Authority>,

@@ -1,6 +1,6 @@
 //! `Limiter::explain` against what `Limiter::check` does.
 
-use super::{Limiter, RuleGroup, RuleStatus};
+use crate::limiter::{Limiter, RuleGroup, RuleStatus};
 use crate::rules::RuleSet;
 use crate::stats::Event;
 use crate::{ManualClock, RequestAttrs};

@@ -1,0 +1,86 @@
+//! [`AddressView`]: the request as rules that read only its client address
+//! (and its cost) see it, for the core's compiled plan
+//! (`Snapshot::reads_address_only`): the same address as [`HttpView`]'s,
+//! through the same trusted-proxy logic, and the same bounds first, without
+//! building the rest of the view.
+//!
+//! [`HttpView`]: super::HttpView
+
+use std::net::IpAddr;
+
+use http::Request;
+use ratelimit_core::RequestView;
+
+use super::view::{uri_too_large, Target};
+use super::{host, RequestExtractor, TooLarge};
+use crate::Cost;
+
+/// The client address and the cost of a request, what a set of rules that
+/// reads nothing else needs; every other part reads as absent.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AddressView {
+    client_ip: IpAddr,
+    cost: Option<u64>,
+}
+
+impl RequestExtractor {
+    /// [`RequestExtractor::try_view_at`] for rules that read only the
+    /// client address and the cost (and no header): the same bounds (414 /
+    /// 431), the same address, the same cost.
+    #[inline]
+    pub(crate) fn try_address_at<B>(
+        &self,
+        req: &Request<B>,
+        peer: Option<IpAddr>,
+    ) -> Result<AddressView, TooLarge> {
+        let headers = req.headers();
+        let target = Target::of(req);
+        let host_len = || host::host(target.authority, headers).len();
+        let (path, query, authority) = (target.path, target.query, target.authority);
+        if let Some(e) = uri_too_large(path, query, authority, headers, self.max_uri, host_len) {
+            return Err(e);
+        }
+        let peer = self.peer(peer);
+        Ok(AddressView {
+            client_ip: self.client_ip(headers, peer),
+            cost: req.extensions().get::<Cost>().map(|c| c.0),
+        })
+    }
+}
+
+impl RequestView for AddressView {
+    fn client_ip(&self) -> IpAddr {
+        self.client_ip
+    }
+
+    fn method(&self) -> &str {
+        ""
+    }
+
+    fn host(&self) -> &str {
+        ""
+    }
+
+    fn path(&self) -> &str {
+        ""
+    }
+
+    fn query(&self) -> &str {
+        ""
+    }
+
+    fn header(&self, _name: &str) -> Option<&[u8]> {
+        None
+    }
+
+    fn for_each_header_value<'a>(
+        &'a self,
+        _name: &str,
+        _f: &mut dyn FnMut(&'a [u8]) -> std::ops::ControlFlow<()>,
+    ) {
+    }
+
+    fn cost(&self) -> Option<u64> {
+        self.cost
+    }
+}
