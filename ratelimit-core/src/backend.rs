@@ -161,7 +161,7 @@ impl Check {
     /// The digest naming a namespace's storage in a shared backend (computed
     /// once per published rule).
     pub fn namespace_digest_of(namespace: &str) -> KeyDigest {
-        crate::HashKey::DEFAULT.digest(namespace.as_bytes())
+        crate::state_address::namespace_digest(namespace)
     }
 
     /// The key of (namespace, subject): one subject of one rule version.

@@ -1,12 +1,18 @@
 //! The state address: where one subject of one rule version lives in this
 //! process, its state key (the subject itself is `subject.rs`).
 
-use crate::backend::Check;
 use crate::KeyDigest;
 
-/// The key of (namespace, subject): [`Check::state_key_of`].
+/// The digest naming a namespace's storage in a shared backend:
+/// [`Check::namespace_digest_of`](crate::backend::Check::namespace_digest_of).
+pub(crate) fn namespace_digest(namespace: &str) -> KeyDigest {
+    crate::HashKey::DEFAULT.digest(namespace.as_bytes())
+}
+
+/// The key of (namespace, subject):
+/// [`Check::state_key_of`](crate::backend::Check::state_key_of).
 pub(crate) fn state_key(namespace: &str, subject: &KeyDigest) -> KeyDigest {
-    state_key_with(&Check::namespace_digest_of(namespace), subject)
+    state_key_with(&namespace_digest(namespace), subject)
 }
 
 /// [`state_key`] with the namespace's digest already computed: the subject
@@ -87,7 +93,7 @@ mod tests {
 
     #[test]
     fn the_mix_is_invertible_so_one_namespace_never_merges_subjects() {
-        let ns = Check::namespace_digest_of("login:sw:60");
+        let ns = namespace_digest("login:sw:60");
         let (n_lo, n_hi) = halves(&ns);
         for i in 0..2000u32 {
             let s = HashKey::DEFAULT.digest(&i.to_le_bytes());
@@ -115,17 +121,14 @@ mod tests {
         let c = state_key("api:fw:60", &s);
         assert!(a != b && b != c && a != c);
         assert_ne!(a, s);
-        assert_eq!(
-            a,
-            state_key_with(&Check::namespace_digest_of("login:sw:60"), &s)
-        );
+        assert_eq!(a, state_key_with(&namespace_digest("login:sw:60"), &s));
     }
 
     #[test]
     fn state_keys_spread_over_shards() {
         // 64 shards by the low bits, as the stores pick them: sequential
         // hand-made subjects land evenly too.
-        let ns = Check::namespace_digest_of("api:fw:60");
+        let ns = namespace_digest("api:fw:60");
         let mut counts = [0u32; 64];
         for i in 0..64_000u64 {
             let mut d = [0u8; 16];

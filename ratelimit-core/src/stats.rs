@@ -6,7 +6,6 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use crate::control::TopSubject;
 use crate::heavy::TopK;
 use crate::KeyDigest;
 
@@ -57,6 +56,23 @@ const EVENTS: [Event; 8] = [
     Event::Allowlisted,
     Event::Capped,
 ];
+
+/// A subject a rule limited (or, in `log`, would have limited) most: on
+/// one instance ([`RuleStats::top_hitters`]), or summed over the fleet
+/// ([`FleetView::top_subjects`](crate::control::FleetView::top_subjects)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopSubject {
+    /// The rule id.
+    pub rule: String,
+    /// The subject's digest: its identity, the one a lift takes.
+    pub subject: KeyDigest,
+    /// The client, readable (`ip=203.0.113.7`, `header:x-tenant=acme`),
+    /// credentials redacted; `None` until the subject sends again after it
+    /// entered the list (the label is read from one of its requests).
+    pub label: Option<String>,
+    /// How many times (an upper bound: a bounded sketch).
+    pub count: u64,
+}
 
 /// Counters of one rule, and the subjects it (would have) limited most.
 ///

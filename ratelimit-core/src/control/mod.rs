@@ -55,10 +55,11 @@ mod view;
 use std::collections::BTreeMap;
 
 pub use crate::backend::BoxFuture;
+pub use crate::stats::TopSubject;
 pub use crate::switches::{FleetSize, SharedFleet, Switches};
 pub use error::ControlError;
 pub use memory::MemoryControl;
-pub use report::{InstanceReport, RuleCounts, TopSubject};
+pub use report::{InstanceReport, RuleCounts};
 pub use view::{FleetView, Switch, SwitchState};
 
 #[cfg(doc)]

@@ -1,7 +1,7 @@
 //! What one instance tells the fleet about itself.
 
-use crate::stats::Event;
-use crate::{KeyDigest, Limiter};
+use crate::stats::{Event, TopSubject};
+use crate::Limiter;
 
 /// Cumulative counters of one rule on one instance (or, summed, on the
 /// fleet), as [`crate::stats::RuleStats`] keeps them.
@@ -33,23 +33,6 @@ impl RuleCounts {
         self.fail_open += other.fail_open;
         self.fail_closed += other.fail_closed;
     }
-}
-
-/// A subject a rule limited (or, in `log`, would have limited) most: on
-/// one instance ([`RuleStats::top_hitters`](crate::limiter::RuleStats::top_hitters)),
-/// or summed over the fleet ([`FleetView::top_subjects`](super::FleetView::top_subjects)).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TopSubject {
-    /// The rule id.
-    pub rule: String,
-    /// The subject's digest: its identity, the one a lift takes.
-    pub subject: KeyDigest,
-    /// The client, readable (`ip=203.0.113.7`, `header:x-tenant=acme`),
-    /// credentials redacted; `None` until the subject sends again after it
-    /// entered the list (the label is read from one of its requests).
-    pub label: Option<String>,
-    /// How many times (an upper bound: a bounded sketch).
-    pub count: u64,
 }
 
 /// One instance's report to the fleet's registry.
