@@ -156,7 +156,9 @@ impl AllowList {
                 KeyPart::Ja4 => viewer(req, ViewerFact::Ja4),
                 KeyPart::Locale => viewer(req, ViewerFact::Locale),
                 KeyPart::App(n) => req.app_value(n).map(|s| s.as_bytes().into()),
-                _ => None,
+                // A claim with JWT off is missing; addresses are matched
+                // above (`ips`), and a constant is never listed.
+                KeyPart::JwtClaim(_) | KeyPart::Ip | KeyPart::Constant => None,
             };
             value.is_some_and(|v| list.iter().any(|l| l.as_bytes() == &*v))
         })
