@@ -12,21 +12,21 @@ use crate::cidr::ip_bytes;
 use crate::store::{Sharded, WhenFull};
 use crate::HashKey;
 
-/// Settings of the backstop.
+/// Settings of the backstop (set with `LimiterBuilder::backstop` and
+/// `backstop_capacity`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct BackstopConfig {
+pub(crate) struct BackstopConfig {
     /// Requests per second each IP may average.
-    pub per_second: u64,
+    pub(crate) per_second: u64,
     /// Requests an IP may send at once.
-    pub burst: u64,
+    pub(crate) burst: u64,
     /// IPs tracked at most.
-    pub capacity: usize,
+    pub(crate) capacity: usize,
 }
 
 impl BackstopConfig {
     /// `per_second` with `burst`, tracking up to 100,000 IPs.
-    pub const fn new(per_second: u64, burst: u64) -> Self {
+    pub(crate) const fn new(per_second: u64, burst: u64) -> Self {
         Self {
             per_second,
             burst,
@@ -36,7 +36,7 @@ impl BackstopConfig {
 
     /// Tracks at most `capacity` IPs.
     #[must_use]
-    pub const fn capacity(mut self, capacity: usize) -> Self {
+    pub(crate) const fn capacity(mut self, capacity: usize) -> Self {
         self.capacity = capacity;
         self
     }

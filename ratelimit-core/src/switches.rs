@@ -88,25 +88,29 @@ impl FleetSize for u64 {
     }
 }
 
-/// A count that can be updated at run time (for instance from a live
-/// count); it keeps the last value it was given.
-#[derive(Debug, Clone, Default)]
-pub struct SharedFleet(Arc<AtomicU64>);
-
-impl SharedFleet {
-    /// Starts at `n`.
-    pub fn new(n: u64) -> Self {
-        Self(Arc::new(AtomicU64::new(n)))
-    }
-
-    /// Sets the count.
-    pub fn set(&self, n: u64) {
-        self.0.store(n, Ordering::SeqCst);
+/// A count updated at run time (for instance from a live count of the
+/// fleet's instances): share it as an `Arc<AtomicU64>` and `store` the new
+/// count; `0` counts as 1.
+///
+/// ```
+/// use ratelimit_core::control::FleetSize;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use std::sync::Arc;
+///
+/// let fleet = Arc::new(AtomicU64::new(3));
+/// let seen = fleet.clone(); // give this one to `LimiterBuilder::fleet_size`
+/// fleet.store(5, Ordering::SeqCst);
+/// assert_eq!(seen.fleet_size(), 5);
+/// ```
+impl FleetSize for AtomicU64 {
+    fn fleet_size(&self) -> u64 {
+        self.load(Ordering::SeqCst).max(1)
     }
 }
 
-impl FleetSize for SharedFleet {
+/// The count of the shared value.
+impl<T: FleetSize + ?Sized> FleetSize for Arc<T> {
     fn fleet_size(&self) -> u64 {
-        self.0.load(Ordering::SeqCst).max(1)
+        (**self).fleet_size()
     }
 }

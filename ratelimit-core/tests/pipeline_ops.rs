@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ratelimit_core::backend::MemoryBackend;
-use ratelimit_core::limiter::BackstopConfig;
 use ratelimit_core::{Limiter, ManualClock, Outcome};
 use support::*;
 
@@ -18,7 +17,7 @@ async fn disable_rate_limiting_logs_everything_but_the_backstop_applies() {
         rule("r", "true", r#", "limit": 1"#)
     )))
     .clock(clock.clone())
-    .backstop(BackstopConfig::new(1, 3))
+    .backstop(1, 3)
     .build();
     l.switches().set_disable_rate_limiting(true);
     let r = req("192.0.2.1", "/");
@@ -233,7 +232,8 @@ async fn backstop_table_full_lets_new_ips_through_untracked() {
     let clock = ManualClock::new(T0);
     let l = Limiter::builder(rules("[]"))
         .clock(clock.clone())
-        .backstop(BackstopConfig::new(1, 1).capacity(16))
+        .backstop(1, 1)
+        .backstop_capacity(16)
         .build();
     for i in 0..64 {
         assert!(l

@@ -4,7 +4,7 @@
 //! scored with Valkey's `TIME`, refreshed every `refresh` by a tokio task;
 //! members silent for longer than `ttl` are dropped, and the set itself
 //! expires when nobody refreshes it. The same call reads the count into a
-//! [`SharedFleet`] that the core's limiter reads. While Valkey is down the
+//! an `Arc<AtomicU64>` that the core's limiter reads. While Valkey is down the
 //! last known count is kept. Before the first answer the fleet is the
 //! static `expected` count (`EXPECTED_REPLICAS`); the count never goes below
 //! `floor` (default 1).
@@ -24,7 +24,8 @@
 
 use std::time::Duration;
 
-use ratelimit_core::control::SharedFleet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::backend::{Topology, ValkeyBackend};
 
@@ -94,13 +95,13 @@ impl FleetConfig {
 /// A running announcement; the task stops when this is dropped.
 #[derive(Debug)]
 pub struct LiveFleet {
-    fleet: SharedFleet,
+    fleet: Arc<AtomicU64>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl LiveFleet {
     /// The live count, for `LimiterBuilder::fleet_size`.
-    pub fn shared(&self) -> SharedFleet {
+    pub fn shared(&self) -> Arc<AtomicU64> {
         self.fleet.clone()
     }
 }
@@ -115,14 +116,14 @@ impl ValkeyBackend {
     /// Announces this instance every `config.refresh` and keeps the fleet's
     /// live count. Must be called within a tokio runtime.
     pub fn live_fleet(&self, config: FleetConfig) -> LiveFleet {
-        let fleet = SharedFleet::new(config.expected.max(config.floor));
+        let fleet = Arc::new(AtomicU64::new(config.expected.max(config.floor)));
         let shared = fleet.clone();
         let backend = self.clone();
         let task = tokio::spawn(async move {
             let key = format!("{}{{fleet}}", backend.inner.prefix);
             loop {
                 match backend.announce(&key, &config).await {
-                    Ok(n) => shared.set(n.max(config.floor)),
+                    Ok(n) => shared.store(n.max(config.floor), Ordering::SeqCst),
                     Err(e) => {
                         tracing::debug!(error = %e, "fleet announce failed; keeping the last count")
                     }

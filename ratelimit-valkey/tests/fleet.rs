@@ -1,5 +1,5 @@
 //! The live fleet count: instances announce themselves; the count is read
-//! into a `SharedFleet`, kept while Valkey is down.
+//! into an `Arc<AtomicU64>` fleet size, kept while Valkey is down.
 
 use std::time::Duration;
 

@@ -56,7 +56,7 @@ use std::collections::BTreeMap;
 
 pub use crate::backend::BoxFuture;
 pub use crate::stats::TopSubject;
-pub use crate::switches::{FleetSize, SharedFleet, Switches};
+pub use crate::switches::{FleetSize, Switches};
 pub use error::ControlError;
 pub use memory::MemoryControl;
 pub use report::{InstanceReport, RuleCounts};

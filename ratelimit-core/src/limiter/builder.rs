@@ -42,6 +42,7 @@ pub struct LimiterBuilder {
     local_capacity: usize,
     count_capacity: usize,
     backstop: Option<BackstopConfig>,
+    backstop_capacity: Option<usize>,
     fleet: Arc<dyn FleetSize>,
     reports: bool,
     #[cfg(test)]
@@ -60,6 +61,7 @@ impl LimiterBuilder {
             local_capacity: DEFAULT_LOCAL_CAPACITY,
             count_capacity: DEFAULT_LOCAL_CAPACITY,
             backstop: None,
+            backstop_capacity: None,
             fleet: Arc::new(1u64),
             reports: false,
             #[cfg(test)]
@@ -126,14 +128,34 @@ impl LimiterBuilder {
         self
     }
 
-    /// Turns on the per-IP backstop.
-    pub fn backstop(mut self, config: BackstopConfig) -> Self {
-        self.backstop = Some(config);
+    /// Turns on the per-IP backstop: each client address may average
+    /// `per_second` requests, `burst` at once, checked in memory before
+    /// every rule (see [`backstop_capacity`](Self::backstop_capacity)).
+    ///
+    /// ```
+    /// use ratelimit_core::{Limiter, RuleSet};
+    ///
+    /// let limiter = Limiter::builder(RuleSet::default())
+    ///     .backstop(100, 200)
+    ///     .backstop_capacity(50_000)
+    ///     .build();
+    /// # let _ = limiter;
+    /// ```
+    pub fn backstop(mut self, per_second: u64, burst: u64) -> Self {
+        self.backstop = Some(BackstopConfig::new(per_second, burst));
+        self
+    }
+
+    /// Client addresses the backstop tracks at most (100,000); past that,
+    /// a new address passes untracked rather than share a bucket. Takes
+    /// effect with [`backstop`](Self::backstop), in either order.
+    pub fn backstop_capacity(mut self, n: usize) -> Self {
+        self.backstop_capacity = Some(n);
         self
     }
 
     /// How many instances share the limits: a fixed `u64`, a
-    /// [`SharedFleet`](crate::control::SharedFleet) updated at run time, or
+    /// an `Arc<AtomicU64>`(crate::control::Arc<AtomicU64>) updated at run time, or
     /// any [`FleetSize`] (a static 1 by default).
     pub fn fleet_size(mut self, fleet: impl FleetSize) -> Self {
         self.fleet = Arc::new(fleet);
@@ -181,7 +203,9 @@ impl LimiterBuilder {
                 overlimit: super::overlimit::OverLimitCache::new(self.overlimit_capacity),
                 local: LocalStore::new(self.local_capacity),
                 counts: LocalStore::new(self.count_capacity),
-                backstop: self.backstop.map(Backstop::new),
+                backstop: self.backstop.map(|b| {
+                    Backstop::new(b.capacity(self.backstop_capacity.unwrap_or(b.capacity)))
+                }),
                 switches: Switches::default(),
                 fleet: self.fleet,
                 stats: LimiterStats::default(),

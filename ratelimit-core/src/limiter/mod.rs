@@ -63,7 +63,6 @@ pub(crate) use keyed_hooks::{Answer, KeyedHashKey, RuleTarget};
 pub(crate) use published::Published;
 pub use snapshot::Snapshot;
 
-pub use crate::backstop::BackstopConfig;
 pub use crate::penalty_cache::PenaltyCache;
 pub use crate::stats::{Event, LimiterStats, RuleStats};
 pub use crate::verdict::{HeaderItem, ResponseTicket, RuleReport};

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use ratelimit_core::control::SharedFleet;
 use ratelimit_core::control::{ControlError, Published};
 use ratelimit_core::Limiter;
 use tokio::sync::Notify;
@@ -35,7 +34,7 @@ pub struct FollowConfig {
     /// The fleet size the follower keeps up to date from the registry:
     /// hand a clone to `LimiterBuilder::fleet_size` when building the
     /// limiter (default: a new one starting at 1).
-    pub fleet: SharedFleet,
+    pub fleet: Arc<AtomicU64>,
 }
 
 impl FollowConfig {
@@ -46,7 +45,7 @@ impl FollowConfig {
             poll: Duration::from_millis(500),
             report_every: Duration::from_secs(5),
             schema: Published::SCHEMA,
-            fleet: SharedFleet::new(1),
+            fleet: Arc::new(AtomicU64::new(1)),
         }
     }
 
@@ -66,7 +65,7 @@ impl FollowConfig {
 
     /// Sets the fleet size the follower keeps (see [`FollowConfig::fleet`]).
     #[must_use]
-    pub fn fleet_size(mut self, fleet: SharedFleet) -> Self {
+    pub fn fleet_size(mut self, fleet: Arc<AtomicU64>) -> Self {
         self.fleet = fleet;
         self
     }
@@ -119,7 +118,7 @@ impl Shared {
 #[derive(Debug)]
 pub struct Follower {
     shared: Arc<Shared>,
-    fleet: SharedFleet,
+    fleet: Arc<AtomicU64>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -143,7 +142,7 @@ impl Follower {
 
     /// The fleet size from the registry, for `LimiterBuilder::fleet_size`
     /// (the last count while Valkey is down).
-    pub fn fleet_size(&self) -> SharedFleet {
+    pub fn fleet_size(&self) -> Arc<AtomicU64> {
         self.fleet.clone()
     }
 
@@ -233,7 +232,7 @@ async fn run(
     limiter: Limiter,
     config: FollowConfig,
     shared: Arc<Shared>,
-    fleet: SharedFleet,
+    fleet: Arc<AtomicU64>,
 ) {
     let mut last_report: Option<tokio::time::Instant> = None;
     loop {
@@ -253,7 +252,7 @@ async fn run(
         if changed || due {
             match control.report(&limiter, &config.instance, &shared).await {
                 Ok(n) => {
-                    fleet.set(n.max(1));
+                    fleet.store(n.max(1), Ordering::SeqCst);
                     last_report = Some(tokio::time::Instant::now());
                 }
                 Err(e) => tracing::debug!(error = %e, "control: report failed"),

@@ -6,11 +6,12 @@
 use std::time::{Duration, Instant};
 
 use ratelimit_core::control::Published;
-use ratelimit_core::control::SharedFleet;
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::Limiter;
 use ratelimit_valkey::control::{FollowConfig, Follower, ValkeyControl};
 use ratelimit_valkey::ValkeyBackend;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
 /// A rule set with one rule `api` of `limit`, in `action`.
 pub(crate) fn api_set(limit: u64, action: &str) -> String {
@@ -28,7 +29,7 @@ pub(crate) struct Instance {
     pub(crate) control: ValkeyControl,
     pub(crate) follower: Follower,
     /// The fleet size the limiter reads, kept by the follower.
-    pub(crate) fleet: SharedFleet,
+    pub(crate) fleet: Arc<AtomicU64>,
 }
 
 /// Starts instance `id` on `url` under `prefix`, running `start` until it
@@ -51,7 +52,7 @@ pub(crate) async fn instance_reading(
         .build()
         .await
         .expect("backend");
-    let fleet = SharedFleet::new(1);
+    let fleet = Arc::new(AtomicU64::new(1));
     let limiter = Limiter::builder(RuleSet::from_json(start).expect("start set"))
         .backend(backend)
         .fleet_size(fleet.clone())

@@ -10,7 +10,6 @@ use proptest::prelude::*;
 
 use crate::algorithm::Decision;
 use crate::backend::{Backend, BackendError, Batch, BoxFuture, Check};
-use crate::backstop::BackstopConfig;
 use crate::rules::RuleSet;
 use crate::stats::Event;
 use crate::store::MemoryBackend;
@@ -202,7 +201,7 @@ fn limiter(json: &str, setup: Setup, general: bool) -> (Limiter, ManualClock) {
         b = b.backend(Awaited::default());
     }
     if backstop {
-        b = b.backstop(BackstopConfig::new(3, 4));
+        b = b.backstop(3, 4);
     }
     if general {
         b = b.general_only();
