@@ -154,9 +154,9 @@ impl LimiterBuilder {
         self
     }
 
-    /// How many instances share the limits: a fixed `u64`, a
-    /// an `Arc<AtomicU64>`(crate::control::Arc<AtomicU64>) updated at run time, or
-    /// any [`FleetSize`] (a static 1 by default).
+    /// How many instances share the limits: a fixed `u64`, an
+    /// `Arc<AtomicU64>` updated at run time, or any [`FleetSize`] (a
+    /// static 1 by default).
     pub fn fleet_size(mut self, fleet: impl FleetSize) -> Self {
         self.fleet = Arc::new(fleet);
         self
