@@ -28,7 +28,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
-use ratelimit_core::limiter::Event;
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::Limiter;
 use ratelimit_tower::{RateLimitLayer, VerifiedClaims};
@@ -79,12 +78,12 @@ fn stats_json(limiter: &Limiter, id: &str) -> Option<serde_json::Value> {
     let s = limiter.rule_stats(id)?;
     Some(json!({
         "id": id,
-        "allowed": s.get(Event::Allowed),
-        "limited": s.get(Event::Limited),
-        "would_limit": s.get(Event::WouldLimit),
-        "fail_open": s.get(Event::FailOpen),
-        "fail_closed": s.get(Event::FailClosed),
-        "expired": s.get(Event::Expired),
+        "allowed": s.allowed(),
+        "limited": s.limited(),
+        "would_limit": s.would_limit(),
+        "fail_open": s.fail_open(),
+        "fail_closed": s.fail_closed(),
+        "expired": s.expired(),
         "top_limited": s.top_limited().iter()
             .map(|(subject, n)| json!({"subject": subject.to_hex(), "count": n}))
             .collect::<Vec<_>>(),

@@ -3,7 +3,6 @@
 //! runs.
 
 use ratelimit_core::control::{Control, FleetView, Published};
-use ratelimit_core::limiter::Event;
 
 use crate::snapshot::{Snapshot, TopRow};
 
@@ -50,7 +49,7 @@ impl Fleet {
                 .needs_attention()
                 .map(|r| Attention {
                     id: r.id.clone(),
-                    would_limit: r.count(Event::WouldLimit),
+                    would_limit: r.would_limit(),
                     top: r.top.clone(),
                 })
                 .collect();

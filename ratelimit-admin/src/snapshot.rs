@@ -1,22 +1,28 @@
 //! What the page shows, read from the limiter through its public API, and
 //! the same as JSON.
 
-use ratelimit_core::limiter::Event;
+use ratelimit_core::limiter::RuleStats;
 use ratelimit_core::rules::Action;
 use ratelimit_core::{KeyDigest, Limiter};
 use serde_json::{json, Value};
 
+/// How a counter is read from a rule's statistics.
+type Counter = fn(&RuleStats) -> u64;
+
 /// The counters shown per rule, in order, with their JSON names.
-pub(crate) const EVENTS: [(Event, &str); 8] = [
-    (Event::Allowed, "allowed"),
-    (Event::Limited, "limited"),
-    (Event::WouldLimit, "would_limit"),
-    (Event::FailOpen, "fail_open"),
-    (Event::FailClosed, "fail_closed"),
-    (Event::Expired, "expired"),
-    (Event::Allowlisted, "allowlisted"),
-    (Event::Capped, "capped"),
+pub(crate) const EVENTS: [(Counter, &str); 8] = [
+    (RuleStats::allowed, "allowed"),
+    (RuleStats::limited, "limited"),
+    (RuleStats::would_limit, "would_limit"),
+    (RuleStats::fail_open, "fail_open"),
+    (RuleStats::fail_closed, "fail_closed"),
+    (RuleStats::expired, "expired"),
+    (RuleStats::allowlisted, "allowlisted"),
+    (RuleStats::capped, "capped"),
 ];
+
+/// The place of `would_limit` in [`EVENTS`].
+const WOULD_LIMIT: usize = 2;
 
 /// The switches, with their form names and descriptions.
 pub(crate) const SWITCHES: [(&str, &str); 3] = [
@@ -74,11 +80,9 @@ impl RuleRow {
         }
     }
 
-    pub(crate) fn count(&self, e: Event) -> u64 {
-        EVENTS
-            .iter()
-            .position(|(x, _)| *x == e)
-            .map_or(0, |i| self.counts[i])
+    /// Requests over the limit of the rule in `log`, let through.
+    pub(crate) fn would_limit(&self) -> u64 {
+        self.counts[WOULD_LIMIT]
     }
 }
 
@@ -119,7 +123,7 @@ impl Snapshot {
         let all = set.rules().iter().map(|r| (r, false));
         for (r, temporary) in all.chain(temporary.iter().map(|r| (r, true))) {
             let stats = limiter.rule_stats(&r.id);
-            let counts = EVENTS.map(|(e, _)| stats.as_ref().map_or(0, |s| s.get(e)));
+            let counts = EVENTS.map(|(get, _)| stats.as_ref().map_or(0, |s| get(s)));
             let top = stats.as_ref().map(|s| top_rows(s)).unwrap_or_default();
             rules.push(RuleRow {
                 id: r.id.clone(),
@@ -186,7 +190,7 @@ impl Snapshot {
     /// The rules that would have limited requests: log rules over their
     /// limit, and blocking rules while a switch makes them log.
     pub(crate) fn needs_attention(&self) -> impl Iterator<Item = &RuleRow> {
-        self.rules.iter().filter(|r| r.count(Event::WouldLimit) > 0)
+        self.rules.iter().filter(|r| r.would_limit() > 0)
     }
 
     /// The JSON behind the page.
@@ -227,7 +231,7 @@ impl Snapshot {
             .map(|r| {
                 json!({
                     "id": r.id,
-                    "would_limit": r.count(Event::WouldLimit),
+                    "would_limit": r.would_limit(),
                     "subjects": top(&r.top),
                 })
             })

@@ -12,7 +12,7 @@ use crate::KeyDigest;
 /// What happened to a request under one rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Event {
+pub(crate) enum Event {
     /// Admitted.
     Allowed,
     /// Refused by a blocking rule.
@@ -205,8 +205,49 @@ impl RuleStats {
     }
 
     /// How many times `event` happened.
-    pub fn get(&self, event: Event) -> u64 {
+    pub(crate) fn get(&self, event: Event) -> u64 {
         self.counts[event as usize].load(Ordering::Relaxed)
+    }
+
+    /// Requests the rule admitted.
+    pub fn allowed(&self) -> u64 {
+        self.get(Event::Allowed)
+    }
+
+    /// Requests the rule refused (blocking).
+    pub fn limited(&self) -> u64 {
+        self.get(Event::Limited)
+    }
+
+    /// Requests over the limit of the rule in `log` (or under a switch),
+    /// let through.
+    pub fn would_limit(&self) -> u64 {
+        self.get(Event::WouldLimit)
+    }
+
+    /// Requests let through because the backend did not answer.
+    pub fn fail_open(&self) -> u64 {
+        self.get(Event::FailOpen)
+    }
+
+    /// Requests refused (503) because the backend did not answer.
+    pub fn fail_closed(&self) -> u64 {
+        self.get(Event::FailClosed)
+    }
+
+    /// Requests the rule matched after its `expires_at`.
+    pub fn expired(&self) -> u64 {
+        self.get(Event::Expired)
+    }
+
+    /// Requests on the rule's allow list.
+    pub fn allowlisted(&self) -> u64 {
+        self.get(Event::Allowlisted)
+    }
+
+    /// Requests the rule matched but the cap of 5 left out.
+    pub fn capped(&self) -> u64 {
+        self.get(Event::Capped)
     }
 }
 

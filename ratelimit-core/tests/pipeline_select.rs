@@ -5,7 +5,6 @@ mod support;
 
 use std::sync::atomic::Ordering;
 
-use ratelimit_core::limiter::Event;
 use ratelimit_core::Outcome;
 use support::*;
 
@@ -24,7 +23,7 @@ async fn six_matching_rules_run_five_and_count_the_cap() {
     assert_eq!(probe.checks(), 6, "1 site-wide + 5 others");
     assert_eq!(l.stats().capped.load(Ordering::SeqCst), 1);
     assert_eq!(
-        l.rule_stats("r5").unwrap().get(Event::Allowed),
+        l.rule_stats("r5").unwrap().allowed(),
         0,
         "the 6th did not run"
     );
@@ -54,7 +53,7 @@ async fn blocking_rules_run_before_log_rules() {
         Outcome::Limited,
         "five log rules cannot push login out"
     );
-    assert_eq!(l.rule_stats("log4").unwrap().get(Event::Allowed), 0);
+    assert_eq!(l.rule_stats("log4").unwrap().allowed(), 0);
 }
 
 #[tokio::test]
@@ -76,7 +75,7 @@ async fn skipped_and_expired_rules_take_no_slot() {
     l.check(&req("192.0.2.1", "/x")).await;
     assert_eq!(probe.checks(), 5);
     assert_eq!(l.stats().capped.load(Ordering::SeqCst), 0);
-    assert_eq!(l.rule_stats("old").unwrap().get(Event::Expired), 1);
+    assert_eq!(l.rule_stats("old").unwrap().expired(), 1);
 }
 
 #[tokio::test]

@@ -195,5 +195,5 @@ async fn log_rules_never_block_and_send_no_headers() {
         assert_eq!((r.status.as_u16(), r.header("ratelimit")), (200, None));
     }
     let stats = limiter.rule_stats("shadow").unwrap();
-    assert_eq!(stats.get(ratelimit_core::limiter::Event::WouldLimit), 2);
+    assert_eq!(stats.would_limit(), 2);
 }

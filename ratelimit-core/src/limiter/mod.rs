@@ -64,7 +64,7 @@ pub(crate) use published::Published;
 pub use snapshot::Snapshot;
 
 pub use crate::penalty_cache::PenaltyCache;
-pub use crate::stats::{Event, LimiterStats, RuleStats};
+pub use crate::stats::{LimiterStats, RuleStats};
 pub use crate::verdict::{HeaderItem, ResponseTicket, RuleReport};
 
 use crate::backend::Backend;

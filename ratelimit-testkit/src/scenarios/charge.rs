@@ -6,7 +6,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use ratelimit_core::backend::Check;
-use ratelimit_core::limiter::Event;
 use ratelimit_core::{Limiter, ManualClock, Outcome};
 
 use super::{limiter_on, req, rule, rules, Backends, Probe, T0};
@@ -125,11 +124,7 @@ pub async fn a_charge_past_the_limit_starts_the_penalty(b: &impl Backends) {
         Some(T0 + 305_000)
     );
     let stats = l.rule_stats("shadow").expect("stats");
-    assert_eq!(
-        stats.get(Event::WouldLimit),
-        1,
-        "the charge passed its limit"
-    );
+    assert_eq!(stats.would_limit(), 1, "the charge passed its limit");
     let calls = probe.calls();
     clock.set_ms(T0 + 45_000);
     let v = l.check(&r).await;

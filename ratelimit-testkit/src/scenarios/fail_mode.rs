@@ -1,6 +1,5 @@
 //! Fail modes with the backend down: `open`, `closed`, `local`.
 
-use ratelimit_core::limiter::Event;
 use ratelimit_core::{Limiter, ManualClock, Outcome};
 
 use super::{limiter_on, req, rule, rules, Backends, T0};
@@ -38,9 +37,9 @@ pub async fn fail_modes_open_closed_and_log_never_closed(b: &impl Backends) {
         "a log rule never fails closed"
     );
     let stats = |id| l.rule_stats(id).expect("rule");
-    assert_eq!(stats("open").get(Event::FailOpen), 7);
-    assert_eq!(stats("closed").get(Event::FailClosed), 1);
-    assert_eq!(stats("logc").get(Event::FailOpen), 1);
+    assert_eq!(stats("open").fail_open(), 7);
+    assert_eq!(stats("closed").fail_closed(), 1);
+    assert_eq!(stats("logc").fail_open(), 1);
 }
 
 /// A request refused by one rule and unanswered for another is "limited".
@@ -130,17 +129,13 @@ pub async fn a_cached_refusal_stands_during_an_outage_until_its_admission(b: &im
     // Another subject was never refused: its rule's fail mode answers.
     assert!(l.check(&req("192.0.2.2", "/o")).await.is_forward());
     let stats = |id| l.rule_stats(id).expect("rule");
-    assert_eq!(
-        stats("open").get(Event::FailOpen),
-        1,
-        "the cache asked nothing"
-    );
-    assert_eq!(stats("closed").get(Event::FailClosed), 0);
+    assert_eq!(stats("open").fail_open(), 1, "the cache asked nothing");
+    assert_eq!(stats("closed").fail_closed(), 0);
     // The earliest admission: the cache lets go, the fail mode answers.
     clock.set_ms(T0 + 60_000);
     assert!(l.check(&req("192.0.2.1", "/o")).await.is_forward());
     let v = l.check(&req("192.0.2.1", "/c")).await;
     assert_eq!(v.outcome, Outcome::Unavailable);
-    assert_eq!(stats("open").get(Event::FailOpen), 2);
-    assert_eq!(stats("closed").get(Event::FailClosed), 1);
+    assert_eq!(stats("open").fail_open(), 2);
+    assert_eq!(stats("closed").fail_closed(), 1);
 }

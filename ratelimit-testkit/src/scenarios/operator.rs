@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ratelimit_core::limiter::AdminError;
-use ratelimit_core::limiter::Event;
 use ratelimit_core::rules::{RuleBuilder, RuleSet};
 use ratelimit_core::{Limiter, Outcome};
 
@@ -109,10 +108,7 @@ pub async fn allow_lists_bypass_the_chosen_rule_only(b: &impl Backends) {
         Outcome::Limited,
         "other rules still apply"
     );
-    assert_eq!(
-        l.rule_stats("ip").expect("rule").get(Event::Allowlisted),
-        12
-    );
+    assert_eq!(l.rule_stats("ip").expect("rule").allowlisted(), 12);
     l.check(&req("192.0.2.1", "/")).await;
     assert_eq!(
         l.check(&req("192.0.2.1", "/")).await.outcome,
@@ -237,7 +233,7 @@ pub async fn stats_show_the_top_subjects_a_log_rule_would_have_limited(b: &impl 
         l.check(&req(&format!("192.0.2.{i}"), "/")).await;
     }
     let stats = l.rule_stats("shadow").expect("rule");
-    assert_eq!(stats.get(Event::WouldLimit), 9 + 5);
+    assert_eq!(stats.would_limit(), 9 + 5);
     let top = stats.top_limited();
     let heavy = l
         .subject_of("shadow", &req("203.0.113.7", "/"))
