@@ -1,6 +1,6 @@
 //! A whole backend in a few lines: a `HashMap` of states behind a mutex,
 //! made a [`Backend`] by [`StoreBackend`], which runs the core's algorithms
-//! (`store::step`) on each check's state. It passes the whole
+//! (`State::step`) on each check's state. It passes the whole
 //! backend-generic suite (`ratelimit_testkit::scenarios!`), as the
 //! in-memory and Valkey backends do. The `backend` module's docs ("Writing a
 //! backend") and DEVELOPERS.md ("Adding a backend") walk through it.
