@@ -12,7 +12,7 @@ use http::Request;
 use ratelimit_core::RequestView;
 
 use super::view::{uri_too_large, Target};
-use super::{host, RequestExtractor, TooLarge};
+use super::{host, more_than_peer, RequestExtractor, TooLarge};
 use crate::Cost;
 
 /// The client address and the cost of a request, what a set of rules that
@@ -40,10 +40,15 @@ impl RequestExtractor {
         if let Some(e) = uri_too_large(path, query, authority, headers, self.max_uri, host_len) {
             return Err(e);
         }
+        // Extensions holding the peer's address alone hold no `Cost`.
+        let cost = match more_than_peer(req, peer) {
+            true => req.extensions().get::<Cost>().map(|c| c.0),
+            false => None,
+        };
         let peer = self.peer(peer);
         Ok(AddressView {
             client_ip: self.client_ip(headers, peer),
-            cost: req.extensions().get::<Cost>().map(|c| c.0),
+            cost,
         })
     }
 }

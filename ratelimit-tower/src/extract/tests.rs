@@ -137,6 +137,53 @@ fn the_peer_comes_from_a_socket_addr_or_is_unspecified() {
     );
 }
 
+/// `ClientIp` wins over the server's address whatever else the request
+/// holds, and is found alone too; the cost is read beside any of them (the
+/// address view skips its lookup only when the peer is the one extension).
+#[test]
+fn client_ip_wins_and_the_cost_is_read_beside_any_peer() {
+    let (ours, server): (IpAddr, SocketAddr) = (
+        "192.0.2.10".parse().unwrap(),
+        "198.51.100.4:1234".parse().unwrap(),
+    );
+    let peer = |req: &Request<()>| {
+        let found = find_peer(req);
+        let view = RequestExtractor::new().try_address_at(req, found).unwrap();
+        (view.client_ip(), view.cost())
+    };
+    let alone = Request::builder()
+        .extension(ClientIp(ours))
+        .body(())
+        .unwrap();
+    assert_eq!(peer(&alone), (ours, None));
+    let both = Request::builder()
+        .extension(server)
+        .extension(ClientIp(ours));
+    assert_eq!(peer(&both.body(()).unwrap()), (ours, None));
+    #[cfg(feature = "axum")]
+    {
+        let both = Request::builder()
+            .extension(axum::extract::ConnectInfo(server))
+            .extension(ClientIp(ours));
+        assert_eq!(peer(&both.body(()).unwrap()), (ours, None));
+        let costly = Request::builder()
+            .extension(axum::extract::ConnectInfo(server))
+            .extension(crate::Cost(7));
+        assert_eq!(peer(&costly.body(()).unwrap()), (server.ip(), Some(7)));
+    }
+    let costly = Request::builder()
+        .extension(server)
+        .extension(crate::Cost(3));
+    assert_eq!(peer(&costly.body(()).unwrap()), (server.ip(), Some(3)));
+    let no_peer = Request::builder()
+        .extension(crate::Cost(5))
+        .body(())
+        .unwrap();
+    let unspecified = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
+    assert_eq!(peer(&no_peer), (unspecified, Some(5)));
+    assert_eq!(peer(&Request::new(())), (unspecified, None));
+}
+
 #[test]
 fn too_long_parts_are_refused_whole_by_try_view() {
     let e = RequestExtractor::new().max_uri_bytes(8);
