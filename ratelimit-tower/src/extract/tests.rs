@@ -137,9 +137,9 @@ fn the_peer_comes_from_a_socket_addr_or_is_unspecified() {
     );
 }
 
-/// `ClientIp` wins over the server's address whatever else the request
-/// holds, and is found alone too; the cost is read beside any of them (the
-/// address view skips its lookup only when the peer is the one extension).
+/// `ClientIp` wins over the server's address, and is found alone too; the
+/// cost is read beside any of them (the address view skips its lookup only
+/// when the peer's address is the one extension).
 #[test]
 fn client_ip_wins_and_the_cost_is_read_beside_any_peer() {
     let (ours, server): (IpAddr, SocketAddr) = (
