@@ -192,7 +192,8 @@
 //! Issue 29, third round (2026-12-01, late; before and after built from
 //! the same tree): a request whose extensions hold its peer's address and
 //! nothing else holds no `Cost` either, and the address view no longer
-//! looks for one (`extract::more_than_peer`). Allocations unchanged:
+//! looks for one (`extract::more_than_peer`; it allocates nothing, and
+//! allocations were not counted again):
 //!
 //! | mode | before | after |
 //! | --- | --- | --- |
@@ -216,8 +217,9 @@
 //!   `RateLimit` headers;
 //! - the verdict read in place in its `VerdictFuture` (a public
 //!   `ready_mut`) instead of moved out of it by `into_ready`, what the
-//!   response needs taken out of it: 5,110 (+76), the future and what is
-//!   left of the verdict dropped after the inner call.
+//!   response needs taken out of it: 5,110 (+76 over the lever kept
+//!   above), the future and what is left of the verdict dropped after the
+//!   inner call.
 #![allow(clippy::print_stdout)]
 
 use std::convert::Infallible;
