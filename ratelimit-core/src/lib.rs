@@ -108,6 +108,8 @@ mod stats;
 mod store;
 mod subject;
 mod switches;
+#[cfg(test)]
+mod test_runtime;
 mod verdict;
 mod view;
 

@@ -46,7 +46,8 @@ impl Event {
     }
 }
 
-const EVENTS: [Event; 8] = [
+/// Every event, in the order of a rule's counters.
+pub(crate) const EVENTS: [Event; 8] = [
     Event::Allowed,
     Event::Limited,
     Event::WouldLimit,

@@ -171,13 +171,7 @@ impl Control for MemoryControl {
 mod tests {
     use super::*;
     use crate::rules::RuleSet;
-
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(f)
-    }
+    use crate::test_runtime::block_on;
 
     const API: &str = r#"[{"id": "api", "expression": "true", "algorithm": "fixed_window",
         "limit": 1, "period": "1m", "key": ["ip"]}]"#;

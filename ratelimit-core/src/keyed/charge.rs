@@ -80,6 +80,7 @@ mod tests {
     use std::time::Duration;
 
     use crate::rules::RuleSet;
+    use crate::test_runtime::block_on;
     use crate::{Limiter, ManualClock};
 
     const T0: u64 = 1_767_225_600_000;
@@ -92,13 +93,6 @@ mod tests {
         let clock = ManualClock::new(T0);
         let rules = RuleSet::from_json_at(&json, T0).unwrap();
         (Limiter::builder(rules).clock(clock.clone()).build(), clock)
-    }
-
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(f)
     }
 
     #[test]

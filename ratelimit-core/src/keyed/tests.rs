@@ -11,6 +11,7 @@ use crate::backend::{Backend, BackendError, BackendErrorKind, Batch, BoxFuture, 
 use crate::rules::{FailMode, RuleSet};
 use crate::stats::Event;
 use crate::store::MemoryBackend;
+use crate::test_runtime::block_on;
 use crate::{Clock, Limiter, ManualClock, RequestAttrs};
 
 const T0: u64 = 1_767_225_600_000;
@@ -20,13 +21,6 @@ const fn nz(n: u32) -> NonZeroU32 {
         Some(n) => n,
         None => NonZeroU32::MIN,
     }
-}
-
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("runtime")
-        .block_on(f)
 }
 
 fn rules(json: &str) -> RuleSet {

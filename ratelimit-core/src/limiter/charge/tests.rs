@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use crate::algorithm::Decision;
 use crate::backend::{Backend, BackendError, BackendErrorKind, Batch, BoxFuture, CheckMode};
 use crate::rules::RuleSet;
+use crate::test_runtime::block_on;
 use crate::{Limiter, ManualClock, Outcome, RequestAttrs};
 
 const T0: u64 = 1_767_225_600_000;
@@ -69,13 +70,6 @@ fn limiter(backend: Arc<Recorder>) -> Limiter {
 
 fn req() -> RequestAttrs {
     RequestAttrs::new("192.0.2.1".parse().unwrap()).with_cost(7)
-}
-
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-        .block_on(f)
 }
 
 #[test]

@@ -11,8 +11,9 @@ use proptest::prelude::*;
 use crate::algorithm::Decision;
 use crate::backend::{Backend, BackendError, Batch, BoxFuture, Check};
 use crate::rules::RuleSet;
-use crate::stats::Event;
+use crate::stats::EVENTS;
 use crate::store::MemoryBackend;
+use crate::test_runtime::block_on;
 use crate::{HashKey, Limiter, ManualClock, RequestAttrs};
 
 const T0: u64 = 1_767_225_600_000;
@@ -23,17 +24,6 @@ const IPS: [&str; 5] = [
     "10.1.2.3",
     "2001:db8::1",
     "::ffff:203.0.113.7",
-];
-
-const EVENTS: [Event; 8] = [
-    Event::Allowed,
-    Event::Limited,
-    Event::WouldLimit,
-    Event::FailOpen,
-    Event::FailClosed,
-    Event::Expired,
-    Event::Allowlisted,
-    Event::Capped,
 ];
 
 /// The per-IP rule `ip`: a random algorithm, numbers and options, in one of
@@ -207,13 +197,6 @@ fn limiter(json: &str, setup: Setup, general: bool) -> (Limiter, ManualClock) {
         b = b.general_only();
     }
     (b.build(), clock)
-}
-
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("runtime")
-        .block_on(f)
 }
 
 /// Every rule's stats and stored state, for each address of `IPS`.

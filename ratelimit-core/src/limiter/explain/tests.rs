@@ -3,6 +3,7 @@
 use crate::limiter::{Limiter, RuleGroup, RuleStatus};
 use crate::rules::RuleSet;
 use crate::stats::Event;
+use crate::test_runtime::block_on;
 use crate::{ManualClock, RequestAttrs};
 
 const NOW: u64 = 1_767_225_600_000;
@@ -21,13 +22,6 @@ fn limiter(rules: &[String]) -> Limiter {
 
 fn req() -> RequestAttrs {
     RequestAttrs::new("203.0.113.7".parse().unwrap()).with_path("/x")
-}
-
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-        .block_on(f)
 }
 
 #[test]
