@@ -20,13 +20,6 @@ pub(super) const COUNTING: [Algorithm; 4] = [
     Algorithm::LeakyBucket,
 ];
 const BUCKETS: [Algorithm; 2] = [Algorithm::TokenBucket, Algorithm::LeakyBucket];
-const ALL: [Algorithm; 5] = [
-    Algorithm::FixedWindow,
-    Algorithm::SlidingWindow,
-    Algorithm::TokenBucket,
-    Algorithm::LeakyBucket,
-    Algorithm::Distinct,
-];
 
 pub(super) fn quota() -> impl Strategy<Value = CheckQuota> {
     let limit = prop_oneof![9 => 1..=20u64, 1 => 1_000..=1_000_000_000u64];
@@ -192,7 +185,7 @@ proptest! {
         penalty in 1..=3_600_000u64,
         bits in vec(0..48u16, 1..30),
     ) {
-        for algo in ALL {
+        for algo in Algorithm::ALL {
             let mut fresh = SubjectState::new(algo);
             let (mut blocked, mut after_block) = (0u64, false);
             let log = run(algo, &q, Some(penalty), &times, &bits);
@@ -233,7 +226,7 @@ proptest! {
         penalty in prop::option::of(1..=3_600_000u64),
         bits in vec(0..48u16, 1..30),
     ) {
-        for algo in ALL {
+        for algo in Algorithm::ALL {
             let cap = if BUCKETS.contains(&algo) { q.burst } else { q.limit };
             for (t, d, _) in run(algo, &q, penalty, &times, &bits) {
                 prop_assert!(d.remaining <= cap, "{:?} at {}: remaining {}", algo, t, d.remaining);

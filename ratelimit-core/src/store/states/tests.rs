@@ -9,14 +9,6 @@ use crate::store::State;
 
 const T0: u64 = 1_767_225_600_000;
 
-const ALL: [Algorithm; 5] = [
-    Algorithm::FixedWindow,
-    Algorithm::SlidingWindow,
-    Algorithm::TokenBucket,
-    Algorithm::LeakyBucket,
-    Algorithm::Distinct,
-];
-
 fn k(n: u8) -> KeyDigest {
     crate::HashKey::DEFAULT.digest(&[n])
 }
@@ -165,7 +157,7 @@ proptest! {
             match op {
                 Op::Check(n, a, big, dt, penalty) => {
                     now += dt;
-                    let (a, q) = (ALL[a], if big { large } else { small });
+                    let (a, q) = (Algorithm::ALL[a], if big { large } else { small });
                     let bit = u16::from(n) + 1;
                     let penalty = penalty.then_some(1000);
                     let s = model.entry(n).or_insert_with(|| SubjectState::new(a));
@@ -175,7 +167,7 @@ proptest! {
                 }
                 Op::Charge(n, a, big, m, dt) => {
                     now += dt;
-                    let (a, q) = (ALL[a], if big { large } else { small });
+                    let (a, q) = (Algorithm::ALL[a], if big { large } else { small });
                     let q = q.with_cost(q.cost.saturating_mul(m));
                     let s = model.entry(n).or_insert_with(|| SubjectState::new(a));
                     let want = s.charge(a, now, &q, Some(1000));
@@ -183,7 +175,7 @@ proptest! {
                 }
                 Op::Replace(n, a, big, dt, penalty) => {
                     now += dt;
-                    let (a, q) = (ALL[a], if big { large } else { small });
+                    let (a, q) = (Algorithm::ALL[a], if big { large } else { small });
                     let (bit, penalty) = (Some(u16::from(n) + 1), penalty.then_some(1000));
                     let s = model.entry(n).or_insert_with(|| SubjectState::new(a));
                     let want = s.check(a, now, &q, penalty, bit);
@@ -196,7 +188,7 @@ proptest! {
                     prop_assert_eq!(got, want);
                 }
                 Op::Peek(n, a, big) => {
-                    let (a, q) = (ALL[a], if big { large } else { small });
+                    let (a, q) = (Algorithm::ALL[a], if big { large } else { small });
                     let want = match model.get(&n) {
                         Some(s) => s.peek(a, now, &q),
                         None => SubjectState::new(a).peek(a, now, &q),

@@ -7,14 +7,6 @@ use crate::store::IDLE_MAX;
 
 const T0: u64 = 1_767_225_600_000;
 
-const ALL: [Algorithm; 5] = [
-    Algorithm::FixedWindow,
-    Algorithm::SlidingWindow,
-    Algorithm::TokenBucket,
-    Algorithm::LeakyBucket,
-    Algorithm::Distinct,
-];
-
 /// The general path of the in-memory store: the whole state, checked (or
 /// charged), and its word (or [`Packed::WIDE`]) with its idle time.
 fn whole(
@@ -40,7 +32,7 @@ fn whole(
 #[test]
 fn fresh_and_live_words_are_counted_in_place() {
     let q = CheckQuota::per_minute(2);
-    for a in ALL[..4].iter().copied() {
+    for a in Algorithm::ALL[..4].iter().copied() {
         let (mut w, mut idle) = (Packed::fresh(a), 0);
         let mut s = SubjectState::new(a);
         let steps = [
@@ -159,7 +151,7 @@ proptest! {
         penalty in 1..=600_000u64,
         ops in prop::collection::vec(op(), 1..120),
     ) {
-        let mut a = ALL[algo];
+        let mut a = Algorithm::ALL[algo];
         let mut s = SubjectState::new(a);
         let (mut word, mut idle) = (Packed::fresh(a), 0);
         let mut now = T0;
@@ -168,7 +160,7 @@ proptest! {
                 Op::Check(gap, p) => (gap, p.then_some(penalty), Count, q),
                 Op::Charge(gap, cost, p) => (gap, p.then_some(penalty), Charge, q.with_cost(cost)),
                 Op::Switch(b) => {
-                    a = ALL[b];
+                    a = Algorithm::ALL[b];
                     (0, None, Count, q)
                 }
             };
