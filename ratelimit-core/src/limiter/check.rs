@@ -43,6 +43,12 @@ impl Limiter {
         // Decided in place, in the future returned (a verdict is copied
         // whole at every hand-over).
         let mut out = VerdictFuture::ready(Verdict::forward());
+        let local_rules = published.local_rules;
+        if let (Some(e), Some(memory)) = (self.compiled(published), self.inner.backend.in_memory())
+        {
+            self.decide_in_memory(e, memory, req, local_rules, reports, &mut out);
+            return out;
+        }
         with_batch(|batch| self.decide_in(published, req, reports, batch, &mut out));
         out
     }

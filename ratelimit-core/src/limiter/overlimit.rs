@@ -71,6 +71,30 @@ struct Refusal {
     rule: Weak<Rule>,
 }
 
+/// What the backend was asked, as far as this cache needs it: a
+/// [`Check`]'s parts, or a compiled plan's count made without one.
+#[derive(Clone, Copy)]
+pub(super) struct Asked<'a> {
+    pub(super) rule: &'a Arc<Rule>,
+    pub(super) mode: CheckMode,
+    pub(super) penalty_ms: Option<u64>,
+    pub(super) cost: u64,
+    pub(super) key: KeyDigest,
+}
+
+impl<'a> From<&'a Check> for Asked<'a> {
+    #[inline(always)]
+    fn from(c: &'a Check) -> Self {
+        Self {
+            rule: &c.rule,
+            mode: c.mode,
+            penalty_ms: c.penalty_ms,
+            cost: c.quota.cost,
+            key: c.state_key,
+        }
+    }
+}
+
 /// Refusals by state key. Capacity 0 turns the cache off.
 #[derive(Debug)]
 pub(crate) struct OverLimitCache {
@@ -134,19 +158,19 @@ impl OverLimitCache {
         // Inlined: an admission (the common answer) returns here.
         if let Some(Ok(d)) = answer {
             if !d.allowed {
-                self.remember_refusal(check, d, now);
+                self.remember_refusal(Asked::from(check), d, now);
             }
         }
     }
 
     /// [`OverLimitCache::remember`] of a refusal (out of line).
     #[inline(never)]
-    fn remember_refusal(&self, check: &Check, d: &Decision, now: u64) {
+    fn remember_refusal(&self, asked: Asked<'_>, d: &Decision, now: u64) {
         let Some(map) = &self.map else { return };
-        let rule = &check.rule;
+        let rule = asked.rule;
         if d.retry_after_ms == 0
             || d.blocked_until_ms.is_some()
-            || (check.mode != CheckMode::Probe && check.penalty_ms.is_some_and(|p| p > 0))
+            || (asked.mode != CheckMode::Probe && asked.penalty_ms.is_some_and(|p| p > 0))
             || !rule.algorithm.over_limit_cacheable()
             || rule.is_count_rule()
         {
@@ -154,12 +178,12 @@ impl OverLimitCache {
         }
         let refusal = Refusal {
             until: now.saturating_add(d.retry_after_ms),
-            cost: check.quota.cost,
+            cost: asked.cost,
             reset_at: now.saturating_add(d.reset_ms),
             rule: Arc::downgrade(rule),
         };
         let until = refusal.until;
-        let key = check.state_key;
+        let key = asked.key;
         // Before the insert, so no lookup can miss a stored refusal.
         self.stored.fetch_add(1, Ordering::SeqCst);
         let mut shard = map.shard(&key);
@@ -211,6 +235,15 @@ impl Limiter {
     ) {
         if blocks {
             self.inner.overlimit.remember(check, answer, now);
+        }
+    }
+
+    /// [`Limiter::remember_refusal`] of a refusal `d` counted without a
+    /// [`Check`] (a compiled plan on the in-memory backend).
+    #[inline]
+    pub(super) fn remember_counted(&self, asked: Asked<'_>, d: &Decision, blocks: bool, now: u64) {
+        if blocks && !d.allowed {
+            self.inner.overlimit.remember_refusal(asked, d, now);
         }
     }
 

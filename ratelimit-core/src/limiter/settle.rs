@@ -8,6 +8,7 @@
 //!
 //! [`Backend::check_now_each`]: crate::backend::Backend::check_now_each
 
+use super::overlimit::Asked;
 use super::published::Entry;
 use super::select::Pending;
 use super::Limiter;
@@ -80,6 +81,20 @@ impl<'l, 'v> Settle<'l, 'v> {
             (None, _) => (None, true, false),
         };
         self.apply(p, decision, failed, cached);
+    }
+
+    /// Settles `p` with `d`, the in-memory store's answer to what was
+    /// `asked` (a compiled plan's count, made without a [`Check`]): as
+    /// [`Settle::answered`] settles the same answer.
+    #[inline(always)]
+    pub(super) fn counted<E: AsRef<Entry>>(
+        &mut self,
+        p: &Pending<E>,
+        asked: Asked<'_>,
+        d: Decision,
+    ) {
+        self.limiter.remember_counted(asked, &d, p.blocks, self.now);
+        self.apply(p, Some(d), false, false);
     }
 
     /// Completes the verdict, once every rule is settled.

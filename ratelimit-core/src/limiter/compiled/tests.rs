@@ -311,3 +311,33 @@ fn a_temporary_rule_takes_the_set_off_its_plan() {
     assert!(l.remove_temporary("block-one"));
     assert!(l.published().compiled.is_some());
 }
+
+/// On the in-memory backend a compiled plan counts on the store directly
+/// (`Backend::in_memory`), without a batch: its refusals still go to the
+/// over-limit cache as the batch path's do, a penalty's to the penalty
+/// cache only, and a backend that only wraps the store takes the batch
+/// path.
+#[test]
+fn the_in_memory_plan_remembers_refusals_as_the_batch_path_does() {
+    let rule = |extra: &str| {
+        format!(
+            r#"[{{"id": "ip", "expression": "true", "algorithm": "fixed_window",
+                "limit": 1, "period": "1m", "key": ["ip"]{extra}}}]"#
+        )
+    };
+    let req = request(0, false, None, None);
+    for (json, setup) in [
+        (rule(""), SETUP),
+        (rule(""), Setup { awaited: true, ..SETUP }),
+        (rule(r#", "penalty": "5m""#), SETUP),
+    ] {
+        let (l, _) = limiter(&json, setup, false);
+        assert_eq!(l.inner.backend.in_memory().is_some(), !setup.awaited);
+        assert!(block_on(l.check(&req)).is_forward());
+        assert!(!block_on(l.check(&req)).is_forward());
+        let penalty = json.contains("penalty");
+        let held = l.inner.overlimit.clear();
+        assert_eq!(held, usize::from(!penalty), "{json} awaited {}", setup.awaited);
+        assert_eq!(l.penalty_cache().len(), usize::from(penalty), "{json}");
+    }
+}
