@@ -36,7 +36,7 @@ use crate::algorithm::CheckQuota;
 use crate::backend::{state_key_with, Batch, CheckMode};
 use crate::store::MemoryBackend;
 use crate::subject::ip_subject;
-use crate::{RequestView, Verdict};
+use crate::RequestView;
 
 impl Limiter {
     /// The rule the compiled plan of `published` runs, if it has one.
@@ -65,9 +65,11 @@ impl Limiter {
         let Some(verdict) = out.ready_mut() else {
             return;
         };
-        let Some(plan) = self.plan_compiled(e, req, verdict) else {
+        let now = self.inner.clock.now_ms();
+        if self.backstop_refuses(req, now, verdict) {
             return;
-        };
+        }
+        let plan = self.plan_compiled(e, req, now);
         let mut used = 0;
         if plan.pending.cached.is_none() {
             let p = &plan.pending;
@@ -109,9 +111,11 @@ impl Limiter {
         let Some(verdict) = out.ready_mut() else {
             return;
         };
-        let Some(plan) = self.plan_compiled(e, req, verdict) else {
+        let now = self.inner.clock.now_ms();
+        if self.backstop_refuses(req, now, verdict) {
             return;
-        };
+        }
+        let plan = self.plan_compiled(e, req, now);
         let p = &plan.pending;
         let mut settle = Settle::new(self, verdict, plan.now, local_rules, reports);
         if !settle.cached(p) {
@@ -131,20 +135,16 @@ impl Limiter {
         settle.done();
     }
 
-    /// The plan's steps before the backend: `None` when they settled the
-    /// verdict (the backstop refused).
+    /// The plan's steps before the backend, after the backstop (which
+    /// settles the verdict when it refuses), at `now`.
     #[inline(always)]
     fn plan_compiled<'e>(
         &self,
         e: &'e Arc<Entry>,
         req: &dyn RequestView,
-        verdict: &mut Verdict,
-    ) -> Option<Compiled<'e>> {
+        now: u64,
+    ) -> Compiled<'e> {
         let inner = &self.inner;
-        let now = inner.clock.now_ms();
-        if self.backstop_refuses(req, now, verdict) {
-            return None;
-        }
         let hash_key = self.hash_key();
         let subject = ip_subject(&hash_key, req.client_ip());
         if e.stats.wants_label(&subject) {
@@ -162,7 +162,7 @@ impl Limiter {
         let cost = req.cost().unwrap_or(e.rule.cost).max(1);
         let cached = self.cached(&key, e, blocks, cost, now);
         let rule = &e.rule;
-        Some(Compiled {
+        Compiled {
             pending: Pending {
                 entry: e,
                 subject,
@@ -174,7 +174,7 @@ impl Limiter {
             quota: rule.quota(cost),
             penalty_ms: rule.penalty_ms.filter(|_| blocks),
             now,
-        })
+        }
     }
 }
 

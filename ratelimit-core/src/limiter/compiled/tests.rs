@@ -328,7 +328,13 @@ fn the_in_memory_plan_remembers_refusals_as_the_batch_path_does() {
     let req = request(0, false, None, None);
     for (json, setup) in [
         (rule(""), SETUP),
-        (rule(""), Setup { awaited: true, ..SETUP }),
+        (
+            rule(""),
+            Setup {
+                awaited: true,
+                ..SETUP
+            },
+        ),
         (rule(r#", "penalty": "5m""#), SETUP),
     ] {
         let (l, _) = limiter(&json, setup, false);
@@ -337,7 +343,12 @@ fn the_in_memory_plan_remembers_refusals_as_the_batch_path_does() {
         assert!(!block_on(l.check(&req)).is_forward());
         let penalty = json.contains("penalty");
         let held = l.inner.overlimit.clear();
-        assert_eq!(held, usize::from(!penalty), "{json} awaited {}", setup.awaited);
+        assert_eq!(
+            held,
+            usize::from(!penalty),
+            "{json} awaited {}",
+            setup.awaited
+        );
         assert_eq!(l.penalty_cache().len(), usize::from(penalty), "{json}");
     }
 }
