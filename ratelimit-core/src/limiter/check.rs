@@ -44,8 +44,10 @@ impl Limiter {
         // whole at every hand-over).
         let mut out = VerdictFuture::ready(Verdict::forward());
         let local_rules = published.local_rules;
-        if let (Some(e), Some(memory)) = (self.compiled(published), self.inner.backend.in_memory())
-        {
+        // A compiled plan on the in-memory store needs no batch.
+        let compiled = self.compiled(published);
+        let memory = compiled.and_then(|_| self.inner.backend.in_memory());
+        if let (Some(e), Some(memory)) = (compiled, memory) {
             self.decide_in_memory(e, memory, req, local_rules, reports, &mut out);
             return out;
         }
