@@ -185,10 +185,9 @@ impl Pool {
         one.wake.notify_one();
         let wait = async {
             loop {
-                match self.pick() {
-                    Ok(lease) => return Ok(lease),
-                    Err(why) if one.lock().attempts > before => return Err(why),
-                    Err(_) => {}
+                let tried = || one.lock().attempts > before;
+                if let Some(r) = look(tried, || self.pick()) {
+                    return r;
                 }
                 if events.changed().await.is_err() {
                     return self.pick();
@@ -228,6 +227,25 @@ impl Drop for Pool {
             slot.closed.store(true, Ordering::SeqCst);
             slot.wake.notify_one();
         }
+    }
+}
+
+/// One look of a waiter ([`Pool::wait_connected`]): a connection, or why
+/// there is none once the woken one has `tried`; `None` to wait for the
+/// next attempt. Whether it tried is read before the connections: an
+/// attempt that succeeds between the two reads is then either found or
+/// seen at the next look. In the other order, one that succeeded just
+/// after the connections were read counted as tried and failed ("not
+/// connected yet"): at start the hash key's first read failed so, and
+/// `build` returned with the key unknown, the first checks failing open.
+fn look<L, E>(
+    tried: impl FnOnce() -> bool,
+    pick: impl FnOnce() -> Result<L, E>,
+) -> Option<Result<L, E>> {
+    let tried = tried();
+    match pick() {
+        Ok(lease) => Some(Ok(lease)),
+        Err(why) => tried.then_some(Err(why)),
     }
 }
 

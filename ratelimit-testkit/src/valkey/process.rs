@@ -33,6 +33,13 @@ pub(crate) fn free_port_for(cluster: bool) -> Result<u16, String> {
     Err("no free port".into())
 }
 
+/// Whether [`Process::spawn`] failed because another process took the
+/// port (a server answering there, or ours exiting at start, unable to
+/// bind it).
+pub(crate) fn port_taken(error: &str) -> bool {
+    error.contains("answers for another server") || error.contains("exited at start")
+}
+
 /// A spawned process and its scratch directory.
 #[derive(Debug)]
 pub(crate) struct Process {
@@ -141,5 +148,19 @@ impl Drop for Process {
     fn drop(&mut self) {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_another_server_holds_is_told_apart_so_spawn_moves_on() {
+        let first = super::super::spawned();
+        let port = first.port().expect("spawned");
+        let e = Process::spawn(port, &[]).expect_err("the port is taken");
+        assert!(port_taken(&e), "{e}");
+        assert!(!port_taken("valkey-server did not answer PING within 10 s"));
     }
 }

@@ -1,7 +1,7 @@
 //! A `valkey-server` for tests: found, spawned on a loopback port, killed
 //! on drop.
 
-use super::process::{free_port_for, Process};
+use super::process::{free_port_for, port_taken, Process};
 
 /// A single Valkey server for tests.
 #[derive(Debug)]
@@ -26,13 +26,23 @@ impl ValkeyServer {
         Self::spawn()
     }
 
-    /// Always spawns a server of its own (ignores `VALKEY_URL`).
+    /// Always spawns a server of its own (ignores `VALKEY_URL`), on
+    /// another free port if the one found was taken meanwhile (tests of
+    /// one binary, or several binaries, start servers in parallel: once a
+    /// scenario failed with "port .. answers for another server").
     ///
     /// # Errors
     ///
     /// As [`ValkeyServer::start`].
     pub fn spawn() -> Result<Self, String> {
-        Self::spawn_on(free_port_for(false)?)
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match Self::spawn_on(free_port_for(false)?) {
+                Err(e) if tries < 5 && port_taken(&e) => continue,
+                r => return r,
+            }
+        }
     }
 
     /// Spawns a server of its own on `port` (ignores `VALKEY_URL`): a test
