@@ -52,7 +52,7 @@ use std::sync::{Arc, Weak};
 
 use super::Limiter;
 use crate::algorithm::Decision;
-use crate::backend::{BackendError, Check, CheckMode};
+use crate::backend::{Check, CheckMode};
 use crate::rules::Rule;
 use crate::store::{Sharded, WhenFull};
 use crate::KeyDigest;
@@ -151,21 +151,19 @@ impl OverLimitCache {
         ))
     }
 
-    /// Remembers the backend's answer to `check` when it is a refusal this
-    /// cache may repeat (see the module docs).
+    /// Remembers the backend's answer `d` to what was `asked` when it is a
+    /// refusal this cache may repeat (see the module docs).
     #[inline]
-    fn remember(&self, check: &Check, answer: Option<&Result<Decision, BackendError>>, now: u64) {
+    fn remember(&self, asked: Asked<'_>, d: &Decision, now: u64) {
         // Inlined: an admission (the common answer) returns here.
-        if let Some(Ok(d)) = answer {
-            if !d.allowed {
-                self.remember_refusal(Asked::from(check), d, now);
-            }
+        if !d.allowed {
+            self.store(asked, d, now);
         }
     }
 
     /// [`OverLimitCache::remember`] of a refusal (out of line).
     #[inline(never)]
-    fn remember_refusal(&self, asked: Asked<'_>, d: &Decision, now: u64) {
+    fn store(&self, asked: Asked<'_>, d: &Decision, now: u64) {
         let Some(map) = &self.map else { return };
         let rule = asked.rule;
         if d.retry_after_ms == 0
@@ -223,27 +221,13 @@ impl OverLimitCache {
 }
 
 impl Limiter {
-    /// The hook after a backend answer: a refusal of a blocking rule is
-    /// remembered until its earliest admission.
+    /// The hook after a backend answer `d` to what was `asked` (a
+    /// [`Check`]'s parts, or a compiled plan's count): a refusal of a
+    /// blocking rule is remembered until its earliest admission.
     #[inline]
-    pub(super) fn remember_refusal(
-        &self,
-        check: &Check,
-        answer: Option<&Result<Decision, BackendError>>,
-        blocks: bool,
-        now: u64,
-    ) {
+    pub(super) fn remember_refusal(&self, asked: Asked<'_>, d: &Decision, blocks: bool, now: u64) {
         if blocks {
-            self.inner.overlimit.remember(check, answer, now);
-        }
-    }
-
-    /// [`Limiter::remember_refusal`] of a refusal `d` counted without a
-    /// [`Check`] (a compiled plan on the in-memory backend).
-    #[inline]
-    pub(super) fn remember_counted(&self, asked: Asked<'_>, d: &Decision, blocks: bool, now: u64) {
-        if blocks && !d.allowed {
-            self.inner.overlimit.remember_refusal(asked, d, now);
+            self.inner.overlimit.remember(asked, d, now);
         }
     }
 

@@ -74,7 +74,7 @@ impl<'l, 'v> Settle<'l, 'v> {
         let (decision, failed, cached) = match (check, answer) {
             // The backend answered (the common case, without a call).
             (Some(check), Some(Ok(d))) => {
-                limiter.remember_refusal(check, Some(&Ok(d)), p.blocks, now);
+                limiter.remember_refusal(Asked::from(check), &d, p.blocks, now);
                 (Some(d), false, false)
             }
             (Some(check), answer) => limiter.resolve(check, answer, now, self.local_rules),
@@ -93,7 +93,7 @@ impl<'l, 'v> Settle<'l, 'v> {
         asked: Asked<'_>,
         d: Decision,
     ) {
-        self.limiter.remember_counted(asked, &d, p.blocks, self.now);
+        self.limiter.remember_refusal(asked, &d, p.blocks, self.now);
         self.apply(p, Some(d), false, false);
     }
 
