@@ -138,8 +138,9 @@ fn the_peer_comes_from_a_socket_addr_or_is_unspecified() {
 }
 
 /// `ClientIp` wins over the server's address, and is found alone too; the
-/// cost is read beside any of them (the address view skips its lookup only
-/// when the peer's address is the one extension).
+/// cost is read beside any of them (both views skip its lookup only when
+/// the peer's address is the one extension), the same by the address view
+/// and the full one.
 #[test]
 fn client_ip_wins_and_the_cost_is_read_beside_any_peer() {
     let (ours, server): (IpAddr, SocketAddr) = (
@@ -149,7 +150,10 @@ fn client_ip_wins_and_the_cost_is_read_beside_any_peer() {
     let peer = |req: &Request<()>| {
         let found = find_peer(req);
         let view = RequestExtractor::new().try_address_at(req, found).unwrap();
-        (view.client_ip(), view.cost())
+        let full = RequestExtractor::new().view(req);
+        let read = (view.client_ip(), view.cost());
+        assert_eq!((full.client_ip(), full.cost()), read, "the full view");
+        read
     };
     let alone = Request::builder()
         .extension(ClientIp(ours))

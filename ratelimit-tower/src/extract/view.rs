@@ -21,7 +21,9 @@ use http::{Extensions, HeaderMap, HeaderValue, Request};
 use ratelimit_core::{RequestView, ViewerFact};
 
 use super::names::Names;
-use super::{bounds, find_peer, host, RequestExtractor, TooLarge, MAX_VIEWER_VALUE};
+use super::{
+    bounds, find_peer, host, more_than_peer, RequestExtractor, TooLarge, MAX_VIEWER_VALUE,
+};
 use crate::{AppValues, Cost, VerifiedClaims};
 
 /// A request as the rules read it, borrowed from an `http::Request`: see
@@ -92,6 +94,8 @@ impl RequestExtractor {
         names: Option<Arc<Names>>,
     ) -> HttpView<'r> {
         let headers = req.headers();
+        // Extensions holding the peer's address alone hold no `Cost`.
+        let more = more_than_peer(req, peer);
         let peer = self.peer(peer);
         let client_ip = self.client_ip(headers, peer);
         let ext = req.extensions();
@@ -109,7 +113,7 @@ impl RequestExtractor {
             headers,
             extensions: ext,
             derived: Vec::new(),
-            cost: ext.get::<Cost>().map(|c| c.0),
+            cost: more.then(|| ext.get::<Cost>().map(|c| c.0)).flatten(),
             viewer,
             viewer_lossy: OnceLock::new(),
             names,
