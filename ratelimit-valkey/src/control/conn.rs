@@ -1,18 +1,47 @@
 //! The control channel's connection: one multiplexed connection, made on
 //! first use and again after it fails, each call under a time-out.
+//!
+//! On a Valkey Cluster it finds the node serving the control keys' slot
+//! by itself: a `MOVED` reply (the command did not run there) moves the
+//! connection to the node it names and the call is sent there once more.
+//! A node that cannot be reached is left for the next of the seed nodes
+//! ([`ValkeyControl::open_cluster`](super::ValkeyControl::open_cluster)),
+//! which redirects in turn: after a failover, calls reach the promoted
+//! replica without a restart. An `ASK` reply (the slot moving between
+//! nodes) fails the call; a later call finds the slot's new node.
 
 use std::time::Duration;
 
 use ratelimit_core::control::ControlError;
-use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError};
+use redis::aio::{MultiplexedConnection, PubSub};
+use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError, RedisResult};
 
-/// A lazily connected, self-healing connection.
-#[derive(Debug)]
+use crate::url::with_addr;
+
+/// A lazily connected, self-healing connection to the node serving the
+/// control keys.
 pub(crate) struct Conn {
-    pub(crate) client: Client,
-    conn: tokio::sync::Mutex<Option<MultiplexedConnection>>,
-    pub(crate) timeout: Duration,
+    /// The nodes to start from (normalized URLs), in order.
+    seeds: Vec<String>,
+    link: tokio::sync::Mutex<Link>,
+    timeout: Duration,
+}
+
+/// The node calls go to, and the connection to it once made.
+struct Link {
+    url: String,
+    conn: Option<MultiplexedConnection>,
+}
+
+/// The seeds' count and the time-out, never a URL (it may hold a
+/// password).
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conn")
+            .field("seeds", &self.seeds.len())
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A Valkey error as the control says it: a refusal by the ACL or any
@@ -26,39 +55,97 @@ pub(crate) fn unavailable(e: &RedisError) -> ControlError {
     ControlError::Unavailable(e.to_string())
 }
 
+/// What to do after one attempt of a call.
+enum Step<T> {
+    Done(Result<T, ControlError>),
+    /// Redirected (`MOVED`): send it to the node now linked.
+    Again,
+}
+
 impl Conn {
-    pub(crate) fn new(client: Client, timeout: Duration) -> Self {
+    /// A connection starting from `seeds` (normalized URLs, at least one).
+    pub(crate) fn new(seeds: Vec<String>, timeout: Duration) -> Self {
+        let url = seeds.first().cloned().unwrap_or_default();
         Self {
-            client,
-            conn: tokio::sync::Mutex::new(None),
+            seeds,
+            link: tokio::sync::Mutex::new(Link { url, conn: None }),
             timeout,
         }
     }
 
-    /// The connection, connecting if there is none.
+    /// The connection, connecting if there is none: to the node last
+    /// linked, else to each seed in turn.
     async fn get(&self) -> Result<MultiplexedConnection, ControlError> {
-        let mut slot = self.conn.lock().await;
-        if let Some(c) = &*slot {
+        let mut link = self.link.lock().await;
+        if let Some(c) = &link.conn {
             return Ok(c.clone());
         }
+        let first = link.url.clone();
+        let others = self.seeds.iter().filter(|s| **s != first);
+        let tries: Vec<String> = std::iter::once(&first).chain(others).cloned().collect();
+        let mut failure = None;
+        for url in tries {
+            match self.connect(&url).await {
+                Ok(c) => {
+                    *link = Link {
+                        url,
+                        conn: Some(c.clone()),
+                    };
+                    return Ok(c);
+                }
+                Err(e) => failure = Some(e),
+            }
+        }
+        Err(failure.map_or_else(
+            || ControlError::Unavailable("no Valkey node to connect to".into()),
+            |e| unavailable(&e),
+        ))
+    }
+
+    async fn connect(&self, url: &str) -> RedisResult<MultiplexedConnection> {
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(self.timeout))
             .set_response_timeout(Some(self.timeout));
-        let c = self
-            .client
+        let client = Client::open(url)?;
+        client
             .get_multiplexed_async_connection_with_config(&config)
             .await
-            .map_err(|e| unavailable(&e))?;
-        *slot = Some(c.clone());
-        Ok(c)
     }
 
-    /// Forgets the connection after a failure that was not the server's
-    /// answer (a refused connection, a time-out, a dropped link).
-    async fn forget_after(&self, e: &RedisError) {
-        if e.code().is_none() {
-            *self.conn.lock().await = None;
+    /// A pub/sub connection to the node last linked (in a cluster, a
+    /// message published on any node reaches the subscribers of every
+    /// node).
+    pub(crate) async fn pubsub(&self) -> RedisResult<PubSub> {
+        let url = self.link.lock().await.url.clone();
+        Client::open(url)?.get_async_pubsub().await
+    }
+
+    /// What follows an attempt that answered `r`: a first `MOVED` links
+    /// the node it names (the command did not run); a failure that was not
+    /// the server's answer (a refused connection, a time-out, a dropped
+    /// link) forgets the connection, so that the next call reconnects.
+    async fn after<T>(&self, r: RedisResult<T>, redirected: &mut bool) -> Step<T> {
+        let e = match r {
+            Ok(v) => return Step::Done(Ok(v)),
+            Err(e) => e,
+        };
+        let moved = (e.code() == Some("MOVED"))
+            .then(|| e.redirect_node())
+            .flatten();
+        let mut link = self.link.lock().await;
+        match moved {
+            Some((addr, _)) if !*redirected => {
+                *redirected = true;
+                *link = Link {
+                    url: with_addr(&link.url, addr),
+                    conn: None,
+                };
+                return Step::Again;
+            }
+            _ if e.code().is_none() => link.conn = None,
+            _ => {}
         }
+        Step::Done(Err(unavailable(&e)))
     }
 
     /// Runs a script.
@@ -68,29 +155,33 @@ impl Conn {
         keys: &[&str],
         args: &[&[u8]],
     ) -> Result<T, ControlError> {
-        let mut c = self.get().await?;
-        let mut inv = script.prepare_invoke();
-        for k in keys {
-            inv.key(*k);
+        let mut redirected = false;
+        loop {
+            let mut c = self.get().await?;
+            let mut inv = script.prepare_invoke();
+            for k in keys {
+                inv.key(*k);
+            }
+            for a in args {
+                inv.arg(*a);
+            }
+            let r = inv.invoke_async(&mut c).await;
+            if let Step::Done(r) = self.after(r, &mut redirected).await {
+                return r;
+            }
         }
-        for a in args {
-            inv.arg(*a);
-        }
-        let r = inv.invoke_async(&mut c).await;
-        if let Err(e) = &r {
-            self.forget_after(e).await;
-        }
-        r.map_err(|e| unavailable(&e))
     }
 
     /// Runs a command.
     pub(crate) async fn cmd<T: FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, ControlError> {
-        let mut c = self.get().await?;
-        let r = cmd.query_async(&mut c).await;
-        if let Err(e) = &r {
-            self.forget_after(e).await;
+        let mut redirected = false;
+        loop {
+            let mut c = self.get().await?;
+            let r = cmd.query_async(&mut c).await;
+            if let Step::Done(r) = self.after(r, &mut redirected).await {
+                return r;
+            }
         }
-        r.map_err(|e| unavailable(&e))
     }
 
     /// Runs a pipeline (one round trip, not a transaction).
@@ -98,11 +189,13 @@ impl Conn {
         &self,
         pipe: &redis::Pipeline,
     ) -> Result<T, ControlError> {
-        let mut c = self.get().await?;
-        let r = pipe.query_async(&mut c).await;
-        if let Err(e) = &r {
-            self.forget_after(e).await;
+        let mut redirected = false;
+        loop {
+            let mut c = self.get().await?;
+            let r = pipe.query_async(&mut c).await;
+            if let Step::Done(r) = self.after(r, &mut redirected).await {
+                return r;
+            }
         }
-        r.map_err(|e| unavailable(&e))
     }
 }

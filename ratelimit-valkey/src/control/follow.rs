@@ -201,7 +201,7 @@ async fn listen(control: ValkeyControl, shared: Arc<Shared>) {
     let mut backoff = Duration::from_millis(200);
     let mut warned = false;
     loop {
-        match control.conn.client.get_async_pubsub().await {
+        match control.conn.pubsub().await {
             Ok(mut pubsub) => match pubsub.subscribe(&control.keys.channel).await {
                 Err(e) => {
                     if !warned {

@@ -10,8 +10,10 @@
 //! converges. The guide's "Running a fleet" chapter has the bounds, the
 //! figures and the ACL set-up.
 //!
-//! The control connects to one Valkey node (not a cluster's seed list):
-//! point it at the node serving the control keys' slot.
+//! On a Valkey Cluster the control follows `MOVED` to the node serving
+//! its keys' slot, and starts again from its seed nodes
+//! ([`ValkeyControl::open_cluster`]) when that node fails: a failover needs
+//! no restart of the fleet.
 //!
 //! # Examples
 //!
@@ -78,19 +80,64 @@ struct Scripts {
 impl ValkeyControl {
     /// The control at `url` (`redis://`, `valkey://`, with a user and
     /// password for an ACL user), for keys under `prefix` (the backend's,
-    /// `rl:` by default). Connects on first use.
+    /// `rl:` by default). Connects on first use. On a Valkey Cluster, any
+    /// node will do: a `MOVED` reply leads the control to the node serving
+    /// its keys' slot; for calls to survive that node's failure, give more
+    /// seeds with [`open_cluster`](Self::open_cluster).
     ///
     /// # Errors
     ///
     /// An invalid URL.
     pub fn open(url: &str, prefix: &str) -> Result<Self, Error> {
-        let normalized = normalize_url(url)?;
-        let client = redis::Client::open(normalized).map_err(|e| Error::InvalidUrl {
-            url: url.into(),
-            reason: e.to_string(),
-        })?;
+        Self::open_cluster([url], prefix)
+    }
+
+    /// The control on a Valkey Cluster, starting from the seed nodes
+    /// `urls` (tried in order, as for [`open`](Self::open)), for keys under
+    /// `prefix`. Calls go to the node serving the control keys' slot (the
+    /// hash tag `ctl`), found by following `MOVED`; when it cannot be
+    /// reached, the next call starts again from the seeds, so after a
+    /// failover the control reaches the promoted replica by itself. Each
+    /// node tried may take the call's time-out ([`DEFAULT_TIMEOUT`]) to
+    /// fail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelimit_valkey::control::ValkeyControl;
+    ///
+    /// let seeds = ["valkey://10.0.0.1:6379", "valkey://10.0.0.2:6379", "valkey://10.0.0.3:6379"];
+    /// let control = ValkeyControl::open_cluster(seeds, "rl:")?;
+    /// assert_eq!(control.channel(), "rl:control{ctl}:notice");
+    /// # Ok::<(), ratelimit_valkey::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// An invalid URL, or no URL at all.
+    pub fn open_cluster<I, S>(urls: I, prefix: &str) -> Result<Self, Error>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut seeds = Vec::new();
+        for url in urls {
+            let url = url.as_ref();
+            let normalized = normalize_url(url)?;
+            redis::Client::open(normalized.as_str()).map_err(|e| Error::InvalidUrl {
+                url: url.into(),
+                reason: e.to_string(),
+            })?;
+            seeds.push(normalized);
+        }
+        if seeds.is_empty() {
+            return Err(Error::InvalidSetting {
+                name: "open_cluster",
+                reason: "no seed node",
+            });
+        }
         Ok(Self {
-            conn: Arc::new(Conn::new(client, DEFAULT_TIMEOUT)),
+            conn: Arc::new(Conn::new(seeds, DEFAULT_TIMEOUT)),
             keys: Arc::new(Keys::new(prefix)),
             scripts: Arc::new(Scripts {
                 publish: redis::Script::new(scripts::PUBLISH),
