@@ -169,8 +169,15 @@ pub(crate) fn redirect(v: &Value, from: &str) -> Option<Redirect> {
         "ASK" => true,
         _ => return None,
     };
-    // "<slot> <host>:<port>"
-    let target = e.details()?.split_whitespace().nth(1)?;
+    let addr = redirect_addr(e.details()?, from)?;
+    Some(Redirect { ask, addr })
+}
+
+/// The `host:port` a redirect's details (`<slot> <host>:<port>`) name,
+/// sent by the node at `from`: an empty host (an unknown endpoint) is
+/// `from`'s.
+pub(crate) fn redirect_addr(details: &str, from: &str) -> Option<String> {
+    let target = details.split_whitespace().nth(1)?;
     let (host, port) = target.rsplit_once(':')?;
     let port: u16 = port.parse().ok()?;
     let host = if host.is_empty() {
@@ -181,10 +188,7 @@ pub(crate) fn redirect(v: &Value, from: &str) -> Option<Redirect> {
     if host.is_empty() {
         return None;
     }
-    Some(Redirect {
-        ask,
-        addr: format!("{host}:{port}"),
-    })
+    Some(format!("{host}:{port}"))
 }
 
 #[cfg(test)]

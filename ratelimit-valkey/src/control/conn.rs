@@ -16,7 +16,8 @@ use ratelimit_core::control::ControlError;
 use redis::aio::{MultiplexedConnection, PubSub};
 use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError, RedisResult};
 
-use crate::url::with_addr;
+use crate::cluster::redirect_addr;
+use crate::url::{addr_of, with_addr};
 
 /// A lazily connected, self-healing connection to the node serving the
 /// control keys.
@@ -129,15 +130,18 @@ impl Conn {
             Ok(v) => return Step::Done(Ok(v)),
             Err(e) => e,
         };
-        let moved = (e.code() == Some("MOVED"))
-            .then(|| e.redirect_node())
-            .flatten();
         let mut link = self.link.lock().await;
+        let moved = (e.code() == Some("MOVED"))
+            .then(|| {
+                let from = addr_of(&link.url).ok()?;
+                redirect_addr(e.detail()?, &from)
+            })
+            .flatten();
         match moved {
-            Some((addr, _)) if !*redirected => {
+            Some(addr) if !*redirected => {
                 *redirected = true;
                 *link = Link {
-                    url: with_addr(&link.url, addr),
+                    url: with_addr(&link.url, &addr),
                     conn: None,
                 };
                 return Step::Again;
