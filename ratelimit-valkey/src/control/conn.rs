@@ -152,6 +152,22 @@ impl Conn {
         Step::Done(Err(unavailable(&e)))
     }
 
+    /// Runs one call made by `attempt` on the connection: sent once more
+    /// after a `MOVED` (see [`Conn::after`]).
+    async fn run<T, F, Fut>(&self, mut attempt: F) -> Result<T, ControlError>
+    where
+        F: FnMut(MultiplexedConnection) -> Fut,
+        Fut: std::future::Future<Output = RedisResult<T>>,
+    {
+        let mut redirected = false;
+        loop {
+            let r = attempt(self.get().await?).await;
+            if let Step::Done(r) = self.after(r, &mut redirected).await {
+                return r;
+            }
+        }
+    }
+
     /// Runs a script.
     pub(crate) async fn script<T: FromRedisValue>(
         &self,
@@ -159,9 +175,7 @@ impl Conn {
         keys: &[&str],
         args: &[&[u8]],
     ) -> Result<T, ControlError> {
-        let mut redirected = false;
-        loop {
-            let mut c = self.get().await?;
+        self.run(|mut c| async move {
             let mut inv = script.prepare_invoke();
             for k in keys {
                 inv.key(*k);
@@ -169,23 +183,15 @@ impl Conn {
             for a in args {
                 inv.arg(*a);
             }
-            let r = inv.invoke_async(&mut c).await;
-            if let Step::Done(r) = self.after(r, &mut redirected).await {
-                return r;
-            }
-        }
+            inv.invoke_async(&mut c).await
+        })
+        .await
     }
 
     /// Runs a command.
     pub(crate) async fn cmd<T: FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, ControlError> {
-        let mut redirected = false;
-        loop {
-            let mut c = self.get().await?;
-            let r = cmd.query_async(&mut c).await;
-            if let Step::Done(r) = self.after(r, &mut redirected).await {
-                return r;
-            }
-        }
+        self.run(|mut c| async move { cmd.query_async(&mut c).await })
+            .await
     }
 
     /// Runs a pipeline (one round trip, not a transaction).
@@ -193,13 +199,7 @@ impl Conn {
         &self,
         pipe: &redis::Pipeline,
     ) -> Result<T, ControlError> {
-        let mut redirected = false;
-        loop {
-            let mut c = self.get().await?;
-            let r = pipe.query_async(&mut c).await;
-            if let Step::Done(r) = self.after(r, &mut redirected).await {
-                return r;
-            }
-        }
+        self.run(|mut c| async move { pipe.query_async(&mut c).await })
+            .await
     }
 }
