@@ -98,8 +98,15 @@ async fn the_control_finds_its_node_and_follows_it_across_a_failover() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert_eq!(v, 2);
+    // A node may still say the cluster is down for a moment after the
+    // promotion is visible everywhere; any other failure after the first
+    // (the call that found its node dead) means a call did not move on.
+    let moved_on = failures
+        .iter()
+        .skip(1)
+        .all(|f| f.to_ascii_lowercase().contains("clusterdown"));
     assert!(
-        failures.len() <= 1,
+        moved_on,
         "more than the call that found its node dead failed: {failures:?}"
     );
     operator
