@@ -37,6 +37,8 @@ use std::collections::HashMap;
 
 use redis::Value;
 
+use crate::url::host_port;
+
 mod state;
 pub(crate) use state::ClusterState;
 
@@ -126,7 +128,10 @@ impl SlotMap {
             let Some(Value::Int(port)) = primary.get(1) else {
                 return Err("CLUSTER SLOTS: no port".into());
             };
-            let addr = format!("{host}:{port}");
+            let Ok(port) = u16::try_from(*port) else {
+                return Err(format!("CLUSTER SLOTS: bad port {port}"));
+            };
+            let addr = host_port(&host, port);
             let next = map.nodes.len() as u16;
             let i = *index.entry(addr.clone()).or_insert_with(|| {
                 map.nodes.push(addr);
@@ -188,7 +193,7 @@ pub(crate) fn redirect_addr(details: &str, from: &str) -> Option<String> {
     if host.is_empty() {
         return None;
     }
-    Some(format!("{host}:{port}"))
+    Some(host_port(host, port))
 }
 
 #[cfg(test)]

@@ -42,6 +42,17 @@ pub(crate) fn with_addr(url: &str, addr: &str) -> String {
     }
 }
 
+/// `host:port`, an IPv6 address in brackets (`[::1]:7000`): Valkey
+/// writes a node's address without them (`MOVED 3999 ::1:7000`,
+/// `CLUSTER SLOTS`), and a URL needs them.
+pub(crate) fn host_port(host: &str, port: u16) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
 /// `host:port` of a normalized URL.
 pub(crate) fn addr_of(url: &str) -> Result<String, Error> {
     let info =
@@ -50,8 +61,8 @@ pub(crate) fn addr_of(url: &str) -> Result<String, Error> {
             reason: e.to_string(),
         })?;
     match info.addr() {
-        redis::ConnectionAddr::Tcp(h, p) => Ok(format!("{h}:{p}")),
-        redis::ConnectionAddr::TcpTls { host, port, .. } => Ok(format!("{host}:{port}")),
+        redis::ConnectionAddr::Tcp(h, p) => Ok(host_port(h, *p)),
+        redis::ConnectionAddr::TcpTls { host, port, .. } => Ok(host_port(host, *port)),
         _ => Err(Error::InvalidUrl {
             url: url.into(),
             reason: "cluster nodes must be TCP addresses".into(),
@@ -93,5 +104,22 @@ mod tests {
             "redis://u:p@127.0.0.2:7000/2?protocol=3"
         );
         assert_eq!(with_addr("redis://h:1", "a:2"), "redis://a:2");
+    }
+
+    /// An IPv6 node, as Valkey names it (no brackets), makes a URL that
+    /// connects to it and reads back as the same address.
+    #[test]
+    fn ipv6_nodes_are_bracketed() {
+        let addr = host_port("::1", 7000);
+        assert_eq!(addr, "[::1]:7000");
+        assert_eq!(host_port("[::1]", 7000), "[::1]:7000");
+        assert_eq!(host_port("10.0.0.1", 7000), "10.0.0.1:7000");
+        let url = with_addr("redis://u:p@10.0.0.1:6379/0", &addr);
+        assert_eq!(url, "redis://u:p@[::1]:7000/0");
+        assert_eq!(addr_of(&url).ok().as_deref(), Some("[::1]:7000"));
+        assert_eq!(
+            addr_of("redis://[::1]:6379").ok().as_deref(),
+            Some("[::1]:6379")
+        );
     }
 }

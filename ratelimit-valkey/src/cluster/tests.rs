@@ -83,6 +83,17 @@ fn redirects_name_their_node() {
         })
     );
     // An unknown endpoint: the host of the node that replied.
+    // An IPv6 node, written without brackets, is put in them.
+    let v6 = reply("-MOVED 3999 ::1:6381\r\n");
+    assert_eq!(
+        redirect(&v6, "[::1]:6380").map(|r| r.addr),
+        Some("[::1]:6381".into())
+    );
+    let bare_v6 = reply("-MOVED 1 :7002\r\n");
+    assert_eq!(
+        redirect(&bare_v6, "[fd00::2]:7000").map(|r| r.addr),
+        Some("[fd00::2]:7002".into())
+    );
     let bare = reply("-MOVED 1 :7002\r\n");
     assert_eq!(
         redirect(&bare, "10.1.1.1:7000").map(|r| r.addr),
@@ -99,4 +110,20 @@ fn redirects_name_their_node() {
     }
     assert!(is_stale("MOVED") && is_stale("CLUSTERDOWN") && is_stale("READONLY"));
     assert!(!is_stale("ASK") && !is_stale("TRYAGAIN"));
+}
+
+/// `CLUSTER SLOTS` names an IPv6 node without brackets; the map keeps it
+/// in a form a URL takes, and a port out of range is an error.
+#[test]
+fn ipv6_nodes_in_a_slots_reply_are_bracketed() {
+    let range = |host: &[u8], port| {
+        Value::Array(vec![
+            Value::Int(0),
+            Value::Int(16383),
+            Value::Array(vec![Value::BulkString(host.to_vec()), Value::Int(port)]),
+        ])
+    };
+    let map = SlotMap::parse(&Value::Array(vec![range(b"fd00::1", 7000)])).expect("parses");
+    assert_eq!(map.nodes, vec!["[fd00::1]:7000"]);
+    assert!(SlotMap::parse(&Value::Array(vec![range(b"fd00::1", 70_000)])).is_err());
 }
