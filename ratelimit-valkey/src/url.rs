@@ -110,6 +110,8 @@ mod tests {
     /// connects to it and reads back as the same address.
     #[test]
     fn ipv6_nodes_are_bracketed() {
+        // What `with_addr` made of Valkey's own form: not a URL.
+        assert!(redis::Client::open(with_addr("redis://h:1", "fd00::1:7000")).is_err());
         let addr = host_port("::1", 7000);
         assert_eq!(addr, "[::1]:7000");
         assert_eq!(host_port("[::1]", 7000), "[::1]:7000");
