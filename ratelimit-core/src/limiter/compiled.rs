@@ -89,7 +89,7 @@ impl Limiter {
             used = 1;
         }
         batch.checks.truncate(used);
-        batch.now_ms = plan.now;
+        batch.now_ms = now;
         let pending = std::slice::from_ref(&plan.pending);
         self.settle_or_wait(pending, local_rules, reports, batch, out);
     }
@@ -117,10 +117,10 @@ impl Limiter {
         }
         let plan = self.plan_compiled(e, req, now);
         let p = &plan.pending;
-        let mut settle = Settle::new(self, verdict, plan.now, local_rules, reports);
+        let mut settle = Settle::new(self, verdict, now, local_rules, reports);
         if !settle.cached(p) {
             let (rule, penalty_ms) = (&e.rule, plan.penalty_ms);
-            let d = memory.count(p.key, plan.now, rule.algorithm, &plan.quota, penalty_ms);
+            let d = memory.count(p.key, now, rule.algorithm, &plan.quota, penalty_ms);
             let mode = CheckMode::Count;
             let cost = plan.quota.cost;
             let asked = Asked {
@@ -173,18 +173,16 @@ impl Limiter {
             },
             quota: rule.quota(cost),
             penalty_ms: rule.penalty_ms.filter(|_| blocks),
-            now,
         }
     }
 }
 
 /// The compiled plan's rule before the backend: pending, with its check's
-/// quota and penalty, at `now`.
+/// quota and penalty.
 struct Compiled<'e> {
     pending: Pending<&'e Arc<Entry>>,
     quota: CheckQuota,
     penalty_ms: Option<u64>,
-    now: u64,
 }
 
 #[cfg(test)]
