@@ -128,9 +128,11 @@ fn nfa(hir: &Hir) -> Result<NFA, String> {
         .map_err(|_| "regular expression too large once compiled".to_owned())
 }
 
-/// The unanchored DFA of `nfa`, within the size limits.
+/// The unanchored DFA of `nfa`, within the size limits. The builder
+/// checks [`DFA_SIZE_LIMIT`] while it determinizes; what it adds after (a
+/// few hundred bytes) can pass it, so the DFA as built is checked too.
 fn dfa(nfa: &NFA) -> Result<dense::DFA<Vec<u32>>, String> {
-    dense::Builder::new()
+    let dfa = dense::Builder::new()
         .configure(
             dense::Config::new()
                 .start_kind(StartKind::Unanchored)
@@ -138,19 +140,26 @@ fn dfa(nfa: &NFA) -> Result<dense::DFA<Vec<u32>>, String> {
                 .determinize_size_limit(Some(DETERMINIZE_SIZE_LIMIT)),
         )
         .build_from_nfa(nfa)
-        .map_err(|e| {
-            if e.is_size_limit_exceeded() {
-                format!(
-                    "regular expression too costly to run on every request (its automaton \
-                     exceeds {} MiB): nested or overlapping repetitions such as \
-                     (a{{1,60}}){{1,16}} multiply its states; separate the repeated parts \
-                     (/[a-z]{{1,60}}), use fewer counted repetitions, or ASCII classes",
-                    DFA_SIZE_LIMIT >> 20
-                )
-            } else {
-                format!("invalid regular expression: {e}")
-            }
-        })
+        .map_err(|e| match e.is_size_limit_exceeded() {
+            true => too_costly(),
+            false => format!("invalid regular expression: {e}"),
+        })?;
+    if dfa.memory_usage() > DFA_SIZE_LIMIT {
+        return Err(too_costly());
+    }
+    Ok(dfa)
+}
+
+/// The refusal of a pattern whose automaton exceeds [`DFA_SIZE_LIMIT`] or
+/// takes more than [`DETERMINIZE_SIZE_LIMIT`] to build.
+fn too_costly() -> String {
+    format!(
+        "regular expression too costly to run on every request (its automaton \
+         exceeds {} MiB): nested or overlapping repetitions such as \
+         (a{{1,60}}){{1,16}} multiply its states; separate the repeated parts \
+         (/[a-z]{{1,60}}), use fewer counted repetitions, or ASCII classes",
+        DFA_SIZE_LIMIT >> 20
+    )
 }
 
 #[cfg(test)]
