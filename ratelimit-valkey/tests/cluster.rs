@@ -10,7 +10,7 @@ use ratelimit_core::rules::RuleBuilder;
 use ratelimit_testkit::checks::{check_of, template, T0};
 use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{
-    connect, info, info_field, injected_cluster, scripts_run, spawned, ValkeyServer,
+    connect, errors, injected_cluster, scripts_run, spawned, ValkeyServer,
 };
 use ratelimit_valkey::cluster;
 
@@ -64,14 +64,6 @@ async fn decisions_across_nodes_and_a_killed_node_fails_only_its_keys() {
             assert!(d.allowed);
         }
     }
-}
-
-/// `errorstat_<code>` of a node: how many such errors it replied.
-async fn errors(url: &str, code: &str) -> u64 {
-    let i = info(url, "errorstats").await;
-    info_field(&i, &format!("errorstat_{code}"))
-        .and_then(|v| v.strip_prefix("count=").and_then(|n| n.parse().ok()))
-        .unwrap_or(0)
 }
 
 /// A slot moved while the backend's map still names its old node: the old

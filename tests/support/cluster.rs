@@ -10,7 +10,7 @@ use std::time::Duration;
 use ratelimit_core::backend::{subject, Backend, BackendErrorKind, Check, KeyOutcome};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{HashKey, KeyDigest, Limiter, RequestAttrs};
-use ratelimit_testkit::valkey::{cmdstat, info, info_field, ValkeyCluster};
+use ratelimit_testkit::valkey::{cmdstat, errors, info, ValkeyCluster};
 use ratelimit_valkey::{cluster, ValkeyBackend};
 
 use super::load::{ask, latencies, Answer};
@@ -202,14 +202,8 @@ pub async fn consumed(backend: &ValkeyBackend, rules: &RuleSet, rule: &str, who:
 pub async fn redirects(urls: &[String]) -> (u64, u64) {
     let (mut moved, mut asked) = (0, 0);
     for url in urls {
-        let i = info(url, "errorstats").await;
-        let count = |name: &str| {
-            info_field(&i, &format!("errorstat_{name}"))
-                .and_then(|v| v.strip_prefix("count=").and_then(|n| n.parse().ok()))
-                .unwrap_or(0u64)
-        };
-        moved += count("MOVED");
-        asked += count("ASK");
+        moved += errors(url, "MOVED").await;
+        asked += errors(url, "ASK").await;
     }
     (moved, asked)
 }

@@ -54,6 +54,15 @@ pub fn cmdstat(info: &str, cmd: &str, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// How many `code` errors (`MOVED`, `ASK`, `TRYAGAIN`, ...) the server
+/// at `url` replied (`INFO errorstats`); 0 when none.
+pub async fn errors(url: &str, code: &str) -> u64 {
+    let i = info(url, "errorstats").await;
+    info_field(&i, &format!("errorstat_{code}"))
+        .and_then(|v| v.strip_prefix("count=").and_then(|n| n.parse().ok()))
+        .unwrap_or(0)
+}
+
 /// Field `field` of `cmd` in `INFO commandstats`, over `conn`.
 pub async fn stat(conn: &mut MultiplexedConnection, cmd: &str, field: &str) -> u64 {
     cmdstat(&info_of(conn, "commandstats").await, cmd, field)

@@ -37,7 +37,7 @@ use ratelimit_valkey::ValkeyBackend;
 pub use binary::find_valkey_server;
 pub use cluster::ValkeyCluster;
 pub use info::{
-    calls, cmdstat, connect, evalsha_stats, exists, info, info_field, info_of, load_script,
+    calls, cmdstat, connect, errors, evalsha_stats, exists, info, info_field, info_of, load_script,
     process_id, ran, scripts_run, stat,
 };
 pub use isolated::IsolatedProxy;

@@ -7,10 +7,17 @@
 //! A node that cannot be reached is left for the next of the seed nodes
 //! ([`ValkeyControl::open_cluster`](super::ValkeyControl::open_cluster)),
 //! which redirects in turn: after a failover, calls reach the promoted
-//! replica without a restart. An `ASK` reply (the slot moving between
-//! nodes) fails the call; a later call finds the slot's new node.
+//! replica without a restart.
+//!
+//! While the slot moves between nodes (a resharding), the old node answers
+//! `ASK` for keys it no longer holds: the call is sent once to the node
+//! named, after `ASKING`, on a connection of its own (the flag holds for
+//! one command of one connection), and the link stays where it was. A
+//! `TRYAGAIN` (the call's keys are split between the two nodes for a
+//! moment) did not run either: the call is sent again every 50 ms until
+//! the slot has moved, within its time-out.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ratelimit_core::control::ControlError;
 use redis::aio::{MultiplexedConnection, PubSub};
@@ -61,7 +68,23 @@ enum Step<T> {
     Done(Result<T, ControlError>),
     /// Redirected (`MOVED`): send it to the node now linked.
     Again,
+    /// `ASK`: send it once to this node (a URL), after `ASKING`.
+    Ask(String),
+    /// `TRYAGAIN`: send it again a little later.
+    Wait(RedisError),
 }
+
+/// The redirects one attempt of a call has followed: a `MOVED` (the slot
+/// has moved) then an `ASK` (and is moving again) is the most one call
+/// needs; a second of either fails it.
+#[derive(Default)]
+struct Redirects {
+    moved: bool,
+    asked: bool,
+}
+
+/// How long a call waits before it is sent again after a `TRYAGAIN`.
+const TRY_AGAIN_AFTER: Duration = Duration::from_millis(50);
 
 impl Conn {
     /// A connection starting from `seeds` (normalized URLs, at least one).
@@ -122,66 +145,99 @@ impl Conn {
     }
 
     /// What follows an attempt that answered `r`: a first `MOVED` links
-    /// the node it names (the command did not run); a failure that was not
-    /// the server's answer (a refused connection, a time-out, a dropped
-    /// link) forgets the connection, so that the next call reconnects.
-    async fn after<T>(&self, r: RedisResult<T>, redirected: &mut bool) -> Step<T> {
+    /// the node it names (the command did not run) and a first `ASK` names
+    /// the node to ask once; a failure that was not the server's answer (a
+    /// refused connection, a time-out, a dropped link) forgets the
+    /// connection, so that the next call reconnects. `asked`: the attempt
+    /// went to an `ASK`'s node, on a connection of its own.
+    async fn after<T>(&self, r: RedisResult<T>, seen: &mut Redirects, asked: bool) -> Step<T> {
         let e = match r {
             Ok(v) => return Step::Done(Ok(v)),
             Err(e) => e,
         };
+        if e.code() == Some("TRYAGAIN") {
+            return Step::Wait(e);
+        }
         let mut link = self.link.lock().await;
-        let moved = (e.code() == Some("MOVED"))
+        let (moved, ask) = (e.code() == Some("MOVED"), e.code() == Some("ASK"));
+        let to = (moved && !seen.moved || ask && !seen.asked)
             .then(|| {
                 let from = addr_of(&link.url).ok()?;
-                redirect_addr(e.detail()?, &from)
+                redirect_addr(&detail_of(&e)?, &from)
             })
             .flatten();
-        match moved {
-            Some(addr) if !*redirected => {
-                *redirected = true;
-                *link = Link {
-                    url: with_addr(&link.url, &addr),
-                    conn: None,
-                };
+        match to {
+            Some(addr) => {
+                let url = with_addr(&link.url, &addr);
+                if ask {
+                    seen.asked = true;
+                    return Step::Ask(url);
+                }
+                seen.moved = true;
+                *link = Link { url, conn: None };
                 return Step::Again;
             }
-            _ if e.code().is_none() => link.conn = None,
-            _ => {}
+            None if e.code().is_none() && !asked => link.conn = None,
+            None => {}
         }
         Step::Done(Err(unavailable(&e)))
     }
 
-    /// Runs one call made by `attempt` on the connection: sent once more
-    /// after a `MOVED` (see [`Conn::after`]).
+    /// Runs one call made by `attempt` on a connection, `true` when it
+    /// must send `ASKING` first: sent once more after a `MOVED` and after
+    /// an `ASK` (see [`Conn::after`]), and again after a `TRYAGAIN` until
+    /// the time-out.
     async fn run<T, F, Fut>(&self, mut attempt: F) -> Result<T, ControlError>
     where
-        F: FnMut(MultiplexedConnection) -> Fut,
+        F: FnMut(MultiplexedConnection, bool) -> Fut,
         Fut: std::future::Future<Output = RedisResult<T>>,
     {
-        let mut redirected = false;
+        let deadline = Instant::now() + self.timeout;
+        let mut seen = Redirects::default();
+        let mut ask: Option<String> = None;
         loop {
-            let r = attempt(self.get().await?).await;
-            if let Step::Done(r) = self.after(r, &mut redirected).await {
-                return r;
+            let asked = ask.is_some();
+            let r = match ask.take() {
+                None => attempt(self.get().await?, false).await,
+                Some(url) => match self.connect(&url).await {
+                    Ok(c) => attempt(c, true).await,
+                    Err(e) => Err(e),
+                },
+            };
+            match self.after(r, &mut seen, asked).await {
+                Step::Done(r) => return r,
+                Step::Again => {}
+                Step::Ask(url) => ask = Some(url),
+                Step::Wait(e) => {
+                    if Instant::now() + TRY_AGAIN_AFTER > deadline {
+                        return Err(unavailable(&e));
+                    }
+                    tokio::time::sleep(TRY_AGAIN_AFTER).await;
+                    seen = Redirects::default();
+                }
             }
         }
     }
 
-    /// Runs a script.
+    /// Runs a script. On an `ASK`'s node it is loaded first: `ASKING`
+    /// holds for the one `EVALSHA` that follows.
     pub(crate) async fn script<T: FromRedisValue>(
         &self,
         script: &redis::Script,
         keys: &[&str],
         args: &[&[u8]],
     ) -> Result<T, ControlError> {
-        self.run(|mut c| async move {
+        self.run(|mut c, asking| async move {
             let mut inv = script.prepare_invoke();
             for k in keys {
                 inv.key(*k);
             }
             for a in args {
                 inv.arg(*a);
+            }
+            if asking {
+                inv.load_async(&mut c).await?;
+                asking_cmd().query_async::<()>(&mut c).await?;
             }
             inv.invoke_async(&mut c).await
         })
@@ -190,16 +246,48 @@ impl Conn {
 
     /// Runs a command.
     pub(crate) async fn cmd<T: FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, ControlError> {
-        self.run(|mut c| async move { cmd.query_async(&mut c).await })
-            .await
+        self.run(|mut c, asking| async move {
+            if asking {
+                asking_cmd().query_async::<()>(&mut c).await?;
+            }
+            cmd.query_async(&mut c).await
+        })
+        .await
     }
 
-    /// Runs a pipeline (one round trip, not a transaction).
+    /// Runs a pipeline (one round trip, not a transaction) whose replies
+    /// are all kept. On an `ASK`'s node each command follows an `ASKING`
+    /// of its own.
     pub(crate) async fn pipe<T: FromRedisValue>(
         &self,
         pipe: &redis::Pipeline,
     ) -> Result<T, ControlError> {
-        self.run(|mut c| async move { pipe.query_async(&mut c).await })
-            .await
+        self.run(|mut c, asking| async move {
+            if !asking {
+                return pipe.query_async(&mut c).await;
+            }
+            let mut asked = redis::pipe();
+            for cmd in pipe.cmd_iter() {
+                asked.add_command(asking_cmd()).ignore();
+                asked.add_command(cmd.clone());
+            }
+            asked.query_async(&mut c).await
+        })
+        .await
     }
+}
+
+/// A server error's detail (`3999 10.0.0.2:7000` of a `MOVED`); of a
+/// pipeline's failures, the first one's (its commands share one slot, so
+/// a redirect names the same node for each).
+fn detail_of(e: &RedisError) -> Option<String> {
+    if let Some(d) = e.detail() {
+        return Some(d.to_string());
+    }
+    let failures = e.clone().into_server_errors()?;
+    failures.first()?.1.details().map(str::to_string)
+}
+
+fn asking_cmd() -> redis::Cmd {
+    redis::cmd("ASKING")
 }

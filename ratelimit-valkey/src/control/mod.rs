@@ -97,9 +97,10 @@ impl ValkeyControl {
     /// `prefix`. Calls go to the node serving the control keys' slot (the
     /// hash tag `ctl`), found by following `MOVED`; when it cannot be
     /// reached, the next call starts again from the seeds, so after a
-    /// failover the control reaches the promoted replica by itself. Each
-    /// node tried may take the call's time-out ([`DEFAULT_TIMEOUT`]) to
-    /// fail.
+    /// failover the control reaches the promoted replica by itself. While
+    /// the slot moves between nodes, `ASK` is followed and `TRYAGAIN`
+    /// waited out within the call's time-out. Each node tried may take
+    /// the call's time-out ([`DEFAULT_TIMEOUT`]) to fail.
     ///
     /// # Examples
     ///
