@@ -115,30 +115,7 @@ pub async fn overlimit_cache_answers_as_the_backend_alone(b: &impl Backends) {
             let got = cached[i].check(&r).await;
             let want = alone[i].check(&r).await;
             let at = format!("seed {seed} step {step}: {ip} {path} cost {cost} on {i}");
-            let each = |v: &ratelimit_core::Verdict| {
-                let mut r: Vec<_> = v
-                    .reports
-                    .iter()
-                    .map(|r| (r.rule.clone(), r.allowed))
-                    .collect();
-                r.sort();
-                r
-            };
-            if each(&got) != each(&want) {
-                // A rule that failed open reports nothing: say so.
-                let failed = |l: &Limiter| {
-                    let ids = ["fw", "sw", "tb", "lb", "pen", "log"];
-                    let open = |id| l.rule_stats(id).map_or(0, |s| s.fail_open());
-                    ids.map(|id| format!("{id} {}", open(id))).join(", ")
-                };
-                panic!(
-                    "{at}: reports {:?}, alone {:?}; rules failed open so far: cached [{}], alone [{}]",
-                    each(&got),
-                    each(&want),
-                    failed(&cached[i]),
-                    failed(&alone[i]),
-                );
-            }
+            same_reports(&at, &got, &want, [&cached[i], &alone[i]]);
             assert_eq!(got.outcome, want.outcome, "{at}");
             assert_eq!(got.would_limit, want.would_limit, "{at}");
             assert!(got.retry_after_ms <= want.retry_after_ms, "{at}");
@@ -155,6 +132,44 @@ pub async fn overlimit_cache_answers_as_the_backend_alone(b: &impl Backends) {
         "the cache answered {} of {}",
         saved.0,
         saved.1
+    );
+}
+
+/// Each rule's report in `v`, by rule id: (rule, allowed).
+fn reports_of(v: &ratelimit_core::Verdict) -> Vec<(Arc<str>, bool)> {
+    let mut r: Vec<_> = v
+        .reports
+        .iter()
+        .map(|r| (r.rule.clone(), r.allowed))
+        .collect();
+    r.sort();
+    r
+}
+
+/// The cached fleet's verdict `got` reports the same rules, allowed alike,
+/// as the backend alone's `want`; on a mismatch, says how many times each
+/// rule failed open so far on each fleet's instance (a rule that fails
+/// open reports nothing).
+fn same_reports(
+    at: &str,
+    got: &ratelimit_core::Verdict,
+    want: &ratelimit_core::Verdict,
+    on: [&Limiter; 2],
+) {
+    if reports_of(got) == reports_of(want) {
+        return;
+    }
+    let failed = |l: &Limiter| {
+        let ids = ["fw", "sw", "tb", "lb", "pen", "log"];
+        let open = |id| l.rule_stats(id).map_or(0, |s| s.fail_open());
+        ids.map(|id| format!("{id} {}", open(id))).join(", ")
+    };
+    panic!(
+        "{at}: reports {:?}, alone {:?}; rules failed open so far: cached [{}], alone [{}]",
+        reports_of(got),
+        reports_of(want),
+        failed(on[0]),
+        failed(on[1]),
     );
 }
 
