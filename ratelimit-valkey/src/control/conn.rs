@@ -160,7 +160,7 @@ impl Conn {
         }
         let mut link = self.link.lock().await;
         let (moved, ask) = (e.code() == Some("MOVED"), e.code() == Some("ASK"));
-        let to = (moved && !seen.moved || ask && !seen.asked)
+        let to = ((moved && !seen.moved) || (ask && !seen.asked))
             .then(|| {
                 let from = addr_of(&link.url).ok()?;
                 redirect_addr(&detail_of(&e)?, &from)
