@@ -43,6 +43,16 @@ fn instance(seeds: &[String], prefix: &str, id: &str) -> Instance {
     }
 }
 
+/// Waits `within` for every instance to run version 2 with JWTs disabled.
+async fn version_2_and_the_switch(fleet: &[Instance], within: Duration) {
+    wait_until("version 2 and the switch everywhere", within, || {
+        fleet
+            .iter()
+            .all(|n| n.follower.running_version() == 2 && n.limiter.switches().jwt_disabled())
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_control_finds_its_node_and_follows_it_across_a_failover() {
     let mut c = ValkeyCluster::start_with(3, 1, Duration::from_millis(1000))
@@ -116,16 +126,7 @@ async fn the_control_finds_its_node_and_follows_it_across_a_failover() {
         .set_switch(Switch::DisableJwt, true)
         .await
         .expect("a switch on the promoted replica");
-    wait_until(
-        "version 2 and the switch everywhere",
-        Duration::from_secs(5),
-        || {
-            fleet
-                .iter()
-                .all(|n| n.follower.running_version() == 2 && n.limiter.switches().jwt_disabled())
-        },
-    )
-    .await;
+    version_2_and_the_switch(&fleet, Duration::from_secs(5)).await;
     for n in &fleet {
         assert_eq!(n.limiter.rules().get("api").map(|r| r.limit), Some(9));
         assert!(n.control.current().await.expect("current").is_some());
@@ -195,16 +196,7 @@ async fn no_call_fails_while_the_control_slot_moves() {
         .set_switch(Switch::DisableJwt, true)
         .await
         .expect("a switch while the slot moves");
-    wait_until(
-        "version 2 and the switch everywhere",
-        Duration::from_secs(2),
-        || {
-            fleet
-                .iter()
-                .all(|n| n.follower.running_version() == 2 && n.limiter.switches().jwt_disabled())
-        },
-    )
-    .await;
+    version_2_and_the_switch(&fleet, Duration::from_secs(2)).await;
     assert!(
         !moving.is_finished(),
         "handed over before the fleet applied"
