@@ -107,6 +107,7 @@ mod state_gauges;
 mod stats;
 mod store;
 mod subject;
+mod suggest;
 mod switches;
 #[cfg(test)]
 mod test_runtime;

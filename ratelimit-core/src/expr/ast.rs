@@ -166,6 +166,20 @@ pub(super) const HEADERS_FIELD: &str = "http.request.headers";
 /// The name of the verified claims' map field.
 pub(super) const CLAIMS_FIELD: &str = "http.request.jwt.claims";
 
+/// Every field name [`lookup_field`] knows, for "did you mean".
+pub(super) const FIELD_NAMES: [&str; 10] = [
+    "http.request.uri.path",
+    "http.request.uri.query",
+    "http.request.method",
+    "http.host",
+    "http.user_agent",
+    "http.cookie",
+    "ip.src",
+    HEADERS_FIELD,
+    CLAIMS_FIELD,
+    "app",
+];
+
 /// Looks a field up by its exact name (`app.NAME` is parsed apart).
 pub(super) fn lookup_field(name: &str) -> Option<FieldKind> {
     Some(match name {
@@ -215,6 +229,9 @@ mod tests {
             "ip.src",
             "http.request.headers",
         ] {
+            assert!(lookup_field(name).is_some(), "{name}");
+        }
+        for name in FIELD_NAMES {
             assert!(lookup_field(name).is_some(), "{name}");
         }
         assert!(lookup_field("http.request.uri").is_none());

@@ -146,6 +146,7 @@ pub(super) fn tokenize(src: &str) -> Result<Vec<Token>, ExprError> {
                 }
                 Tok::Word(w)
             }
+            '\'' => return Err(ExprError::new(start, single_quoted(chars.collect()))),
             other => {
                 let msg = format!("unexpected character `{}`", other.escape_debug());
                 return Err(ExprError::new(start, msg));
@@ -158,6 +159,18 @@ pub(super) fn tokenize(src: &str) -> Result<Vec<Token>, ExprError> {
         col: col + 1,
     });
     Ok(out)
+}
+
+/// The message for a string in single quotes, `rest` the text after the
+/// opening quote: strings take double quotes, shown on the string itself.
+fn single_quoted(rest: String) -> String {
+    let fix = match rest.split_once('\'') {
+        Some((inner, _)) if !inner.contains(['"', '\\']) => {
+            format!(": write {}", quote(&format!("\"{inner}\"")))
+        }
+        _ => String::new(),
+    };
+    format!("strings take double quotes, not `'`{fix}")
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@
 //! `claim` and `app` are in `vouched.rs`.
 
 use super::ast::{
-    is_header_name, is_keyword, lookup_field, FieldKind, StrField, Subject, HEADERS_FIELD,
+    is_header_name, is_keyword, lookup_field, FieldKind, StrField, Subject, FIELD_NAMES,
+    HEADERS_FIELD,
 };
 use super::error::{quote, ExprError};
 use super::lexer::Tok;
@@ -71,12 +72,7 @@ impl Parser {
                 field: app_dotted(name, t.col).expect("an app. word")?,
                 lower: false,
             }),
-            None => {
-                return Err(ExprError::new(
-                    t.col,
-                    format!("unknown field {}", quote(name)),
-                ))
-            }
+            None => return Err(ExprError::new(t.col, unknown_field(name))),
         };
         Ok((operand, t.col))
     }
@@ -128,6 +124,19 @@ impl Parser {
                 ),
             )),
         }
+    }
+}
+
+/// The message for a word that is no field: the closest field when one is
+/// near (`http.request.uri.pth`), else the list.
+fn unknown_field(name: &str) -> String {
+    match crate::suggest::closest(name, &FIELD_NAMES) {
+        Some(field) => format!("unknown field {}: did you mean `{field}`?", quote(name)),
+        None => format!(
+            "unknown field {}; the fields are {}",
+            quote(name),
+            FIELD_NAMES.map(|f| format!("`{f}`")).join(", ")
+        ),
     }
 }
 

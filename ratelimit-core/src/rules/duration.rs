@@ -9,7 +9,7 @@
 /// Parses a duration in whole seconds (`s`, `m`, `h`, `d` units, combinable,
 /// such as `"1h30m"`) into milliseconds.
 pub(crate) fn parse_duration_ms(s: &str) -> Result<u64, String> {
-    strict_duration_ms(s).map_err(|e| match super::suggest::duration(s) {
+    strict_duration_ms(s).map_err(|e| match crate::suggest::duration(s) {
         Some(form) => format!(
             "{:?} is not a duration: use {form:?} (units s, m, h, d, without spaces)",
             s.trim()

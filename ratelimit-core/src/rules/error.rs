@@ -9,6 +9,12 @@ use std::fmt;
 /// `{:#?}` shows the fields, and [`RuleError::rule`],
 /// [`RuleError::field`] and [`RuleError::message`] give them one by one.
 ///
+/// Loading reports every error it finds, not only the first: each field
+/// of each rule that is wrong (one error a field). The error is the first
+/// of them; [`RuleError::others`] holds the rest, and `Display` prints them
+/// all, one a line. Checks across rules (repeated ids, the site-wide cap,
+/// partners) run once every rule loads on its own.
+///
 /// # Examples
 ///
 /// ```
@@ -21,12 +27,23 @@ use std::fmt;
 /// assert_eq!(err.to_string(), shown);
 /// assert_eq!(format!("{err:?}"), shown);
 /// assert!(format!("{err:#?}").starts_with("RuleError {\n    rule: Some(\n        \"login\","));
+///
+/// // A bad period and a bad expression in one rule: both are reported.
+/// let err = RuleSet::from_json(r#"[{"id": "login", "expression": "http.host eq 'a'",
+///     "algorithm": "fixed_window", "limit": 5, "period": "1 minute",
+///     "key": ["ip"]}]"#).unwrap_err();
+/// assert_eq!(err.field(), Some("period"));
+/// assert_eq!(err.others().len(), 1);
+/// assert_eq!(err.others()[0].field(), Some("expression"));
+/// assert_eq!(err.to_string().lines().count(), 2);
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct RuleError {
     rule: Option<String>,
     field: Option<String>,
     message: String,
+    /// The errors found after this one, each with no others of its own.
+    others: Vec<RuleError>,
 }
 
 impl RuleError {
@@ -35,7 +52,20 @@ impl RuleError {
             rule: rule.map(str::to_owned),
             field: field.map(str::to_owned),
             message: message.into(),
+            others: Vec::new(),
         }
+    }
+
+    /// One error for all of `errors` (the first, the rest as its
+    /// [`others`](Self::others)); `None` when there are none.
+    pub(crate) fn all(errors: impl IntoIterator<Item = RuleError>) -> Option<RuleError> {
+        let mut flat = errors.into_iter().flat_map(|mut e| {
+            let others = std::mem::take(&mut e.others);
+            std::iter::once(e).chain(others)
+        });
+        let mut first = flat.next()?;
+        first.others = flat.collect();
+        Some(first)
     }
 
     /// The offending rule's id, when known.
@@ -52,6 +82,12 @@ impl RuleError {
     pub fn message(&self) -> &str {
         &self.message
     }
+
+    /// The other errors loading found, after this one, in the order of the
+    /// rules and of their fields; empty when this is the only one.
+    pub fn others(&self) -> &[RuleError] {
+        &self.others
+    }
 }
 
 impl fmt::Display for RuleError {
@@ -61,7 +97,11 @@ impl fmt::Display for RuleError {
             (Some(r), None) => write!(f, "rule {r:?}: {}", self.message),
             (None, Some(fl)) => write!(f, "field {fl:?}: {}", self.message),
             (None, None) => f.write_str(&self.message),
+        }?;
+        for other in &self.others {
+            write!(f, "\n{other}")?;
         }
+        Ok(())
     }
 }
 
@@ -75,6 +115,7 @@ impl fmt::Debug for RuleError {
             .field("rule", &self.rule)
             .field("field", &self.field)
             .field("message", &self.message)
+            .field("others", &self.others)
             .finish()
     }
 }

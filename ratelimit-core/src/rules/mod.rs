@@ -44,7 +44,6 @@ mod parts;
 mod raw;
 mod rule;
 mod schema;
-mod suggest;
 mod validate;
 
 use std::sync::Arc;
@@ -55,6 +54,8 @@ pub(crate) use caps::{MAX_COUNT_RULES, MAX_OTHER_RULES, MAX_SITE_WIDE};
 pub use error::{RuleError, Warning};
 pub use file::RuleFileError;
 pub use parts::{DistinctOf, KeyPart, StatusMatch};
+#[cfg(test)]
+pub(crate) use raw::FIELDS;
 pub(crate) use rule::in_canary;
 pub use rule::{Action, Charge, FailMode, OnMissingKey, Rule};
 
@@ -94,7 +95,8 @@ impl RuleSet {
     /// Invalid JSON, an unknown field, a value out of range, a field missing
     /// or forbidden for the algorithm, a bad key, more than 2 site-wide
     /// rules, an attacker-controlled key without partner, ...: the error
-    /// names the rule id and the field.
+    /// names the rule id and the field, and carries every other error found
+    /// ([`RuleError::others`]).
     pub fn from_json(json: &str) -> Result<RuleSet, RuleError> {
         Self::from_json_at(json, SystemClock.now_ms())
     }
@@ -121,12 +123,18 @@ impl RuleSet {
             },
             _ => return Err(RuleError::new(None, None, "expected a list of rules")),
         };
-        let rules = list
-            .iter()
-            .enumerate()
-            .map(|(i, v)| raw::RawRule::from_json(v, i).and_then(validate::rule))
-            .collect::<Result<Vec<_>, _>>()?;
-        Self::from_rules_at(rules, now_ms)
+        let mut rules = Vec::with_capacity(list.len());
+        let mut errors = Vec::new();
+        for (i, v) in list.iter().enumerate() {
+            match raw::RawRule::from_json(v, i).and_then(validate::rule) {
+                Ok(rule) => rules.push(rule),
+                Err(e) => errors.push(e),
+            }
+        }
+        match RuleError::all(errors) {
+            Some(e) => Err(e),
+            None => Self::from_rules_at(rules, now_ms),
+        }
     }
 
     /// A set from rules built in Rust.

@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+mod unknown;
+
 /// One part of a rule's key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -67,7 +69,7 @@ impl KeyPart {
             "ja4" => KeyPart::Ja4,
             "locale" => KeyPart::Locale,
             "constant" => KeyPart::Constant,
-            _ => return Err(format!("unknown key part {s:?}")),
+            _ => return Err(unknown::unknown_part(s)),
         })
     }
 

@@ -7,8 +7,8 @@ use super::allow::AllowList;
 use super::duration::{parse_duration_ms, parse_rfc3339_ms};
 use super::error::RuleError;
 use super::rule::{Action, Charge, FailMode, OnMissingKey};
-use super::suggest;
 use crate::algorithm::Algorithm;
+use crate::suggest;
 
 /// The fields of a rule as written, each optional until validation.
 #[derive(Debug, Clone, Default)]
@@ -32,10 +32,15 @@ pub(crate) struct RawRule {
     pub(crate) allow: Option<AllowList>,
     pub(crate) canary_bp: Option<u32>,
     pub(crate) charge: Option<Charge>,
+    /// The fields that could not be read, and why, in the order written:
+    /// validation reports them with its own findings.
+    pub(crate) faults: Vec<(String, String)>,
 }
 
 impl RawRule {
     /// Reads one rule object; `index` names it when it has no usable id.
+    /// A field that cannot be read is kept in `faults`, and the others
+    /// are still read.
     pub(crate) fn from_json(v: &Value, index: usize) -> Result<RawRule, RuleError> {
         let Some(obj) = v.as_object() else {
             let name = format!("#{index}");
@@ -57,12 +62,13 @@ impl RawRule {
             }
         };
         let mut raw = RawRule {
-            id: id.clone(),
+            id,
             ..RawRule::default()
         };
         for (field, value) in obj {
-            let err = |m: String| RuleError::new(Some(&id), Some(field), m);
-            raw.set(field, value).map_err(err)?;
+            if let Err(m) = raw.set(field, value) {
+                raw.faults.push((field.clone(), m));
+            }
         }
         Ok(raw)
     }
@@ -169,10 +175,21 @@ fn integer(v: &Value) -> Result<u64, String> {
     }
 }
 
-/// An algorithm by its JSON name (see [`Algorithm::as_str`]).
+/// An algorithm by its JSON name (see [`Algorithm::as_str`]); `gcra`, the
+/// name governor gives it, points at `leaky_bucket`.
 fn algorithm(v: &Value) -> Result<Algorithm, String> {
     let s = string(v)?;
-    Algorithm::from_name(s).ok_or_else(|| not_one_of(s, &Algorithm::NAMES))
+    Algorithm::from_name(s).ok_or_else(|| {
+        if s.eq_ignore_ascii_case("gcra") {
+            format!(
+                "{s:?} is not one of {}: GCRA (governor's algorithm) is \"leaky_bucket\" here, \
+                 with burst as governor's burst size",
+                Algorithm::NAMES.join(", ")
+            )
+        } else {
+            not_one_of(s, &Algorithm::NAMES)
+        }
+    })
 }
 
 fn enum_of<T: Copy>(v: &Value, options: &[(&str, T)]) -> Result<T, String> {

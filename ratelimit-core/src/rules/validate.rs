@@ -23,24 +23,83 @@ fn fault<T>(field: &'static str, message: impl Into<String>) -> Result<T, Fault>
     Err((field, message.into()))
 }
 
+/// The faults of one rule, at most one a field (the first found): every
+/// step reports here, and the rule is refused with all of them.
+struct Faults(Vec<(String, String)>);
+
+impl Faults {
+    /// The step's value, or `None` with its fault kept.
+    fn take<T>(&mut self, step: Result<T, Fault>) -> Option<T> {
+        step.map_err(|(field, m)| {
+            if !self.0.iter().any(|(f, _)| f == field) {
+                self.0.push((field.to_owned(), m));
+            }
+        })
+        .ok()
+    }
+
+    /// The rule's error: every fault, named with its id.
+    fn error(self, id: &str) -> RuleError {
+        let all = self
+            .0
+            .into_iter()
+            .map(|(field, m)| RuleError::new(Some(id), Some(&field), m));
+        RuleError::all(all).unwrap_or_else(|| RuleError::new(Some(id), None, "is invalid"))
+    }
+}
+
 /// Validates one rule on its own: each step checks its fields in the order
-/// `docs/rules.md` gives, the first fault named with the rule's id.
-pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
-    let at = |(field, m): Fault| RuleError::new(Some(&raw.id), Some(field), m);
-    let (expression, algorithm) = head(&raw).map_err(at)?;
-    let (limit, period_ms, burst) = numbers(&raw, algorithm).map_err(at)?;
-    let distinct_of = distinct_of(&raw, algorithm).map_err(at)?;
-    let count_statuses = count_statuses(&raw, algorithm).map_err(at)?;
-    let key_src = raw
-        .key
-        .as_deref()
-        .ok_or(("key", "is required (1 to 5 parts)".into()));
-    let key = key_src
-        .and_then(|k| key_parts(k).map_err(|m| ("key", m)))
-        .map_err(at)?;
-    let fail_mode = options(&raw, algorithm).map_err(at)?;
-    let cap = burst.unwrap_or(limit);
-    let (charge, cost) = charge_and_cost(&raw, algorithm, &count_statuses, cap).map_err(at)?;
+/// `docs/rules.md` gives, and every field at fault is reported (a field
+/// read badly from the JSON first), named with the rule's id. A check that
+/// depends on the algorithm runs once the algorithm is known.
+pub(crate) fn rule(mut raw: RawRule) -> Result<Rule, RuleError> {
+    let mut f = Faults(std::mem::take(&mut raw.faults));
+    f.take(id(&raw.id));
+    let expression = f.take(expression(&raw));
+    let algorithm = f.take(raw.algorithm.ok_or(("algorithm", "is required".into())));
+    let limit = algorithm.and_then(|a| f.take(limit(&raw, a)));
+    let period_ms = f.take(period(&raw));
+    let burst = algorithm.and_then(|a| f.take(burst(&raw, a)));
+    let distinct_of = algorithm.and_then(|a| f.take(distinct_of(&raw, a)));
+    let count_statuses = algorithm.and_then(|a| f.take(count_statuses(&raw, a)));
+    let key = f.take(key(&raw));
+    f.take(penalty(&raw));
+    let fail_mode = f.take(fail_mode(&raw, algorithm));
+    f.take(canary_and_expiry(&raw));
+    let charged = match (algorithm, limit, burst, &count_statuses) {
+        (Some(a), Some(limit), Some(burst), Some(statuses)) => {
+            f.take(charge_and_cost(&raw, a, statuses, burst.unwrap_or(limit)))
+        }
+        _ => None,
+    };
+    let (
+        Some(expression),
+        Some(algorithm),
+        Some(limit),
+        Some(period_ms),
+        Some(burst),
+        Some(distinct_of),
+        Some(count_statuses),
+        Some(key),
+        Some(fail_mode),
+        Some((charge, cost)),
+        true,
+    ) = (
+        expression,
+        algorithm,
+        limit,
+        period_ms,
+        burst,
+        distinct_of,
+        count_statuses,
+        key,
+        fail_mode,
+        charged,
+        f.0.is_empty(),
+    )
+    else {
+        return Err(f.error(&raw.id));
+    };
     Ok(Rule {
         id: raw.id.clone(),
         expression,
@@ -64,9 +123,8 @@ pub(crate) fn rule(raw: RawRule) -> Result<Rule, RuleError> {
     })
 }
 
-/// The id, the expression and the algorithm.
-fn head(raw: &RawRule) -> Result<(Expression, Algorithm), Fault> {
-    let id = raw.id.as_str();
+/// The id: 1 to 64 letters, digits, `-`, `_` or `.`.
+fn id(id: &str) -> Result<(), Fault> {
     let valid_id = !id.is_empty()
         && id.len() <= 64
         && id
@@ -75,32 +133,53 @@ fn head(raw: &RawRule) -> Result<(Expression, Algorithm), Fault> {
     if !valid_id {
         return fault("id", "must be 1 to 64 letters, digits, '-', '_' or '.'");
     }
+    Ok(())
+}
+
+/// The expression, parsed.
+fn expression(raw: &RawRule) -> Result<Expression, Fault> {
     let Some(src) = &raw.expression else {
         return fault("expression", "is required (\"true\" matches every request)");
     };
-    let expression = Expression::parse(src).map_err(|e| ("expression", e.to_string()))?;
-    let algorithm = raw.algorithm.ok_or(("algorithm", "is required".into()))?;
-    Ok((expression, algorithm))
+    Expression::parse(src).map_err(|e| ("expression", e.to_string()))
 }
 
-/// The limit, the period and the burst, in the algorithm's ranges.
-fn numbers(raw: &RawRule, algorithm: Algorithm) -> Result<(u64, u64, Option<u64>), Fault> {
+/// The limit, in the algorithm's range.
+fn limit(raw: &RawRule, algorithm: Algorithm) -> Result<u64, Fault> {
     let limit = raw.limit.ok_or(("limit", "is required".into()))?;
     let max = algorithm.max_limit();
     if !(1..=max).contains(&limit) {
         return fault("limit", format!("must be 1 to {max}"));
     }
+    Ok(limit)
+}
+
+/// The period: whole seconds, 1s to 24h.
+fn period(raw: &RawRule) -> Result<u64, Fault> {
     let period_ms = raw.period_ms.ok_or(("period", "is required".into()))?;
     check_span(period_ms).map_err(|m| ("period", m))?;
-    let burst = match (algorithm.takes_burst(), raw.burst) {
-        (true, None) => return fault("burst", "is required for token_bucket and leaky_bucket"),
+    Ok(period_ms)
+}
+
+/// The burst: required by the buckets, refused by the others.
+fn burst(raw: &RawRule, algorithm: Algorithm) -> Result<Option<u64>, Fault> {
+    match (algorithm.takes_burst(), raw.burst) {
+        (true, None) => fault("burst", "is required for token_bucket and leaky_bucket"),
         (true, Some(b)) if !(1..=MAX_LIMIT).contains(&b) => {
-            return fault("burst", format!("must be 1 to {MAX_LIMIT}"))
+            fault("burst", format!("must be 1 to {MAX_LIMIT}"))
         }
-        (false, Some(_)) => return fault("burst", "is only for token_bucket and leaky_bucket"),
-        (_, b) => b,
-    };
-    Ok((limit, period_ms, burst))
+        (false, Some(_)) => fault("burst", "is only for token_bucket and leaky_bucket"),
+        (_, b) => Ok(b),
+    }
+}
+
+/// The key's parts.
+fn key(raw: &RawRule) -> Result<Vec<KeyPart>, Fault> {
+    let src = raw
+        .key
+        .as_deref()
+        .ok_or(("key", "is required (1 to 5 parts)".into()))?;
+    key_parts(src).map_err(|m| ("key", m))
 }
 
 /// What an algorithm that counts values counts the values of.
@@ -129,15 +208,25 @@ fn count_statuses(raw: &RawRule, algorithm: Algorithm) -> Result<Vec<StatusMatch
     }
 }
 
-/// The penalty, the fail mode, the canary and the expiry; the fail mode.
-fn options(raw: &RawRule, algorithm: Algorithm) -> Result<FailMode, Fault> {
-    if let Some(p) = raw.penalty_ms {
-        check_span(p).map_err(|m| ("penalty", m))?;
+/// The penalty: whole seconds, 1s to 24h.
+fn penalty(raw: &RawRule) -> Result<(), Fault> {
+    match raw.penalty_ms {
+        Some(p) => check_span(p).map_err(|m| ("penalty", m)),
+        None => Ok(()),
     }
+}
+
+/// The fail mode (`local` judged once the algorithm is known).
+fn fail_mode(raw: &RawRule, algorithm: Option<Algorithm>) -> Result<FailMode, Fault> {
     let fail_mode = raw.fail_mode.unwrap_or_default();
-    if !algorithm.counts_locally() && fail_mode == FailMode::Local {
+    if algorithm.is_some_and(|a| !a.counts_locally()) && fail_mode == FailMode::Local {
         return fault("fail_mode", "local is refused for distinct (one map per subject per instance would outgrow the local store); use open or closed");
     }
+    Ok(fail_mode)
+}
+
+/// The canary (for blocking rules) and the expiry (a four-digit year).
+fn canary_and_expiry(raw: &RawRule) -> Result<(), Fault> {
     if raw.canary_bp.is_some() && raw.action == Some(Action::Log) {
         return fault(
             "canary",
@@ -150,7 +239,7 @@ fn options(raw: &RawRule, algorithm: Algorithm) -> Result<FailMode, Fault> {
             "must be before the year 10000 (RFC 3339 has four-digit years)",
         );
     }
-    Ok(fail_mode)
+    Ok(())
 }
 
 /// When the cost is counted, and the cost: at most `cap` (the burst, or
@@ -224,11 +313,12 @@ fn key_parts(src: &[String]) -> Result<Vec<KeyPart>, String> {
 }
 
 /// Validates what holds across rules: unique ids, at most 2 site-wide rules,
-/// and a partner for every attacker-controlled key.
+/// and a partner for every attacker-controlled key; every error found.
 pub(crate) fn set(rules: &[&Rule]) -> Result<(), RuleError> {
+    let mut errors = Vec::new();
     for (i, r) in rules.iter().enumerate() {
         if rules[..i].iter().any(|o| o.id == r.id) {
-            return Err(RuleError::new(
+            errors.push(RuleError::new(
                 Some(&r.id),
                 Some("id"),
                 "appears twice in the rule set",
@@ -236,9 +326,8 @@ pub(crate) fn set(rules: &[&Rule]) -> Result<(), RuleError> {
         }
     }
     let site_wide: Vec<&Rule> = rules.iter().copied().filter(|r| r.is_site_wide()).collect();
-    if site_wide.len() > MAX_SITE_WIDE {
-        let r = site_wide[MAX_SITE_WIDE];
-        return Err(RuleError::new(
+    if let Some(r) = site_wide.get(MAX_SITE_WIDE) {
+        errors.push(RuleError::new(
             Some(&r.id),
             Some("expression"),
             format!("at most {MAX_SITE_WIDE} site-wide rules (expression true) are allowed"),
@@ -249,7 +338,7 @@ pub(crate) fn set(rules: &[&Rule]) -> Result<(), RuleError> {
         let exposed = r.key.iter().find(|p| p.attacker_controlled());
         let partnered = r.key.iter().any(KeyPart::is_partner);
         if let (Some(p), false, false) = (exposed, partnered, ip_backstop) {
-            return Err(RuleError::new(
+            errors.push(RuleError::new(
                 Some(&r.id),
                 Some("key"),
                 format!(
@@ -260,7 +349,7 @@ pub(crate) fn set(rules: &[&Rule]) -> Result<(), RuleError> {
             ));
         }
     }
-    Ok(())
+    RuleError::all(errors).map_or(Ok(()), Err)
 }
 
 /// Whether `r` is the site-wide `ip` rule that partners client-chosen keys:

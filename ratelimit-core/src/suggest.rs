@@ -91,7 +91,7 @@ fn unit_of(word: &str, n: u64) -> Option<(u64, char)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::raw::FIELDS;
+    use crate::rules::FIELDS;
 
     #[test]
     fn a_slip_in_a_field_name_finds_the_field() {
