@@ -1,11 +1,13 @@
 //! `ratelimit check`: load rule files exactly as `RuleSet` does and report
 //! every error and warning with file, line, column, rule and field.
 //!
-//! The loader stops at the first error. To report the others, the rule it
-//! blamed is set aside and the rest loaded again, until the rest loads or
-//! an error names no rule: each error is the loader's own. (Setting aside a
-//! broken site-wide `ip` rule can make a rule it partnered fail too: that
-//! error is real once the broken rule is gone.)
+//! The loader reports every field at fault in every rule
+//! ([`RuleError::others`]), and checks across rules (repeated ids, the
+//! site-wide cap, partners) once each rule loads. To report those too, the
+//! rules blamed are set aside and the rest loaded again, until the rest
+//! loads or an error names no rule: each error is the loader's own.
+//! (Setting aside a broken site-wide `ip` rule can make a rule it partnered
+//! fail too: that error is real once the broken rule is gone.)
 
 use std::path::Path;
 
@@ -109,7 +111,8 @@ pub fn check_text(name: &str, text: &str, now_ms: u64) -> Vec<Diagnostic> {
 }
 
 /// The errors of the rule list, each with the index of the rule it blames:
-/// the first, then those of the rest with each blamed rule set aside.
+/// those of the first load, then those of the rest with each blamed rule
+/// set aside.
 fn every_error(
     spans: &[RuleSpan],
     values: Vec<Value>,
@@ -121,11 +124,17 @@ fn every_error(
     let mut out = Vec::new();
     let mut err = first;
     loop {
-        let blamed = blame(&err, &left, &ids);
-        out.push((blamed, err));
-        let Some(i) = blamed else { break };
-        left.retain(|&j| j != i);
-        if out.len() == MAX_ERRORS || spans.len() != values.len() {
+        let found: Vec<RuleError> = std::iter::once(err.clone())
+            .chain(err.others().iter().cloned())
+            .collect();
+        let blamed: Vec<Option<usize>> = found.iter().map(|e| blame(e, &left, &ids)).collect();
+        out.extend(blamed.iter().copied().zip(found));
+        if blamed.contains(&None) {
+            break;
+        }
+        left.retain(|j| !blamed.contains(&Some(*j)));
+        if out.len() >= MAX_ERRORS || spans.len() != values.len() {
+            out.truncate(MAX_ERRORS);
             break;
         }
         let rest = Value::Array(left.iter().map(|&j| values[j].clone()).collect());

@@ -30,6 +30,27 @@ fn every_error_is_reported_with_its_place() {
     assert_eq!(lines[2], "1 file(s): 2 error(s), 0 warning(s)");
 }
 
+/// Issue 41: a rule with a bad period and a bad expression shows both, each
+/// at its own field.
+#[test]
+fn every_error_of_one_rule_is_reported() {
+    let text = "[{\"id\": \"a\", \"expression\": \"http.host eq 'x'\",\n  \"algorithm\": \"fixed_window\", \"limit\": 5, \"period\": \"1 minute\", \"key\": [\"client_ip\"]}]";
+    let path = file("two.json", text.as_bytes());
+    let run = ratelimit(&["check", path.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let p = path.display();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            format!("{p}:2:44: error: rule \"a\", field \"period\": \"1 minute\" is not a duration: use \"1m\" (units s, m, h, d, without spaces)"),
+            format!("{p}:1:14: error: rule \"a\", field \"expression\": column 14: strings take double quotes, not `'`: write `\"x\"`"),
+            format!("{p}:2:66: error: rule \"a\", field \"key\": unknown key part \"client_ip\": did you mean \"ip\"? The parts are ip, host, method, country, asnum, ja4, locale, constant, header:<name>, cookie:<name>, query:<name>, jwt_claim:<name>, app:<name>"),
+            "1 file(s): 3 error(s), 0 warning(s)".to_owned(),
+        ]
+    );
+}
+
 #[test]
 fn warnings_pass_unless_denied() {
     let text = format!(
