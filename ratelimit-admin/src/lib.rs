@@ -24,7 +24,8 @@
 //! [`Admin::control`]. The [`guard`] module holds the rollback guard that
 //! returns a canary to log when it blocks more than its log phase would
 //! have limited. The workflow is described in the guide's "Running a
-//! fleet" chapter (`docs/fleet.md`).
+//! fleet" chapter (`docs/fleet.md`); the metrics, the dashboard and this
+//! page in [Operators](guide::operators).
 //!
 //! # Security
 //!
@@ -78,6 +79,7 @@ mod catalog;
 mod csrf;
 mod fleet;
 pub mod guard;
+pub mod guide;
 mod html;
 mod routes;
 mod snapshot;

@@ -211,3 +211,40 @@ fn the_examples_carry_only_explained_findings() {
         "a new example rule file needs its findings listed here"
     );
 }
+
+/// Issue 41: the login rules the README and the guide's Getting started
+/// show (the rule set in the raw string of the block that loads them) pass
+/// the audit without a warning, and both show the same rules.
+#[test]
+fn the_login_rules_of_the_readme_and_getting_started_pass_without_a_warning() {
+    let shown: Vec<String> = ["README.md", "docs/getting-started.md"]
+        .iter()
+        .map(|doc| {
+            let text = std::fs::read_to_string(root().join(doc)).unwrap();
+            let start = text
+                .find("from_json_str(r#\"[\n  {\"id\": \"per-ip\"")
+                .unwrap_or_else(|| panic!("{doc} shows no login rule set"));
+            let json = &text[start + "from_json_str(r#\"".len()..];
+            json[..json.find("\"#)").unwrap()].to_owned()
+        })
+        .collect();
+    assert_eq!(shown[0], shown[1], "the README and the guide differ");
+    assert!(shown[0].contains("\"login-ip-user\""));
+    let path = file("login-shown.json", shown[0].as_bytes());
+    let run = ratelimit(&[
+        "audit",
+        "--deny-warnings",
+        "--format",
+        "json",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let warnings: Vec<&serde_json::Value> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] != "info")
+        .collect();
+    assert!(warnings.is_empty(), "{warnings:#?}");
+}

@@ -6,6 +6,9 @@
 //! forge; the link definitions written before it here come first, so
 //! rustdoc resolves the same labels to items and to the other chapters.
 //!
+#![doc = "[getting-started]: ../../ratelimit_tower/guide/getting_started/index.html"]
+#![doc = "[glossary]: crate::guide::glossary"]
+#![doc = "[operators]: ../../ratelimit_admin/guide/operators/index.html"]
 #![doc = "[rules]: crate::guide::rules"]
 #![doc = "[expressions]: crate::guide::expressions"]
 #![doc = "[keyed]: crate::guide::keyed"]
@@ -24,6 +27,26 @@
 /// Links every chapter of this crate resolves the same way.
 macro_rules! chapter {
     ($(#[$attr:meta])* $name:ident, $file:literal) => {
+        #[doc = "[glossary]: crate::guide::glossary"]
+        #[doc = "[g-subject]: ../glossary/index.html#subject"]
+        #[doc = "[g-key-part]: ../glossary/index.html#key-part"]
+        #[doc = "[g-site-wide-rule]: ../glossary/index.html#site-wide-rule"]
+        #[doc = "[g-partner]: ../glossary/index.html#partner"]
+        #[doc = "[g-backstop]: ../glossary/index.html#backstop"]
+        #[doc = "[g-slot]: ../glossary/index.html#slot"]
+        #[doc = "[g-penalty]: ../glossary/index.html#penalty"]
+        #[doc = "[g-lift]: ../glossary/index.html#lift"]
+        #[doc = "[g-switch]: ../glossary/index.html#switch"]
+        #[doc = "[g-hold]: ../glossary/index.html#hold"]
+        #[doc = "[g-log-rule]: ../glossary/index.html#log-rule"]
+        #[doc = "[g-canary]: ../glossary/index.html#canary"]
+        #[doc = "[g-fleet-size]: ../glossary/index.html#fleet-size"]
+        #[doc = "[g-hash-key]: ../glossary/index.html#hash-key"]
+        #[doc = "[g-fail-mode]: ../glossary/index.html#fail-mode"]
+        #[doc = "[g-count-rule]: ../glossary/index.html#count-rule"]
+        #[doc = "[g-login-tuples]: ../glossary/index.html#login-tuples"]
+        #[doc = "[g-publish]: ../glossary/index.html#publish"]
+        #[doc = "[production]: ../../../ratelimit_cli/guide/production/index.html"]
         #[doc = "[rules]: crate::guide::rules"]
         #[doc = "[expressions]: crate::guide::expressions"]
         #[doc = "[keyed]: crate::guide::keyed"]
@@ -35,9 +58,7 @@ macro_rules! chapter {
         #[doc = "[governor]: ../../../ratelimit_tower/guide/migrating_from_tower_governor/index.html"]
         #[doc = "[nginx]: ../../../ratelimit_nginx/guide/migrating_from_nginx/index.html"]
         #[doc = "[schema]: crate::rules::RuleSet::json_schema"]
-        // The operators' guide is not a rustdoc chapter: the admin crate
-        // documents its page and the metric catalogue.
-        #[doc = "[operators]: ../../../ratelimit_admin/index.html"]
+        #[doc = "[operators]: ../../../ratelimit_admin/guide/operators/index.html"]
         #[doc = "[from_json]: crate::rules::RuleSet::from_json"]
         #[doc = "[json_schema]: crate::rules::RuleSet::json_schema"]
         #[doc = "[builder]: crate::rules::RuleBuilder"]
@@ -77,3 +98,4 @@ chapter!(rules, "rules.md");
 chapter!(expressions, "expressions.md");
 chapter!(keyed, "keyed.md");
 chapter!(observability, "observability.md");
+chapter!(glossary, "glossary.md");

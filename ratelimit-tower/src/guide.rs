@@ -1,4 +1,5 @@
-//! The guide's chapters on the HTTP side, rendered from `docs/*.md`.
+//! The guide's chapters on the HTTP side, rendered from `docs/*.md`:
+//! [Getting started](getting_started) first.
 //!
 //! Built only by rustdoc (and its doctests): a normal build never reads
 //! the files. The index of the guide is
@@ -14,6 +15,31 @@ macro_rules! chapter {
         #[doc = "[valkey]: ../../../ratelimit_valkey/guide/valkey/index.html"]
         #[doc = "[nginx]: ../../../ratelimit_nginx/guide/migrating_from_nginx/index.html"]
         #[doc = "[security]: crate::guide::security"]
+        #[doc = "[glossary]: ../../../ratelimit_core/guide/glossary/index.html"]
+        #[doc = "[g-subject]: ../../../ratelimit_core/guide/glossary/index.html#subject"]
+        #[doc = "[g-key-part]: ../../../ratelimit_core/guide/glossary/index.html#key-part"]
+        #[doc = "[g-site-wide-rule]: ../../../ratelimit_core/guide/glossary/index.html#site-wide-rule"]
+        #[doc = "[g-partner]: ../../../ratelimit_core/guide/glossary/index.html#partner"]
+        #[doc = "[g-backstop]: ../../../ratelimit_core/guide/glossary/index.html#backstop"]
+        #[doc = "[g-slot]: ../../../ratelimit_core/guide/glossary/index.html#slot"]
+        #[doc = "[g-penalty]: ../../../ratelimit_core/guide/glossary/index.html#penalty"]
+        #[doc = "[g-lift]: ../../../ratelimit_core/guide/glossary/index.html#lift"]
+        #[doc = "[g-switch]: ../../../ratelimit_core/guide/glossary/index.html#switch"]
+        #[doc = "[g-hold]: ../../../ratelimit_core/guide/glossary/index.html#hold"]
+        #[doc = "[g-log-rule]: ../../../ratelimit_core/guide/glossary/index.html#log-rule"]
+        #[doc = "[g-canary]: ../../../ratelimit_core/guide/glossary/index.html#canary"]
+        #[doc = "[g-fleet-size]: ../../../ratelimit_core/guide/glossary/index.html#fleet-size"]
+        #[doc = "[g-hash-key]: ../../../ratelimit_core/guide/glossary/index.html#hash-key"]
+        #[doc = "[g-fail-mode]: ../../../ratelimit_core/guide/glossary/index.html#fail-mode"]
+        #[doc = "[g-count-rule]: ../../../ratelimit_core/guide/glossary/index.html#count-rule"]
+        #[doc = "[g-login-tuples]: ../../../ratelimit_core/guide/glossary/index.html#login-tuples"]
+        #[doc = "[g-publish]: ../../../ratelimit_core/guide/glossary/index.html#publish"]
+        #[doc = "[security-proxies]: ../security/index.html#behind-proxies"]
+        #[doc = "[cli]: ../../../ratelimit_cli/guide/cli/index.html"]
+        #[doc = "[production]: ../../../ratelimit_cli/guide/production/index.html"]
+        #[doc = "[valkey-hash-key]: ../../../ratelimit_valkey/guide/valkey/index.html#the-fleets-hash-key"]
+        #[doc = "[fleet]: ../../../ratelimit_valkey/guide/fleet/index.html"]
+        #[doc = "[operators-metrics]: ../../../ratelimit_admin/guide/operators/index.html#every-metric"]
         #[doc = "[client_ip]: crate::ClientIp"]
         #[doc = "[set_client_ip]: crate::SetClientIp"]
         #[doc = "[shared_bucket]: crate::RateLimitLayer::shared_bucket_without_peer"]
@@ -36,6 +62,7 @@ macro_rules! chapter {
     };
 }
 
+chapter!(getting_started, "getting-started.md");
 chapter!(security, "security.md");
 chapter!(charges, "charges.md");
 chapter!(

@@ -78,6 +78,9 @@
 //!
 //! # The guide
 //!
+//! - [Getting started](crate::guide::getting_started): a limit per client
+//!   address, rules for a login route, two instances on Valkey, metrics;
+//!   each step a doctest.
 //! - [Security](crate::guide::security): trusted proxies, and what a client
 //!   can and cannot do to the limits (nested routers see stripped paths,
 //!   the first of repeated query arguments is keyed, `HEAD` reaches `GET`
