@@ -43,16 +43,30 @@ fn load_rules(text: &str) {
     }
 }
 
+/// The error shows each of its errors (it first, then its others, which
+/// have none of their own), one a line: rule, field, message.
 fn check_rule_error(err: &RuleError) {
     let shown = err.to_string();
-    let (rule, field) = (err.rule(), err.field());
-    assert!(shown.ends_with(err.message()), "{shown:?}");
-    if let Some(rule) = rule {
-        assert!(shown.contains(&format!("{rule:?}")), "{shown:?}");
+    let mut rest = shown.as_str();
+    for (i, e) in std::iter::once(err).chain(err.others()).enumerate() {
+        assert!(i == 0 || e.others().is_empty(), "{shown:?}");
+        let head = match (e.rule(), e.field()) {
+            (Some(r), Some(f)) => format!("rule {r:?}, field {f:?}: "),
+            (Some(r), None) => format!("rule {r:?}: "),
+            (None, Some(f)) => format!("field {f:?}: "),
+            (None, None) => String::new(),
+        };
+        if i > 0 {
+            rest = rest
+                .strip_prefix('\n')
+                .unwrap_or_else(|| panic!("{shown:?}"));
+        }
+        let line = format!("{head}{}", e.message());
+        rest = rest
+            .strip_prefix(line.as_str())
+            .unwrap_or_else(|| panic!("{shown:?}"));
     }
-    if let Some(field) = field {
-        assert!(shown.contains(&format!("{field:?}")), "{shown:?}");
-    }
+    assert!(rest.is_empty(), "{shown:?}");
 }
 
 fn exercise_rules(set: &RuleSet) {
