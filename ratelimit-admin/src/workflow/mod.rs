@@ -130,7 +130,12 @@ pub(crate) fn check(draft: &str, running: &RuleSet) -> Checked {
                 out.json = Some(json);
             }
         }
-        Err(e) => out.errors.insert(0, e.to_string()),
+        Err(e) => {
+            // Every error of the set (one a line), each a paragraph, first.
+            let mut found: Vec<String> = e.to_string().lines().map(str::to_owned).collect();
+            found.append(&mut out.errors);
+            out.errors = found;
+        }
     }
     out
 }

@@ -63,6 +63,18 @@ fn a_set_that_does_not_load_names_the_rule_and_field() {
     assert!(check(&huge, &running()).errors[0].contains("bytes"));
 }
 
+/// Issue 41: every error of the draft is shown, each on its own.
+#[test]
+fn every_error_of_the_draft_is_shown_apart() {
+    let draft = RUNNING
+        .replace("\"limit\": 5", "\"limit\": 0")
+        .replace("\"1m\"", "\"1 minute\"");
+    let c = check(&draft, &running());
+    assert_eq!(c.errors.len(), 2, "{:?}", c.errors);
+    assert!(c.errors[0].starts_with("rule \"login\", field \"period\""));
+    assert!(c.errors[1].starts_with("rule \"login\", field \"limit\""));
+}
+
 #[test]
 fn rollouts_and_rule_edits_keep_the_other_rules() {
     let two = put_rule(
