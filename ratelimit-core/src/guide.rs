@@ -86,6 +86,7 @@ macro_rules! chapter {
         #[doc = "[keyed_error]: crate::keyed::KeyedError"]
         #[doc = "[until_ready]: crate::keyed::KeyedLimit::until_ready"]
         #[doc = "[rule_stats]: crate::Limiter::rule_stats"]
+        #[doc = "[layer]: ../../../ratelimit_tower/struct.RateLimitLayer.html"]
         #[doc = "[layer_json]: ../../../ratelimit_tower/struct.RateLimitLayer.html#method.from_json_str"]
         #[doc = "[legacy]: ../../../ratelimit_tower/struct.RateLimitLayer.html#method.legacy_headers"]
         #[doc = include_str!(concat!("../docs/", $file))]
