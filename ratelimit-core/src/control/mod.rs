@@ -50,6 +50,7 @@
 mod error;
 mod memory;
 mod report;
+mod temporary;
 mod view;
 
 use std::collections::BTreeMap;
@@ -60,6 +61,7 @@ pub use crate::switches::{FleetSize, Switches};
 pub use error::ControlError;
 pub use memory::MemoryControl;
 pub use report::{InstanceReport, RuleCounts};
+pub use temporary::TemporaryRule;
 pub use view::{FleetView, Switch, SwitchState};
 
 #[cfg(doc)]
@@ -136,8 +138,30 @@ pub trait Control: std::fmt::Debug + Send + Sync {
         subject: crate::KeyDigest,
     ) -> BoxFuture<'a, Result<(), ControlError>>;
 
+    /// Adds `rule` on every instance until its `expires_at` (at most 24
+    /// hours ahead), with `note` (who and why), as an autopilot does during
+    /// an attack. It keeps blocking under "disable blocking by config
+    /// rules", survives publishes (unless a published rule takes its id)
+    /// and stops on every instance at its `expires_at`. A rule of the same
+    /// id added earlier is replaced.
+    ///
+    /// # Errors
+    ///
+    /// [`ControlError::Invalid`] as [`TemporaryRule::check`] says (naming
+    /// the rule and field); [`ControlError::Unavailable`] when the store
+    /// does not answer.
+    fn add_temporary<'a>(
+        &'a self,
+        rule: crate::rules::Rule,
+        note: &'a str,
+    ) -> BoxFuture<'a, Result<(), ControlError>>;
+
+    /// Removes the rule added at run time `id` from every instance; false
+    /// when there is none by that id.
+    fn remove_temporary<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, ControlError>>;
+
     /// The fleet: the published version, the instances seen in the last
-    /// minute, the switches.
+    /// minute, the switches, the rules added at run time.
     fn fleet(&self) -> BoxFuture<'_, Result<FleetView, ControlError>>;
 
     /// The secret shared by the fleet (for CSRF tokens): the same on

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{InstanceReport, Published, RuleCounts, TopSubject};
+use super::{InstanceReport, Published, RuleCounts, TemporaryRule, TopSubject};
 use crate::switches::Switches;
 
 /// One of the emergency switches ([`Switches`]).
@@ -96,6 +96,14 @@ pub struct FleetView {
     pub instances: Vec<InstanceReport>,
     /// The switches as stored.
     pub switches: SwitchState,
+    /// The last lift's sequence number as stored (0: none).
+    pub lift_seq: u64,
+    /// The rules added at run time that have not expired, soonest to
+    /// expire first.
+    pub temporary: Vec<TemporaryRule>,
+    /// The parts of the control state that cannot be read, each naming
+    /// the key and what it should hold.
+    pub problems: Vec<String>,
 }
 
 impl FleetView {
@@ -121,6 +129,48 @@ impl FleetView {
         self.instances
             .iter()
             .filter(|r| r.running_version != version)
+            .collect()
+    }
+
+    /// The instances that do not run the stored switches (a build that
+    /// does not report its switches is not counted).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelimit_core::control::{FleetView, InstanceReport, Switch, SwitchState};
+    ///
+    /// let mut on = SwitchState::default();
+    /// on.set(Switch::DisableRateLimiting, true);
+    /// let at = |id: &str, s| InstanceReport { id: id.into(), switches: Some(s), ..Default::default() };
+    /// let view = FleetView {
+    ///     switches: on,
+    ///     instances: vec![at("a", on), at("b", SwitchState::default())],
+    ///     ..Default::default()
+    /// };
+    /// let late: Vec<&str> = view.switches_not_applied().iter().map(|r| r.id.as_str()).collect();
+    /// assert_eq!(late, ["b"]);
+    /// ```
+    pub fn switches_not_applied(&self) -> Vec<&InstanceReport> {
+        self.instances
+            .iter()
+            .filter(|r| r.switches.is_some_and(|s| s != self.switches))
+            .collect()
+    }
+
+    /// The instances that have not applied the last lift.
+    pub fn lifts_not_applied(&self) -> Vec<&InstanceReport> {
+        self.instances
+            .iter()
+            .filter(|r| r.lift_seq < self.lift_seq)
+            .collect()
+    }
+
+    /// The instances that do not run the rule added at run time `id`.
+    pub fn temporary_not_applied(&self, id: &str) -> Vec<&InstanceReport> {
+        self.instances
+            .iter()
+            .filter(|r| !r.temporary.iter().any(|(t, _)| t == id))
             .collect()
     }
 

@@ -3,15 +3,18 @@
 //! reads the control state on each wake-up or every `poll`, applies what
 //! changed, and reports the instance to the registry.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use ratelimit_core::control::{ControlError, Published};
+use ratelimit_core::rules::Rule;
 use ratelimit_core::Limiter;
 use tokio::sync::Notify;
 
+use super::parts::Part;
 use super::ValkeyControl;
 
 /// How an instance follows the control channel.
@@ -96,6 +99,14 @@ pub(crate) struct Applied {
     pub(crate) lift_seq: u64,
     /// Valkey did not answer the last read.
     pub(crate) unreachable: bool,
+    /// The parts of the control state that cannot be read, and why.
+    pub(crate) problems: BTreeMap<Part, String>,
+    /// The rules added at run time this follower runs, by id.
+    pub(crate) added: BTreeMap<String, Rule>,
+    /// Why stored rules added at run time were refused (each logged once).
+    pub(crate) added_refused: BTreeSet<String>,
+    /// A digest of the stored rules last applied.
+    pub(crate) added_digest: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -144,6 +155,12 @@ impl Follower {
     /// (the last count while Valkey is down).
     pub fn fleet_size(&self) -> Arc<AtomicU64> {
         self.fleet.clone()
+    }
+
+    /// The parts of the control state this instance cannot read, each
+    /// naming the key and what it should hold (also in its report).
+    pub fn problems(&self) -> Vec<String> {
+        self.shared.lock().problems.values().cloned().collect()
     }
 
     /// Notices received on the channel so far.
@@ -265,7 +282,7 @@ impl ValkeyControl {
     fn unreachable(&self, shared: &Shared, e: &ControlError) {
         let mut a = shared.lock();
         if !a.unreachable {
-            tracing::warn!(error = %e, version = a.version, "control: Valkey does not answer; keeping the running set and switches");
+            tracing::warn!(error = %e, version = a.version, "control: Valkey does not answer; keeping the running set, switches and rules added at run time");
         }
         a.unreachable = true;
     }

@@ -30,13 +30,17 @@
 //! # drop(follower); Ok(()) }
 //! ```
 
+mod added;
 mod apply;
 mod codec;
 mod conn;
 mod follow;
 mod ops;
+mod parts;
 mod registry;
 mod scripts;
+mod temporary;
+mod view;
 
 use std::sync::Arc;
 use std::time::Duration;
