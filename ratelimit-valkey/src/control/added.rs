@@ -10,7 +10,7 @@ use ratelimit_core::control::{Control, ControlError, TemporaryRule};
 use ratelimit_core::rules::{Rule, RuleSet};
 use ratelimit_core::Limiter;
 
-use super::follow::Shared;
+use super::follow::{Applied, Shared};
 use super::parts::Part;
 use super::temporary::{decode, encode, Entry, CAS, MAX_BYTES};
 use super::ValkeyControl;
@@ -170,7 +170,8 @@ impl ValkeyControl {
         {
             // Unchanged and all still running: nothing to do.
             let a = shared.lock();
-            if a.added_digest == Some(digest) && a.added.keys().all(|id| running.contains(id)) {
+            let all_run = a.added.keys().all(|id| running.contains(id));
+            if a.added_digest == Some(digest) && all_run && a.added_refused.is_empty() {
                 return Ok(false);
             }
         }
@@ -179,16 +180,17 @@ impl ValkeyControl {
             decode(&raw, now).map_err(|why| ControlError::Invalid(format!("{key} holds {why}")))?;
         let mut a = shared.lock();
         a.added_digest = Some(digest);
-        if a.added_refused.len() > 2 * TemporaryRule::MAX {
-            a.added_refused.clear();
+        let before = std::mem::take(&mut a.added_refused);
+        let refuse = |a: &mut Applied, why: String| {
+            if !before.contains(&why) {
+                tracing::warn!(error = %why, "control: a stored rule added at run time is refused");
+            }
+            a.added_refused.insert(why);
+        };
+        for why in errors {
+            refuse(&mut a, why);
         }
         let mut changed = false;
-        for why in errors {
-            if a.added_refused.insert(why.clone()) {
-                tracing::warn!(error = %why, "control: a stored rule added at run time is refused");
-                changed = true;
-            }
-        }
         for e in entries {
             let Some(rule) = e.rule else {
                 if a.added.remove(&e.id).is_some() {
@@ -211,15 +213,10 @@ impl ValkeyControl {
                     a.added.insert(e.id, rule);
                     changed = true;
                 }
-                Err(err) => {
-                    if a.added_refused.insert(err.to_string()) {
-                        tracing::warn!(error = %err, "control: a stored rule added at run time is refused");
-                        changed = true;
-                    }
-                }
+                Err(err) => refuse(&mut a, err.to_string()),
             }
         }
         a.added.retain(|_, r| !r.expired_at(now));
-        Ok(changed)
+        Ok(changed || a.added_refused != before)
     }
 }

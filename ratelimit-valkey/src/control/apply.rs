@@ -279,7 +279,7 @@ impl ValkeyControl {
         {
             let a = shared.lock();
             report.lift_seq = a.lift_seq;
-            report.problems = a.problems.values().cloned().collect();
+            report.problems = a.problems();
         }
         report.last_report_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)

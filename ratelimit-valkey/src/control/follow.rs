@@ -103,7 +103,8 @@ pub(crate) struct Applied {
     pub(crate) problems: BTreeMap<Part, String>,
     /// The rules added at run time this follower runs, by id.
     pub(crate) added: BTreeMap<String, Rule>,
-    /// Why stored rules added at run time were refused (each logged once).
+    /// Why stored rules added at run time are refused, at the last read
+    /// of a changed value (each logged once, and reported).
     pub(crate) added_refused: BTreeSet<String>,
     /// A digest of the stored rules last applied.
     pub(crate) added_digest: Option<u64>,
@@ -117,6 +118,18 @@ pub(crate) struct Shared {
     pub(crate) wake: Notify,
     pub(crate) notices: AtomicU64,
     pub(crate) reads: AtomicU64,
+}
+
+impl Applied {
+    /// What this instance cannot apply: the parts of the control state it
+    /// cannot read, and the stored rules added at run time it refused.
+    pub(crate) fn problems(&self) -> Vec<String> {
+        let refused = self
+            .added_refused
+            .iter()
+            .map(|why| format!("a rule added at run time is refused: {why}"));
+        self.problems.values().cloned().chain(refused).collect()
+    }
 }
 
 impl Shared {
@@ -160,7 +173,7 @@ impl Follower {
     /// The parts of the control state this instance cannot read, each
     /// naming the key and what it should hold (also in its report).
     pub fn problems(&self) -> Vec<String> {
-        self.shared.lock().problems.values().cloned().collect()
+        self.shared.lock().problems()
     }
 
     /// Notices received on the channel so far.
