@@ -14,7 +14,6 @@ use ratelimit_core::rules::Rule;
 use ratelimit_core::Limiter;
 use tokio::sync::Notify;
 
-use super::parts::Part;
 use super::ValkeyControl;
 
 /// How an instance follows the control channel.
@@ -99,8 +98,9 @@ pub(crate) struct Applied {
     pub(crate) lift_seq: u64,
     /// Valkey did not answer the last read.
     pub(crate) unreachable: bool,
-    /// The parts of the control state that cannot be read, and why.
-    pub(crate) problems: BTreeMap<Part, String>,
+    /// The parts of the control state that cannot be read (by the part's
+    /// name), and why.
+    pub(crate) problems: BTreeMap<&'static str, String>,
     /// The rules added at run time this follower runs, by id.
     pub(crate) added: BTreeMap<String, Rule>,
     /// Why stored rules added at run time are refused, at the last read

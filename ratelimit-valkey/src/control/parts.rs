@@ -15,7 +15,7 @@ use super::scripts::Keys;
 use super::ValkeyControl;
 
 /// One part of the control state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Part {
     Set,
     Switches,
@@ -33,6 +33,17 @@ impl Part {
             Part::LiftSeq => &keys.lift_seq,
             Part::Lifts => &keys.lifts,
             Part::Temporary => &keys.temporary,
+        }
+    }
+
+    /// Its name, as the follower keeps its problems.
+    fn name(self) -> &'static str {
+        match self {
+            Part::Set => "set",
+            Part::Switches => "switches",
+            Part::LiftSeq => "lift_seq",
+            Part::Lifts => "lifts",
+            Part::Temporary => "temporary",
         }
     }
 
@@ -102,15 +113,15 @@ impl ValkeyControl {
         let mut a = shared.lock();
         match problem {
             Some(why) => {
-                if a.problems.get(&part) == Some(&why) {
+                if a.problems.get(part.name()) == Some(&why) {
                     return false;
                 }
                 tracing::warn!(problem = %why, "control: a control key cannot be read; the other parts of the control state are still applied");
-                a.problems.insert(part, why);
+                a.problems.insert(part.name(), why);
                 true
             }
             None => {
-                let Some(was) = a.problems.remove(&part) else {
+                let Some(was) = a.problems.remove(part.name()) else {
                     return false;
                 };
                 tracing::info!(was = %was, "control: a control key can be read again");
