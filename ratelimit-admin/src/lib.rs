@@ -8,7 +8,7 @@
 //!
 //! | route | what |
 //! | --- | --- |
-//! | `GET /` | the page: switches, the fleet's instances, rules that need attention (with the clients they would hit), penalties in force, each rule's rollout, the draft, the history, rule counts, the running rule set |
+//! | `GET /` | the page: switches, the fleet's instances (and which have not applied the version, the switches or the last lift), rules that need attention (with the clients they would hit), penalties in force, the rules added at run time (expiry, note), each rule's rollout, the draft, the history, rule counts, the running rule set |
 //! | `GET /state.json` | the counts, penalties and clients as JSON |
 //! | `GET /rules.json` | the running rule set, in the format that loads ([`RuleSet::to_json`](ratelimit_core::rules::RuleSet::to_json)) |
 //! | `POST /reset` | `rule`, `subject` (digest): lift a penalty, forget the subject's count, on every instance |

@@ -1,12 +1,14 @@
 //! The fleet's control: one seam to publish rule sets, flip the switches,
-//! lift penalties and read the fleet, whatever carries it.
+//! lift penalties, add rules at run time and read the fleet, whatever
+//! carries it.
 //!
 //! [`Control`] is what an operator's tool (the admin page, a script) talks
 //! to. [`MemoryControl`] runs it in one process over one [`Limiter`]: a
 //! publish applies at once and the fleet is this instance. The Valkey
 //! backend's `ValkeyControl` (crate `ratelimit-valkey`) runs it across a
-//! fleet: the published set, switches and lifts live in Valkey, each
-//! instance follows them, and each reports itself to a registry.
+//! fleet: the published set, switches, lifts and rules added at run time
+//! live in Valkey, each instance follows them, and each reports itself
+//! (what it runs of each) to a registry.
 //!
 //! Nothing here does I/O: the trait's futures are boxed
 //! ([`BoxFuture`]) so either side can implement it.
@@ -17,6 +19,9 @@
 //!   when another publish came first. Never a silent overwrite.
 //! - A set is validated with [`Published::check_set`] ([`RuleSet::from_json`]) before it is stored,
 //!   and refused when larger than [`Published::MAX_SET_BYTES`].
+//! - Rules added at run time ([`Control::add_temporary`], an autopilot's)
+//!   run on every instance until their `expires_at`, at most 24 hours
+//!   ahead ([`TemporaryRule::check`]), and survive publishes.
 //! - A publish is held ([`ControlError::Held`]) while a live instance reads
 //!   an older [`Published::SCHEMA`] than the set needs, naming those instances.
 //!
