@@ -50,7 +50,7 @@ async fn a_rule_added_once_runs_on_every_instance_until_it_expires() {
     let now = fleet[0].limiter.now_ms();
     let start = Instant::now();
     operator
-        .add_temporary(surge("surge", 2_500, now), "autopilot: attack on /")
+        .add_temporary(surge("surge", 4_000, now), "autopilot: attack on /")
         .await
         .unwrap();
     wait_until("on 3 of 3", Duration::from_secs(1), || {
@@ -88,10 +88,10 @@ async fn a_rule_added_once_runs_on_every_instance_until_it_expires() {
         (t.rule.id.as_str(), t.note.as_str()),
         ("surge", "autopilot: attack on /")
     );
-    assert_eq!(t.expires_at_ms(), now + 2_500);
+    assert_eq!(t.expires_at_ms(), now + 4_000);
     assert!(view.temporary_not_applied("surge").is_empty(), "{view:?}");
     // At its expires_at it stops on every instance.
-    let left = Duration::from_millis(2_600).saturating_sub(start.elapsed());
+    let left = Duration::from_millis(4_100).saturating_sub(start.elapsed());
     tokio::time::sleep(left).await;
     for (i, n) in fleet.iter().enumerate() {
         assert!(!runs(n, "surge"), "{}", n.id);

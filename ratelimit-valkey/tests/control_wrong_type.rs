@@ -157,6 +157,53 @@ async fn a_wrong_typed_key_costs_only_its_part_and_switches_reach_every_instance
     }
 }
 
+/// The switches' own key of the wrong type: flipping a switch is refused
+/// (not a silent `Ok`), and a publish and a rule added at run time still
+/// reach 3 of 3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_typed_switches_key_stops_only_the_switches() {
+    let server = ValkeyServer::spawn().unwrap_or_else(|e| panic!("{e}"));
+    let prefix = unique("ctl");
+    let fleet = three(server.url(), &prefix).await;
+    let mut conn = connect(server.url()).await;
+    let k = format!("{prefix}control{{ctl}}:switches");
+    plant(&mut conn, &k, "list").await;
+    let operator = &fleet[0].control;
+    let flip = operator.set_switch(Switch::DisableRateLimiting, true).await;
+    assert!(flip.is_err(), "{flip:?}");
+    let v = operator
+        .publish(0, &api_set(9, "log"), "beside a bad key", BTreeMap::new())
+        .await
+        .unwrap();
+    let now = fleet[0].limiter.now_ms();
+    let rule = ratelimit_core::rules::RuleBuilder::new("surge")
+        .expression(r#"http.request.uri.path eq "/""#)
+        .fixed_window(1, Duration::from_secs(60))
+        .key(["ip"])
+        .expires_at_ms(now + 60_000)
+        .build()
+        .unwrap();
+    operator.add_temporary(rule, "").await.unwrap();
+    let said = format!("{k} holds a list: it should hold the switches");
+    wait_until(
+        "the set and the rule on 3 of 3, the key named",
+        Duration::from_secs(3),
+        || {
+            fleet.iter().all(|n| {
+                n.follower.running_version() == v
+                    && n.limiter.temporary_rules().len() == 1
+                    && n.follower.problems().iter().any(|p| p.starts_with(&said))
+            })
+        },
+    )
+    .await;
+    let view = operator.fleet().await.expect("fleet() answers");
+    assert!(
+        view.problems.iter().any(|p| p.starts_with(&said)),
+        "{view:?}"
+    );
+}
+
 #[tokio::test]
 async fn the_warning_names_the_key_and_what_it_should_hold_once() {
     let (capture, _guard) = LogCapture::install();
