@@ -1,6 +1,7 @@
 //! A control key of the wrong type costs only its own part of the control
 //! state (issue 39, finding 2): with a list at `lift_seq`, a string at
-//! `set`, a string at `lifts` or a hash at `temporary`, a kill switch
+//! `set`, a string at `lifts`, a hash at `temporary` or a list at its
+//! stamp, a kill switch
 //! still reaches 3 of 3 instances; each instance names the key and what it
 //! should hold (in its log, once, and in its report); `fleet()` shows the
 //! instances that have not applied a switch or a lift.
@@ -75,6 +76,7 @@ async fn a_wrong_typed_key_costs_only_its_part_and_switches_reach_every_instance
             "hash",
             "the rules added at run time, a string of JSON",
         ),
+        ("temporary_stamp", "list", "the stamp of the last change"),
     ] {
         let k = key(name);
         if name == "lifts" {
@@ -87,6 +89,15 @@ async fn a_wrong_typed_key_costs_only_its_part_and_switches_reach_every_instance
                 .unwrap();
         }
         plant(&mut conn, &k, kind).await;
+        if name == "temporary" {
+            // The value is read when its stamp changes.
+            let _: () = redis::cmd("SET")
+                .arg(key("temporary_stamp"))
+                .arg("by hand")
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+        }
         kill_switch_reaches_all(&fleet, on).await;
         let said = format!("{k} ");
         wait_until(
@@ -142,9 +153,14 @@ async fn a_wrong_typed_key_costs_only_its_part_and_switches_reach_every_instance
             .query_async(&mut conn)
             .await
             .unwrap();
-        if name == "lifts" {
+        if name == "lifts" || name == "temporary" {
+            let other = if name == "lifts" {
+                "lift_seq"
+            } else {
+                "temporary_stamp"
+            };
             let _: () = redis::cmd("DEL")
-                .arg(key("lift_seq"))
+                .arg(key(other))
                 .query_async(&mut conn)
                 .await
                 .unwrap();

@@ -11,6 +11,7 @@ use ratelimit_core::rules::{Rule, RuleSet};
 use ratelimit_core::Limiter;
 
 use super::follow::{Applied, Shared};
+use super::ops::random_hex;
 use super::parts::Part;
 use super::temporary::{decode, encode, Entry, CAS, MAX_BYTES};
 use super::ValkeyControl;
@@ -91,12 +92,17 @@ impl ValkeyControl {
             }
             let last = entries.iter().map(|e| e.expires_at_ms).max().unwrap_or(now);
             let until = (last + KEEP_AFTER_MS).to_string();
-            let keys = [self.keys.temporary.as_str()];
-            let args: [&[u8]; 4] = [
+            let keys = [
+                self.keys.temporary.as_str(),
+                self.keys.temporary_stamp.as_str(),
+            ];
+            let stamp = random_hex(8)?;
+            let args: [&[u8]; 5] = [
                 raw.as_bytes(),
                 value.as_bytes(),
                 until.as_bytes(),
                 self.keys.channel.as_bytes(),
+                stamp.as_bytes(),
             ];
             let written: u8 = self.conn.script(&CAS_SCRIPT, &keys, &args).await?;
             if written == 1 {
@@ -145,41 +151,46 @@ impl ValkeyControl {
         Ok(removed)
     }
 
-    /// Runs on `limiter` the rules stored in `raw` (the key's value, if
-    /// any): adds the new and the changed ones, drops the removed ones.
-    /// A missing key drops nothing (each rule stops at its `expires_at`).
-    /// Whether anything changed; an error when the value is malformed.
-    pub(crate) fn apply_added(
+    /// Runs on `limiter` the rules stored, when their `stamp` (as polled)
+    /// changed since the last read, or a rule is refused or no longer
+    /// runs: adds the new and the changed ones, drops the removed ones. A
+    /// missing key drops nothing (each rule stops at its `expires_at`).
+    /// Whether anything changed; an error when the value cannot be read
+    /// or is malformed.
+    pub(crate) async fn apply_added(
         &self,
         limiter: &Limiter,
         shared: &Shared,
-        raw: Option<String>,
+        stamp: Option<String>,
     ) -> Result<bool, ControlError> {
-        let Some(raw) = raw else { return Ok(false) };
-        let now = limiter.now_ms();
+        let Some(stamp) = stamp else { return Ok(false) };
         let running: BTreeSet<String> = limiter
             .temporary_rules()
             .iter()
             .map(|r| r.id.clone())
             .collect();
-        let digest = {
-            let mut h = std::hash::DefaultHasher::new();
-            std::hash::Hash::hash(&raw, &mut h);
-            std::hash::Hasher::finish(&h)
-        };
         {
-            // Unchanged and all still running: nothing to do.
+            // Unchanged and all still running: nothing to read.
             let a = shared.lock();
             let all_run = a.added.keys().all(|id| running.contains(id));
-            if a.added_digest == Some(digest) && all_run && a.added_refused.is_empty() {
+            if a.added_stamp.as_ref() == Some(&stamp) && all_run && a.added_refused.is_empty() {
                 return Ok(false);
             }
         }
+        let raw: Option<String> = self
+            .conn
+            .cmd(redis::cmd("GET").arg(&self.keys.temporary))
+            .await?;
+        let Some(raw) = raw else {
+            shared.lock().added_stamp = Some(stamp);
+            return Ok(false);
+        };
+        let now = limiter.now_ms();
         let key = &self.keys.temporary;
         let (entries, errors) =
             decode(&raw, now).map_err(|why| ControlError::Invalid(format!("{key} holds {why}")))?;
         let mut a = shared.lock();
-        a.added_digest = Some(digest);
+        a.added_stamp = Some(stamp);
         let before = std::mem::take(&mut a.added_refused);
         let refuse = |a: &mut Applied, why: String| {
             if !before.contains(&why) {

@@ -43,7 +43,7 @@ impl ValkeyControl {
             .cmd("GET")
             .arg(&self.keys.lift_seq)
             .cmd("GET")
-            .arg(&self.keys.temporary);
+            .arg(&self.keys.temporary_stamp);
         let mut replies = self.conn.pipe_each(&pipe).await?.into_iter();
         shared.lock().unreachable = false;
         let mut next = || {
@@ -83,13 +83,14 @@ impl ValkeyControl {
             }
         };
         changed |= match typed::<Option<String>>(added) {
-            Ok(raw) => {
-                let r = self.apply_added(limiter, shared, raw);
-                self.settle(shared, Part::Temporary, r)
+            Ok(stamp) => {
+                let r = self.apply_added(limiter, shared, stamp).await;
+                Self::note_part(shared, Part::TemporaryStamp, None)
+                    | self.settle(shared, Part::Temporary, r)
             }
             Err(e) => {
-                let why = self.part_error(Part::Temporary, &e).await;
-                Self::note_part(shared, Part::Temporary, Some(why))
+                let why = self.part_error(Part::TemporaryStamp, &e).await;
+                Self::note_part(shared, Part::TemporaryStamp, Some(why))
             }
         };
         Ok(changed)

@@ -106,8 +106,8 @@ pub(crate) struct Applied {
     /// Why stored rules added at run time are refused, at the last read
     /// of a changed value (each logged once, and reported).
     pub(crate) added_refused: BTreeSet<String>,
-    /// A digest of the stored rules last applied.
-    pub(crate) added_digest: Option<u64>,
+    /// The stamp of the stored rules last applied.
+    pub(crate) added_stamp: Option<String>,
 }
 
 #[derive(Debug, Default)]

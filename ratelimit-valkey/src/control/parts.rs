@@ -22,6 +22,7 @@ pub(crate) enum Part {
     LiftSeq,
     Lifts,
     Temporary,
+    TemporaryStamp,
 }
 
 impl Part {
@@ -33,6 +34,7 @@ impl Part {
             Part::LiftSeq => &keys.lift_seq,
             Part::Lifts => &keys.lifts,
             Part::Temporary => &keys.temporary,
+            Part::TemporaryStamp => &keys.temporary_stamp,
         }
     }
 
@@ -44,6 +46,7 @@ impl Part {
             Part::LiftSeq => "lift_seq",
             Part::Lifts => "lifts",
             Part::Temporary => "temporary",
+            Part::TemporaryStamp => "temporary_stamp",
         }
     }
 
@@ -57,6 +60,9 @@ impl Part {
             Part::LiftSeq => "the last lift's number, a string of digits",
             Part::Lifts => "the lifts, a list of \"seq rule subject\" strings",
             Part::Temporary => "the rules added at run time, a string of JSON",
+            Part::TemporaryStamp => {
+                "the stamp of the last change to the rules added at run time, a string"
+            }
         }
     }
 
@@ -66,7 +72,7 @@ impl Part {
             Part::Set => "published rule sets are not loaded",
             Part::Switches => "the switches are not applied",
             Part::LiftSeq | Part::Lifts => "lifts are not applied",
-            Part::Temporary => "rules added at run time are not applied",
+            Part::Temporary | Part::TemporaryStamp => "rules added at run time are not applied",
         }
     }
 }

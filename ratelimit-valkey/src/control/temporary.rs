@@ -4,7 +4,9 @@
 //! "added_ms", "expires_at_ms"}`.
 //!
 //! The operator changes it by compare-and-set on the whole value (the
-//! script below), so two changes at once never lose one; expired entries
+//! script below), so two changes at once never lose one, and writes a
+//! random stamp beside it (`temporary_stamp`): followers poll the stamp
+//! and read the value only when it changed. Expired entries
 //! are dropped at each change and the key expires a minute after the last
 //! rule. A removal stays as an entry without a rule until the rule would
 //! have expired, so that instances drop it; an instance never drops a
@@ -19,14 +21,16 @@ use serde_json::{json, Value};
 /// The largest stored value read or written: 512 KiB (100 rules of 5 KiB).
 pub(crate) const MAX_BYTES: usize = 512 * 1024;
 
-/// KEYS: the temporary key. ARGV: the value read ("" for none), the new
-/// value, its expiry (Unix ms), the channel. Writes the new value when the
-/// stored one is still the one read: 1, else 0.
+/// KEYS: the temporary key, its stamp. ARGV: the value read ("" for
+/// none), the new value, its expiry (Unix ms), the channel, a new stamp.
+/// Writes the new value and stamp when the stored value is still the one
+/// read: 1, else 0.
 pub(crate) const CAS: &str = r"
-assert(#KEYS == 1 and #ARGV == 4, 'temporary expects 1 key and 4 arguments')
+assert(#KEYS == 2 and #ARGV == 5, 'temporary expects 2 keys and 5 arguments')
 local cur = redis.call('GET', KEYS[1]) or ''
 if cur ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
+redis.call('SET', KEYS[2], ARGV[5], 'PXAT', ARGV[3])
 redis.call('PUBLISH', ARGV[4], 'temporary')
 return 1
 ";
