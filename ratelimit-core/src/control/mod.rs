@@ -55,6 +55,7 @@
 mod error;
 mod memory;
 mod report;
+mod switch;
 mod temporary;
 mod view;
 
@@ -66,8 +67,9 @@ pub use crate::switches::{FleetSize, Switches};
 pub use error::ControlError;
 pub use memory::MemoryControl;
 pub use report::{InstanceReport, RuleCounts};
+pub use switch::{Switch, SwitchState};
 pub use temporary::TemporaryRule;
-pub use view::{FleetView, Switch, SwitchState};
+pub use view::FleetView;
 
 #[cfg(doc)]
 use crate::{rules::RuleSet, Limiter};
