@@ -13,6 +13,7 @@
 //! | `GET /rules.json` | the running rule set, in the format that loads ([`RuleSet::to_json`](ratelimit_core::rules::RuleSet::to_json)) |
 //! | `POST /reset` | `rule`, `subject` (digest): lift a penalty, forget the subject's count, on every instance |
 //! | `POST /switch` | `switch` (`disable_rate_limiting`, `disable_config_blocking`, `disable_jwt`), `on` (`true`/`false`), on every instance |
+//! | `POST /remove_temporary` | `rule`: remove a rule added at run time, on every instance |
 //! | `POST /check` | `json`, `note`: the page with the draft checked (errors name the rule and field; warnings) |
 //! | `POST /rule` | the draft (`json`) with one rule put in from the form, in `log` |
 //! | `POST /publish` | `json`, `note`, `version`: publish the draft (new rules in `log`) |
@@ -148,6 +149,7 @@ impl Admin {
             .route("/rules.json", get(routes::rules_json))
             .route("/reset", post(routes::reset))
             .route("/switch", post(routes::switch))
+            .route("/remove_temporary", post(routes::remove_temporary))
             .route("/check", post(actions::check))
             .route("/rule", post(actions::rule))
             .route("/publish", post(actions::publish))

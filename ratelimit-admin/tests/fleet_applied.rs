@@ -56,6 +56,32 @@ async fn rules_added_at_run_time_are_listed_with_expiry_and_note() {
     assert!(row.contains("runs everywhere"), "{list}");
 }
 
+#[tokio::test]
+async fn remove_takes_a_rule_added_at_run_time_off_and_needs_the_token() {
+    let (l, _clock) = limiter();
+    let control = MemoryControl::new(l.clone(), "solo");
+    control
+        .add_temporary(surge("surge-1", l.now_ms() + 90_000), "autopilot")
+        .await
+        .unwrap();
+    let app = Admin::new(l.clone()).control(Arc::new(control)).router();
+    let page = send(&app, get("/")).await;
+    let (cookie, token) = cookie_and_token(&page);
+    let forged = send(
+        &app,
+        post("/remove_temporary", Some(&cookie), "rule=surge-1"),
+    )
+    .await;
+    assert_eq!(forged.status, http::StatusCode::FORBIDDEN);
+    assert_eq!(l.temporary_rules().len(), 1);
+    let form = format!("csrf={token}&rule=surge-1");
+    let done = send(&app, post("/remove_temporary", Some(&cookie), &form)).await;
+    assert_eq!(done.status, http::StatusCode::SEE_OTHER, "{}", done.body);
+    assert!(l.temporary_rules().is_empty());
+    let again = send(&app, post("/remove_temporary", Some(&cookie), &form)).await;
+    assert_eq!(again.status, http::StatusCode::NOT_FOUND);
+}
+
 /// A control whose fleet is written here.
 #[derive(Debug)]
 struct Written {

@@ -6,6 +6,7 @@
 use maud::{html, Markup};
 use ratelimit_core::control::{FleetView, InstanceReport};
 
+use super::Forms;
 use crate::fleet::Fleet;
 
 /// The parts of the control state that cannot be read, by the control
@@ -41,7 +42,7 @@ pub(super) fn applied(view: &FleetView, r: &InstanceReport) -> Markup {
 /// instances that do not run it; then those instances run that the
 /// control no longer stores (kept after a Valkey restart until they
 /// expire).
-pub(super) fn rules(fl: &Fleet, now_ms: u64) -> Markup {
+pub(super) fn rules(fl: &Fleet, now_ms: u64, f: Forms<'_>) -> Markup {
     let Ok(view) = &fl.view else {
         return html! {};
     };
@@ -62,7 +63,7 @@ pub(super) fn rules(fl: &Fleet, now_ms: u64) -> Markup {
             p { "None: rules added at run time (an autopilot's, expiring within 24 hours) show here." }
         } @else {
             table #temporary {
-                tr { th { "rule" } th { "action" } th { "expires in" } th { "note" } th { "not running on" } }
+                tr { th { "rule" } th { "action" } th { "expires in" } th { "note" } th { "not running on" } th {} }
                 @for t in &view.temporary {
                     @let missing: Vec<&str> = view.temporary_not_applied(&t.rule.id).iter().map(|r| r.id.as_str()).collect();
                     tr {
@@ -72,6 +73,13 @@ pub(super) fn rules(fl: &Fleet, now_ms: u64) -> Markup {
                         td { (t.note) }
                         @if missing.is_empty() { td.off { "runs everywhere" } }
                         @else { td.warn { (missing.join(", ")) } }
+                        td {
+                            form method="post" action=(f.action("remove_temporary")) {
+                                (f.csrf())
+                                input type="hidden" name="rule" value=(t.rule.id);
+                                button type="submit" { "Remove" }
+                            }
+                        }
                     }
                 }
                 @for (id, until, on) in &kept {
@@ -80,6 +88,7 @@ pub(super) fn rules(fl: &Fleet, now_ms: u64) -> Markup {
                         td {}
                         td.n { (secs(*until)) " s" }
                         td { "not in the control any more (Valkey restarted?); runs on " (on.join(", ")) " until it expires" }
+                        td {}
                         td {}
                     }
                 }
