@@ -13,7 +13,7 @@ use ratelimit_core::Limiter;
 use super::follow::{Applied, Shared};
 use super::ops::random_hex;
 use super::parts::Part;
-use super::temporary::{decode, encode, Entry, CAS, MAX_BYTES};
+use super::temporary::{bound, decode, encode, Entry, CAS, MAX_BYTES};
 use super::ValkeyControl;
 
 static CAS_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(CAS));
@@ -83,6 +83,7 @@ impl ValkeyControl {
             if !change(&mut entries, now)? {
                 return Ok(false);
             }
+            bound(&mut entries);
             let value = encode(&entries);
             if value.len() > MAX_BYTES {
                 return Err(ControlError::Invalid(format!(
@@ -138,10 +139,13 @@ impl ValkeyControl {
     pub(crate) async fn remove_added(&self, id: &str) -> Result<bool, ControlError> {
         let removed = self
             .change_added(|entries, _| {
-                let Some(e) = entries.iter_mut().find(|e| e.id == id && e.rule.is_some()) else {
+                let Some(at) = entries.iter().position(|e| e.id == id && e.rule.is_some()) else {
                     return Ok(false);
                 };
+                // Last in the list: the newest removal.
+                let mut e = entries.remove(at);
                 e.rule = None;
+                entries.push(e);
                 Ok(true)
             })
             .await?;

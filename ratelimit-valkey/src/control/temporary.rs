@@ -21,6 +21,11 @@ use serde_json::{json, Value};
 /// The largest stored value read or written: 512 KiB (100 rules of 5 KiB).
 pub(crate) const MAX_BYTES: usize = 512 * 1024;
 
+/// The most entries stored: the rules (at most `TemporaryRule::MAX`) and
+/// the removals still kept; the oldest removals go first (every instance
+/// applied them within a poll).
+pub(crate) const MAX_ENTRIES: usize = 4 * TemporaryRule::MAX;
+
 /// KEYS: the temporary key, its stamp. ARGV: the value read ("" for
 /// none), the new value, its expiry (Unix ms), the channel, a new stamp.
 /// Writes the new value and stamp when the stored value is still the one
@@ -68,6 +73,17 @@ impl Entry {
     }
 }
 
+/// Drops the oldest removals past [`MAX_ENTRIES`] (entries are kept in
+/// the order written, a removal moved last).
+pub(crate) fn bound(entries: &mut Vec<Entry>) {
+    let mut excess = entries.len().saturating_sub(MAX_ENTRIES);
+    entries.retain(|e| {
+        let drop = excess > 0 && e.rule.is_none();
+        excess -= usize::from(drop);
+        !drop
+    });
+}
+
 /// The stored value of `entries`.
 pub(crate) fn encode(entries: &[Entry]) -> String {
     let list: Vec<Value> = entries
@@ -92,6 +108,12 @@ pub(crate) fn decode(s: &str, now_ms: u64) -> Result<(Vec<Entry>, Vec<String>), 
         .get("rules")
         .and_then(Value::as_array)
         .ok_or("no \"rules\" list")?;
+    if list.len() > MAX_ENTRIES {
+        return Err(format!(
+            "{} entries, over the limit of {MAX_ENTRIES}",
+            list.len()
+        ));
+    }
     let (mut entries, mut errors) = (Vec::new(), Vec::new());
     for item in list {
         match entry(item, now_ms) {
@@ -162,6 +184,28 @@ mod tests {
         let entries = vec![Entry::added(rule("a"), "autopilot: surge", NOW), gone];
         let (back, errors) = decode(&encode(&entries), NOW).unwrap();
         assert_eq!((back, errors), (entries, Vec::<String>::new()));
+    }
+
+    #[test]
+    fn the_oldest_removals_go_first_past_the_bound() {
+        let mut gone = Entry::added(rule("x"), "", NOW);
+        gone.rule = None;
+        let mut entries = vec![gone.clone(); MAX_ENTRIES];
+        for (i, e) in entries.iter_mut().enumerate() {
+            e.added_ms = i as u64;
+        }
+        entries.insert(3, Entry::added(rule("a"), "", NOW));
+        bound(&mut entries);
+        assert_eq!(entries.len(), MAX_ENTRIES);
+        assert_eq!(entries[0].added_ms, 1, "the oldest removal dropped");
+        assert!(entries.iter().any(|e| e.rule.is_some()), "rules kept");
+    }
+
+    #[test]
+    fn a_value_of_too_many_entries_is_refused_whole() {
+        let one = Entry::added(rule("a"), "", NOW);
+        let many = encode(&vec![one; MAX_ENTRIES + 1]);
+        assert!(decode(&many, NOW).unwrap_err().contains("over the limit"));
     }
 
     #[test]
