@@ -8,11 +8,12 @@
 //!
 //! | route | what |
 //! | --- | --- |
-//! | `GET /` | the page: switches, the fleet's instances, rules that need attention (with the clients they would hit), penalties in force, each rule's rollout, the draft, the history, rule counts, the running rule set |
+//! | `GET /` | the page: switches, the fleet's instances (and which have not applied the version, the switches or the last lift), rules that need attention (with the clients they would hit), penalties in force, the rules added at run time (expiry, note), each rule's rollout, the draft, the history, rule counts, the running rule set |
 //! | `GET /state.json` | the counts, penalties and clients as JSON |
 //! | `GET /rules.json` | the running rule set, in the format that loads ([`RuleSet::to_json`](ratelimit_core::rules::RuleSet::to_json)) |
 //! | `POST /reset` | `rule`, `subject` (digest): lift a penalty, forget the subject's count, on every instance |
 //! | `POST /switch` | `switch` (`disable_rate_limiting`, `disable_config_blocking`, `disable_jwt`), `on` (`true`/`false`), on every instance |
+//! | `POST /remove_temporary` | `rule`: remove a rule added at run time, on every instance |
 //! | `POST /check` | `json`, `note`: the page with the draft checked (errors name the rule and field; warnings) |
 //! | `POST /rule` | the draft (`json`) with one rule put in from the form, in `log` |
 //! | `POST /publish` | `json`, `note`, `version`: publish the draft (new rules in `log`) |
@@ -150,6 +151,7 @@ impl Admin {
             .route("/rules.json", get(routes::rules_json))
             .route("/reset", post(routes::reset))
             .route("/switch", post(routes::switch))
+            .route("/remove_temporary", post(routes::remove_temporary))
             .route("/check", post(actions::check))
             .route("/rule", post(actions::rule))
             .route("/publish", post(actions::publish))

@@ -255,17 +255,35 @@ pub(crate) async fn switch(
     back(&original, &uri)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::base_of;
-
-    #[test]
-    fn the_base_is_the_mount_path() {
-        let b = |o: &str, s: &str| base_of(&o.parse().unwrap(), &s.parse().unwrap());
-        assert_eq!(b("/admin", "/"), "/admin");
-        assert_eq!(b("/admin/", "/"), "/admin");
-        assert_eq!(b("/ops/rl/reset", "/reset"), "/ops/rl");
-        assert_eq!(b("/", "/"), "");
-        assert_eq!(b("/state.json", "/state.json"), "");
+/// `POST /remove_temporary` (`rule`): removes a rule added at run time
+/// from every instance.
+pub(crate) async fn remove_temporary(
+    State(st): Shared,
+    OriginalUri(original): OriginalUri,
+    uri: Uri,
+    req_headers: HeaderMap,
+    form: Result<Form<Fields>, FormRejection>,
+) -> Response {
+    let form = form.map(|Form(f)| f).unwrap_or_default();
+    if !csrf_ok(&st, &req_headers, &form).await {
+        return refuse(StatusCode::FORBIDDEN, "missing or wrong CSRF token");
     }
+    let Some(rule) = field(&form, "rule") else {
+        return refuse(StatusCode::BAD_REQUEST, "rule is required");
+    };
+    match st.control.remove_temporary(rule).await {
+        Ok(true) => {}
+        Ok(false) => {
+            return refuse(
+                StatusCode::NOT_FOUND,
+                "no rule added at run time by that id",
+            )
+        }
+        Err(e) => return unavailable(e),
+    }
+    tracing::info!(target: "ratelimit_admin", rule, "admin: rule added at run time removed");
+    back(&original, &uri)
 }
+
+#[cfg(test)]
+mod tests;

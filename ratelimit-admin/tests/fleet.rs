@@ -14,6 +14,7 @@ use ratelimit_core::control::{
     BoxFuture, Control, ControlError, FleetView, InstanceReport, Published, RuleCounts, Switch,
     TopSubject,
 };
+use ratelimit_core::rules::Rule;
 use ratelimit_core::KeyDigest;
 use support::*;
 
@@ -66,6 +67,12 @@ impl Control for ThreeInstances {
     fn lift<'a>(&'a self, _: &'a str, _: KeyDigest) -> BoxFuture<'a, Result<(), ControlError>> {
         ready(Ok(()))
     }
+    fn add_temporary<'a>(&'a self, _: Rule, _: &'a str) -> BoxFuture<'a, Result<(), ControlError>> {
+        ready(Ok(()))
+    }
+    fn remove_temporary<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<bool, ControlError>> {
+        ready(Ok(false))
+    }
     fn fleet(&self) -> BoxFuture<'_, Result<FleetView, ControlError>> {
         // Each instance saw the same client over the log rule's limit.
         let shadow = |n: u64| RuleCounts {
@@ -89,6 +96,7 @@ impl Control for ThreeInstances {
             refused,
             rules: vec![shadow(ago / 1000)],
             top: vec![top(ago / 1000)],
+            ..InstanceReport::default()
         };
         ready(Ok(FleetView {
             published: Some(self.published()),

@@ -11,7 +11,7 @@ use ratelimit_admin::guard::Guard;
 use ratelimit_core::control::{
     BoxFuture, Control, ControlError, FleetView, MemoryControl, Published, Switch,
 };
-use ratelimit_core::rules::Action;
+use ratelimit_core::rules::{Action, Rule};
 use ratelimit_core::KeyDigest;
 use support::flow::*;
 
@@ -44,6 +44,12 @@ impl Control for Stale {
     }
     fn lift<'a>(&'a self, r: &'a str, s: KeyDigest) -> BoxFuture<'a, Result<(), ControlError>> {
         self.inner.lift(r, s)
+    }
+    fn add_temporary<'a>(&'a self, r: Rule, n: &'a str) -> BoxFuture<'a, Result<(), ControlError>> {
+        self.inner.add_temporary(r, n)
+    }
+    fn remove_temporary<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, ControlError>> {
+        self.inner.remove_temporary(id)
     }
     fn fleet(&self) -> BoxFuture<'_, Result<FleetView, ControlError>> {
         self.inner.fleet()

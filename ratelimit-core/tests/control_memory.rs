@@ -105,3 +105,84 @@ fn the_whole_workflow_runs_in_one_process() {
         assert!(limiter.check(&req).await.is_forward(), "back in log");
     });
 }
+
+/// Rules added at run time go through the same seam in one process: the
+/// limiter runs them, a publish keeps them, `fleet()` lists them with
+/// their expiry and note until they expire, a removal and a bad rule are
+/// answered as the fleet's control answers them.
+#[test]
+fn rules_added_at_run_time_go_through_the_control_in_one_process() {
+    let t0 = 1_767_225_600_000;
+    let clock = ManualClock::new(t0);
+    let limiter = Limiter::builder(RuleSet::default())
+        .clock(clock.clone())
+        .build();
+    let control = MemoryControl::new(limiter.clone(), "solo");
+    let surge = |id: &str, expires: u64| {
+        ratelimit_core::rules::RuleBuilder::new(id)
+            .fixed_window(1, std::time::Duration::from_secs(60))
+            .key(["ip"])
+            .expires_at_ms(expires)
+            .build()
+            .unwrap()
+    };
+    let req = RequestAttrs::new("203.0.113.9".parse().unwrap()).with_path("/");
+    block_on(async {
+        control
+            .add_temporary(surge("surge", t0 + 60_000), "autopilot: flood")
+            .await
+            .unwrap();
+        limiter.check(&req).await;
+        assert_eq!(limiter.check(&req).await.outcome, Outcome::Limited);
+        control
+            .publish(0, &login("log", 5), "meanwhile", BTreeMap::new())
+            .await
+            .unwrap();
+        let view = control.fleet().await.unwrap();
+        assert_eq!(view.temporary.len(), 1, "kept by the publish");
+        let t = &view.temporary[0];
+        assert_eq!(
+            (
+                t.rule.id.as_str(),
+                t.note.as_str(),
+                t.expires_at_ms(),
+                t.added_ms
+            ),
+            ("surge", "autopilot: flood", t0 + 60_000, t0)
+        );
+        assert!(view.temporary_not_applied("surge").is_empty());
+        // Replaced under its id, then refused when it would break the set.
+        control
+            .add_temporary(surge("surge", t0 + 120_000), "longer")
+            .await
+            .unwrap();
+        assert_eq!(
+            limiter.temporary_rules()[0].expires_at_ms,
+            Some(t0 + 120_000)
+        );
+        for (bad, says) in [
+            (surge("late", t0 + 86_400_001), "24 hours"),
+            (surge("login", t0 + 1000), "\"login\""),
+        ] {
+            let err = control.add_temporary(bad, "").await.unwrap_err();
+            assert!(
+                matches!(&err, ControlError::Invalid(why) if why.contains(says)),
+                "{err:?}"
+            );
+        }
+        assert_eq!(limiter.temporary_rules().len(), 1, "the running one kept");
+        clock.set_ms(t0 + 120_000);
+        assert!(
+            control.fleet().await.unwrap().temporary.is_empty(),
+            "expired"
+        );
+        assert!(limiter.check(&req).await.is_forward());
+        control
+            .add_temporary(surge("again", t0 + 180_000), "")
+            .await
+            .unwrap();
+        assert!(control.remove_temporary("again").await.unwrap());
+        assert!(!control.remove_temporary("again").await.unwrap());
+        assert!(limiter.temporary_rules().is_empty());
+    });
+}

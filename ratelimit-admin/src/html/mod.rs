@@ -7,6 +7,7 @@
 //! goes in unescaped (`PreEscaped`).
 
 mod sections;
+mod temporary;
 mod workflow;
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
@@ -91,6 +92,7 @@ pub(crate) fn page(
                 (workflow::fleet(fl, s.now_ms))
                 (sections::attention(&fl.attention(s)))
                 (workflow::guard_attention(fl))
+                (temporary::rules(fl, s.now_ms, f))
                 (sections::penalties(s, f))
                 (workflow::rollout(&set, fl, f))
                 (workflow::draft(draft.unwrap_or(&running), fl, f))

@@ -28,8 +28,12 @@ pub(super) fn fleet(fl: &Fleet, now_ms: u64) -> Markup {
                     " · " (view.fleet_size()) " instance(s) reported in the last minute"
                     (lagging(view, version))
                 }
+                (super::temporary::problems(view))
                 table #instances {
-                    tr { th { "instance" } th { "running version" } th { "schema" } th { "last report" } th { "state" } }
+                    tr {
+                        th { "instance" } th { "running version" } th { "schema" } th { "last report" }
+                        th { "state" } th { "switches" } th { "lifts" }
+                    }
                     @for r in &view.instances {
                         tr {
                             td { code { (r.id) } }
@@ -41,6 +45,7 @@ pub(super) fn fleet(fl: &Fleet, now_ms: u64) -> Markup {
                                 _ if r.running_version != version => td.warn { "has not applied version " (version) },
                                 _ => td.off { "up to date" },
                             }
+                            (super::temporary::applied(view, r))
                         }
                     }
                 }

@@ -5,8 +5,10 @@ use std::sync::{Arc, Mutex};
 
 use super::{
     BoxFuture, Control, ControlError, FleetView, InstanceReport, Published, Switch, SwitchState,
+    TemporaryRule,
 };
 use crate::limiter::AdminError;
+use crate::rules::Rule;
 use crate::{KeyDigest, Limiter};
 
 /// [`Control`] over one in-process [`Limiter`]: a publish applies at once,
@@ -38,6 +40,8 @@ pub struct MemoryControl {
     limiter: Limiter,
     id: Arc<str>,
     history: Arc<Mutex<VecDeque<Published>>>,
+    /// The note and time of each rule added at run time, by id.
+    notes: Arc<Mutex<BTreeMap<String, (String, u64)>>>,
     secret: Option<[u8; 32]>,
 }
 
@@ -50,6 +54,7 @@ impl MemoryControl {
             limiter,
             id: id.into(),
             history: Arc::default(),
+            notes: Arc::default(),
             secret,
         }
     }
@@ -92,6 +97,54 @@ impl MemoryControl {
         });
         history.truncate(Published::HISTORY_LEN);
         Ok(version)
+    }
+}
+
+impl MemoryControl {
+    /// The limiter's rules added at run time (its own `add_temporary`
+    /// included), with the notes given here, soonest to expire first.
+    fn temporary(&self) -> Vec<TemporaryRule> {
+        let notes = self.notes.lock().unwrap_or_else(|p| p.into_inner());
+        let mut list: Vec<TemporaryRule> = self
+            .limiter
+            .temporary_rules()
+            .iter()
+            .map(|r| {
+                let (note, added_ms) = notes.get(&r.id).cloned().unwrap_or_default();
+                TemporaryRule {
+                    rule: (**r).clone(),
+                    note,
+                    added_ms,
+                }
+            })
+            .collect();
+        list.sort_by_key(|t| (t.expires_at_ms(), t.rule.id.clone()));
+        list
+    }
+
+    /// Adds (or replaces) a rule at run time: checked as the fleet's
+    /// control checks it, then `Limiter::add_temporary`.
+    fn add_temporary_now(&self, rule: Rule, note: &str) -> Result<(), ControlError> {
+        let now = self.limiter.now_ms();
+        let running = self.limiter.temporary_rules();
+        let others: Vec<&Rule> = running.iter().map(|r| &**r).collect();
+        TemporaryRule::check(&rule, note, &self.limiter.rules(), &others, now)?;
+        let id = rule.id.clone();
+        let old = running.iter().find(|r| r.id == id);
+        if old.is_some() {
+            self.limiter.remove_temporary(&id);
+        }
+        if let Err(e) = self.limiter.add_temporary(rule) {
+            if let Some(old) = old {
+                // Put back what it was to replace; it was running a moment ago.
+                let _ = self.limiter.add_temporary((**old).clone());
+            }
+            return Err(ControlError::Invalid(e.to_string()));
+        }
+        let mut notes = self.notes.lock().unwrap_or_else(|p| p.into_inner());
+        notes.retain(|id, _| running.iter().any(|r| r.id == *id));
+        notes.insert(id, (note.to_owned(), now));
+        Ok(())
     }
 }
 
@@ -146,6 +199,18 @@ impl Control for MemoryControl {
         })
     }
 
+    fn add_temporary<'a>(
+        &'a self,
+        rule: Rule,
+        note: &'a str,
+    ) -> BoxFuture<'a, Result<(), ControlError>> {
+        Box::pin(std::future::ready(self.add_temporary_now(rule, note)))
+    }
+
+    fn remove_temporary<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, ControlError>> {
+        Box::pin(std::future::ready(Ok(self.limiter.remove_temporary(id))))
+    }
+
     fn fleet(&self) -> BoxFuture<'_, Result<FleetView, ControlError>> {
         let published = self.lock().front().map(|p| Published {
             json: String::new(),
@@ -156,6 +221,8 @@ impl Control for MemoryControl {
             published,
             instances: vec![report],
             switches: SwitchState::of(self.limiter.switches()),
+            temporary: self.temporary(),
+            ..FleetView::default()
         })))
     }
 

@@ -1,12 +1,14 @@
 //! The fleet's control: one seam to publish rule sets, flip the switches,
-//! lift penalties and read the fleet, whatever carries it.
+//! lift penalties, add rules at run time and read the fleet, whatever
+//! carries it.
 //!
 //! [`Control`] is what an operator's tool (the admin page, a script) talks
 //! to. [`MemoryControl`] runs it in one process over one [`Limiter`]: a
 //! publish applies at once and the fleet is this instance. The Valkey
 //! backend's `ValkeyControl` (crate `ratelimit-valkey`) runs it across a
-//! fleet: the published set, switches and lifts live in Valkey, each
-//! instance follows them, and each reports itself to a registry.
+//! fleet: the published set, switches, lifts and rules added at run time
+//! live in Valkey, each instance follows them, and each reports itself
+//! (what it runs of each) to a registry.
 //!
 //! Nothing here does I/O: the trait's futures are boxed
 //! ([`BoxFuture`]) so either side can implement it.
@@ -17,6 +19,9 @@
 //!   when another publish came first. Never a silent overwrite.
 //! - A set is validated with [`Published::check_set`] ([`RuleSet::from_json`]) before it is stored,
 //!   and refused when larger than [`Published::MAX_SET_BYTES`].
+//! - Rules added at run time ([`Control::add_temporary`], an autopilot's)
+//!   run on every instance until their `expires_at`, at most 24 hours
+//!   ahead ([`TemporaryRule::check`]), and survive publishes.
 //! - A publish is held ([`ControlError::Held`]) while a live instance reads
 //!   an older [`Published::SCHEMA`] than the set needs, naming those instances.
 //!
@@ -50,6 +55,8 @@
 mod error;
 mod memory;
 mod report;
+mod switch;
+mod temporary;
 mod view;
 
 use std::collections::BTreeMap;
@@ -60,7 +67,9 @@ pub use crate::switches::{FleetSize, Switches};
 pub use error::ControlError;
 pub use memory::MemoryControl;
 pub use report::{InstanceReport, RuleCounts};
-pub use view::{FleetView, Switch, SwitchState};
+pub use switch::{Switch, SwitchState};
+pub use temporary::TemporaryRule;
+pub use view::FleetView;
 
 #[cfg(doc)]
 use crate::{rules::RuleSet, Limiter};
@@ -136,8 +145,30 @@ pub trait Control: std::fmt::Debug + Send + Sync {
         subject: crate::KeyDigest,
     ) -> BoxFuture<'a, Result<(), ControlError>>;
 
+    /// Adds `rule` on every instance until its `expires_at` (at most 24
+    /// hours ahead), with `note` (who and why), as an autopilot does during
+    /// an attack. It keeps blocking under "disable blocking by config
+    /// rules", survives publishes (unless a published rule takes its id)
+    /// and stops on every instance at its `expires_at`. A rule of the same
+    /// id added earlier is replaced.
+    ///
+    /// # Errors
+    ///
+    /// [`ControlError::Invalid`] as [`TemporaryRule::check`] says (naming
+    /// the rule and field); [`ControlError::Unavailable`] when the store
+    /// does not answer.
+    fn add_temporary<'a>(
+        &'a self,
+        rule: crate::rules::Rule,
+        note: &'a str,
+    ) -> BoxFuture<'a, Result<(), ControlError>>;
+
+    /// Removes the rule added at run time `id` from every instance; false
+    /// when there is none by that id.
+    fn remove_temporary<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, ControlError>>;
+
     /// The fleet: the published version, the instances seen in the last
-    /// minute, the switches.
+    /// minute, the switches, the rules added at run time.
     fn fleet(&self) -> BoxFuture<'_, Result<FleetView, ControlError>>;
 
     /// The secret shared by the fleet (for CSRF tokens): the same on

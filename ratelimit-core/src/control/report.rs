@@ -1,5 +1,6 @@
 //! What one instance tells the fleet about itself.
 
+use super::SwitchState;
 use crate::stats::{Event, TopSubject};
 use crate::Limiter;
 
@@ -52,6 +53,15 @@ pub struct InstanceReport {
     pub rules: Vec<RuleCounts>,
     /// Its top subjects per rule.
     pub top: Vec<TopSubject>,
+    /// The switches it runs (`None` from a build that does not say).
+    pub switches: Option<SwitchState>,
+    /// The last lift it applied (its sequence number; 0: none).
+    pub lift_seq: u64,
+    /// The rules added at run time it runs: id and `expires_at` (Unix ms).
+    pub temporary: Vec<(String, u64)>,
+    /// The parts of the control state it cannot read, each naming the
+    /// key and what it should hold.
+    pub problems: Vec<String>,
 }
 
 impl InstanceReport {
@@ -109,6 +119,13 @@ impl InstanceReport {
             refused,
             rules,
             top,
+            switches: Some(SwitchState::of(limiter.switches())),
+            lift_seq: 0,
+            temporary: temporary
+                .iter()
+                .map(|r| (r.id.clone(), r.expires_at_ms.unwrap_or(0)))
+                .collect(),
+            problems: Vec::new(),
         }
     }
 }

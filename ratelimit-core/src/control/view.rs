@@ -1,91 +1,8 @@
-//! The fleet as an operator reads it, and the switches it shares.
+//! The fleet as an operator reads it.
 
 use std::collections::BTreeMap;
 
-use super::{InstanceReport, Published, RuleCounts, TopSubject};
-use crate::switches::Switches;
-
-/// One of the emergency switches ([`Switches`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Switch {
-    /// The kill switch: every rule acts as `log`.
-    DisableRateLimiting,
-    /// The published rules' `block` acts as `log`.
-    DisableConfigBlocking,
-    /// Every JWT claim counts as missing.
-    DisableJwt,
-}
-
-impl Switch {
-    /// Every switch.
-    pub const ALL: [Switch; 3] = [
-        Switch::DisableRateLimiting,
-        Switch::DisableConfigBlocking,
-        Switch::DisableJwt,
-    ];
-
-    /// Its name, as stored and shown: `disable_rate_limiting`, ...
-    pub fn name(self) -> &'static str {
-        match self {
-            Switch::DisableRateLimiting => "disable_rate_limiting",
-            Switch::DisableConfigBlocking => "disable_config_blocking",
-            Switch::DisableJwt => "disable_jwt",
-        }
-    }
-
-    /// The switch named `name`.
-    pub fn from_name(name: &str) -> Option<Switch> {
-        Switch::ALL.into_iter().find(|s| s.name() == name)
-    }
-}
-
-/// The state of every switch.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SwitchState {
-    /// [`Switch::DisableRateLimiting`].
-    pub disable_rate_limiting: bool,
-    /// [`Switch::DisableConfigBlocking`].
-    pub disable_config_blocking: bool,
-    /// [`Switch::DisableJwt`].
-    pub disable_jwt: bool,
-}
-
-impl SwitchState {
-    /// The state of `switches` now.
-    pub fn of(switches: &Switches) -> Self {
-        Self {
-            disable_rate_limiting: switches.rate_limiting_disabled(),
-            disable_config_blocking: switches.config_blocking_disabled(),
-            disable_jwt: switches.jwt_disabled(),
-        }
-    }
-
-    /// Sets `switches` to this state.
-    pub fn apply_to(&self, switches: &Switches) {
-        switches.set_disable_rate_limiting(self.disable_rate_limiting);
-        switches.set_disable_config_blocking(self.disable_config_blocking);
-        switches.set_disable_jwt(self.disable_jwt);
-    }
-
-    /// Whether `switch` is on.
-    pub fn get(&self, switch: Switch) -> bool {
-        match switch {
-            Switch::DisableRateLimiting => self.disable_rate_limiting,
-            Switch::DisableConfigBlocking => self.disable_config_blocking,
-            Switch::DisableJwt => self.disable_jwt,
-        }
-    }
-
-    /// Turns `switch` on or off.
-    pub fn set(&mut self, switch: Switch, on: bool) {
-        match switch {
-            Switch::DisableRateLimiting => self.disable_rate_limiting = on,
-            Switch::DisableConfigBlocking => self.disable_config_blocking = on,
-            Switch::DisableJwt => self.disable_jwt = on,
-        }
-    }
-}
+use super::{InstanceReport, Published, RuleCounts, SwitchState, TemporaryRule, TopSubject};
 
 /// The fleet now: what is published, who runs what, the switches.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -96,6 +13,14 @@ pub struct FleetView {
     pub instances: Vec<InstanceReport>,
     /// The switches as stored.
     pub switches: SwitchState,
+    /// The last lift's sequence number as stored (0: none).
+    pub lift_seq: u64,
+    /// The rules added at run time that have not expired, soonest to
+    /// expire first.
+    pub temporary: Vec<TemporaryRule>,
+    /// The parts of the control state that cannot be read, each naming
+    /// the key and what it should hold.
+    pub problems: Vec<String>,
 }
 
 impl FleetView {
@@ -121,6 +46,48 @@ impl FleetView {
         self.instances
             .iter()
             .filter(|r| r.running_version != version)
+            .collect()
+    }
+
+    /// The instances that do not run the stored switches (a build that
+    /// does not report its switches is not counted).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelimit_core::control::{FleetView, InstanceReport, Switch, SwitchState};
+    ///
+    /// let mut on = SwitchState::default();
+    /// on.set(Switch::DisableRateLimiting, true);
+    /// let at = |id: &str, s| InstanceReport { id: id.into(), switches: Some(s), ..Default::default() };
+    /// let view = FleetView {
+    ///     switches: on,
+    ///     instances: vec![at("a", on), at("b", SwitchState::default())],
+    ///     ..Default::default()
+    /// };
+    /// let late: Vec<&str> = view.switches_not_applied().iter().map(|r| r.id.as_str()).collect();
+    /// assert_eq!(late, ["b"]);
+    /// ```
+    pub fn switches_not_applied(&self) -> Vec<&InstanceReport> {
+        self.instances
+            .iter()
+            .filter(|r| r.switches.is_some_and(|s| s != self.switches))
+            .collect()
+    }
+
+    /// The instances that have not applied the last lift.
+    pub fn lifts_not_applied(&self) -> Vec<&InstanceReport> {
+        self.instances
+            .iter()
+            .filter(|r| r.lift_seq < self.lift_seq)
+            .collect()
+    }
+
+    /// The instances that do not run the rule added at run time `id`.
+    pub fn temporary_not_applied(&self, id: &str) -> Vec<&InstanceReport> {
+        self.instances
+            .iter()
+            .filter(|r| !r.temporary.iter().any(|(t, _)| t == id))
             .collect()
     }
 
@@ -217,13 +184,5 @@ mod tests {
         };
         let top = view.top_subjects("api");
         assert_eq!((top[0].count, top[0].label.as_deref()), (7, Some("x")));
-    }
-
-    #[test]
-    fn switch_names_round_trip() {
-        for s in Switch::ALL {
-            assert_eq!(Switch::from_name(s.name()), Some(s));
-        }
-        assert_eq!(Switch::from_name("nope"), None);
     }
 }

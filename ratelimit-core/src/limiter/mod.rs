@@ -60,6 +60,7 @@ pub use builder::LimiterBuilder;
 pub use explain::{Explanation, RuleExplanation, RuleGroup, RuleStatus};
 pub use future::{ChargeFuture, VerdictFuture};
 pub(crate) use keyed_hooks::{Answer, KeyedHashKey, RuleTarget};
+pub(crate) use publish::check_expiry;
 pub(crate) use published::Published;
 pub use snapshot::Snapshot;
 

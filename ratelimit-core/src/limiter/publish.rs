@@ -59,15 +59,7 @@ impl Limiter {
     /// already in use, or a combination the rule set refuses.
     pub fn add_temporary(&self, rule: Rule) -> Result<(), RuleError> {
         let now = self.now_ms();
-        let err = |m: &str| RuleError::new(Some(&rule.id), Some("expires_at"), m);
-        match rule.expires_at_ms {
-            None => return Err(err("is required for a rule added at run time")),
-            Some(t) if t <= now => return Err(err("has passed")),
-            Some(t) if t - now > MAX_TEMPORARY_MS => {
-                return Err(err("must be at most 24 hours ahead"))
-            }
-            Some(_) => {}
-        }
+        check_expiry(&rule, now)?;
         let mut slot = self.inner.current.write();
         let mut temporary: Vec<Arc<Rule>> = slot
             .temporary
@@ -115,6 +107,18 @@ impl Limiter {
 
 /// The furthest ahead a rule added at run time may expire: 24 hours.
 pub(crate) const MAX_TEMPORARY_MS: u64 = 86_400_000;
+
+/// A rule added at run time must carry an `expires_at` after `now` and at
+/// most [`MAX_TEMPORARY_MS`] ahead.
+pub(crate) fn check_expiry(rule: &Rule, now: u64) -> Result<(), RuleError> {
+    let err = |m: &str| RuleError::new(Some(&rule.id), Some("expires_at"), m);
+    match rule.expires_at_ms {
+        None => Err(err("is required for a rule added at run time")),
+        Some(t) if t <= now => Err(err("has passed")),
+        Some(t) if t - now > MAX_TEMPORARY_MS => Err(err("must be at most 24 hours ahead")),
+        Some(_) => Ok(()),
+    }
+}
 
 #[cfg(test)]
 mod tests;

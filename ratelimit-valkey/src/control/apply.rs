@@ -11,23 +11,19 @@ use ratelimit_core::Limiter;
 use super::codec::digest_of_hex;
 use super::follow::Shared;
 use super::ops::{switches_of, trimmed};
+use super::parts::{typed, Part};
 use super::scripts::{LIFTS_KEPT, MAX_VERSION};
 use super::ValkeyControl;
-
-/// The control state as a follower reads it.
-type State = (
-    (Option<String>, Option<String>),
-    u64,
-    HashMap<String, String>,
-    Option<String>,
-);
 
 /// Why the control keys are reported gone.
 pub(crate) const LOST: &str = "the control keys are gone from Valkey (restarted without persistence, or deleted): keeping the running set until the next publish";
 
 impl ValkeyControl {
     /// Reads the control state and applies what changed; true when
-    /// something did.
+    /// something did. Each part (the set, the switches, the lifts, the
+    /// rules added at run time) is decoded and applied on its own: a key
+    /// that cannot be read costs only its part. An error only when Valkey
+    /// does not answer.
     pub(crate) async fn sync(
         &self,
         limiter: &Limiter,
@@ -45,23 +41,83 @@ impl ValkeyControl {
             .cmd("HGETALL")
             .arg(&self.keys.switches)
             .cmd("GET")
-            .arg(&self.keys.lift_seq);
-        let ((version, epoch), json_len, switches, lift_seq): State = self.conn.pipe(&pipe).await?;
+            .arg(&self.keys.lift_seq)
+            .cmd("GET")
+            .arg(&self.keys.temporary_stamp);
+        let mut replies = self.conn.pipe_each(&pipe).await?.into_iter();
         shared.lock().unreachable = false;
-        let mut changed = self
-            .apply_set(limiter, shared, version, epoch, json_len)
-            .await?;
-        if !switches.is_empty() {
-            let stored = switches_of(&switches);
-            if stored != SwitchState::of(limiter.switches()) {
-                stored.apply_to(limiter.switches());
-                tracing::info!(?stored, "control: switches applied");
-                changed = true;
+        let mut next = || {
+            replies.next().unwrap_or_else(|| {
+                Err(redis::RedisError::from((
+                    redis::ErrorKind::Parse,
+                    "a reply is missing",
+                )))
+            })
+        };
+        let (ids, len, switches, seq, added) = (next(), next(), next(), next(), next());
+        let mut changed = match typed::<(Option<String>, Option<String>)>(ids)
+            .and_then(|ids| Ok((ids, typed::<u64>(len)?)))
+        {
+            Ok(((version, epoch), len)) => {
+                let r = self.apply_set(limiter, shared, version, epoch, len).await;
+                self.settle(shared, Part::Set, r)
             }
-        }
-        let seq = lift_seq.and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
-        changed |= self.apply_lifts(limiter, shared, seq).await?;
+            Err(e) => Self::note_part(
+                shared,
+                Part::Set,
+                Some(self.part_error(Part::Set, &e).await),
+            ),
+        };
+        changed |= match typed::<HashMap<String, String>>(switches) {
+            Ok(h) => Self::note_part(shared, Part::Switches, None) | apply_switches(limiter, &h),
+            Err(e) => {
+                let why = self.part_error(Part::Switches, &e).await;
+                Self::note_part(shared, Part::Switches, Some(why))
+            }
+        };
+        changed |= match typed::<Option<String>>(seq) {
+            Ok(seq) => self.lifts_at(limiter, shared, seq).await,
+            Err(e) => {
+                let why = self.part_error(Part::LiftSeq, &e).await;
+                Self::note_part(shared, Part::LiftSeq, Some(why))
+            }
+        };
+        changed |= match typed::<Option<String>>(added) {
+            Ok(stamp) => {
+                let r = self.apply_added(limiter, shared, stamp).await;
+                Self::note_part(shared, Part::TemporaryStamp, None)
+                    | self.settle(shared, Part::Temporary, r)
+            }
+            Err(e) => {
+                let why = self.part_error(Part::TemporaryStamp, &e).await;
+                Self::note_part(shared, Part::TemporaryStamp, Some(why))
+            }
+        };
         Ok(changed)
+    }
+
+    /// The lifts up to sequence number `seq` (as stored: digits, or
+    /// nothing).
+    async fn lifts_at(&self, limiter: &Limiter, shared: &Shared, seq: Option<String>) -> bool {
+        let seq = match seq.as_deref().map(str::parse::<u64>) {
+            None => Ok(0),
+            Some(Ok(n)) => Ok(n),
+            Some(Err(_)) => Err(self.problem(
+                Part::LiftSeq,
+                &format!(
+                    "{} holds {:?}, not a number",
+                    self.keys.lift_seq,
+                    trimmed(seq.as_deref().unwrap_or(""))
+                ),
+            )),
+        };
+        let seq = match seq {
+            Ok(n) => n,
+            Err(why) => return Self::note_part(shared, Part::LiftSeq, Some(why)),
+        };
+        let changed = Self::note_part(shared, Part::LiftSeq, None);
+        let r = self.apply_lifts(limiter, shared, seq).await;
+        self.settle(shared, Part::Lifts, r) | changed
     }
 
     /// The control keys are gone (Valkey restarted without persistence):
@@ -221,9 +277,29 @@ impl ValkeyControl {
         };
         let mut report = InstanceReport::of(limiter, id, version, refused);
         report.schema = shared.schema;
+        {
+            let a = shared.lock();
+            report.lift_seq = a.lift_seq;
+            report.problems = a.problems();
+        }
         report.last_report_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         self.write_report(&report).await
     }
+}
+
+/// Applies the stored switches (an empty hash, never written or lost, is
+/// not applied); whether they changed.
+fn apply_switches(limiter: &Limiter, h: &HashMap<String, String>) -> bool {
+    if h.is_empty() {
+        return false;
+    }
+    let stored = switches_of(h);
+    if stored == SwitchState::of(limiter.switches()) {
+        return false;
+    }
+    stored.apply_to(limiter.switches());
+    tracing::info!(?stored, "control: switches applied");
+    true
 }

@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use ratelimit_core::control::{InstanceReport, Published, RuleCounts, TopSubject};
+use ratelimit_core::control::{
+    InstanceReport, Published, RuleCounts, Switch, SwitchState, TopSubject,
+};
 use ratelimit_core::KeyDigest;
 use serde_json::{json, Map, Value};
 
@@ -28,9 +30,53 @@ pub(crate) fn report_to_json(r: &InstanceReport) -> String {
         .refused
         .as_ref()
         .map(|(v, why)| json!({"version": v, "why": why}));
+    let switches = r.switches.map(|s| {
+        let on: Map<String, Value> = Switch::ALL
+            .iter()
+            .map(|w| (w.name().to_owned(), s.get(*w).into()))
+            .collect();
+        on
+    });
+    let temporary: Vec<Value> = r
+        .temporary
+        .iter()
+        .map(|(id, until)| json!({"id": id, "expires_at_ms": until}))
+        .collect();
     json!({"id": r.id, "running_version": r.running_version, "schema": r.schema,
-        "last_report_ms": r.last_report_ms, "refused": refused, "rules": rules, "top": top})
+        "last_report_ms": r.last_report_ms, "refused": refused, "rules": rules, "top": top,
+        "switches": switches, "lift_seq": r.lift_seq, "temporary": temporary,
+        "problems": r.problems})
     .to_string()
+}
+
+/// The switches of a report; `None` from a build that does not write them.
+fn switches_in(o: &Map<String, Value>) -> Result<Option<SwitchState>, String> {
+    let Some(v) = o.get("switches").filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let on = object(v)?;
+    let mut s = SwitchState::default();
+    for w in Switch::ALL {
+        s.set(
+            w,
+            on.get(w.name()).and_then(Value::as_bool).unwrap_or(false),
+        );
+    }
+    Ok(Some(s))
+}
+
+/// A list field of a report that older builds do not write: empty when
+/// absent.
+fn optional_list<'a>(o: &'a Map<String, Value>, k: &str) -> Result<&'a [Value], String> {
+    match o.get(k) {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(_) => list_of(o, k).map(Vec::as_slice),
+    }
+}
+
+fn running_temporary(v: &Value) -> Result<(String, u64), String> {
+    let o = object(v)?;
+    Ok((str_of(o, "id")?, u64_of(o, "expires_at_ms")?))
 }
 
 fn u64_of(o: &Map<String, Value>, k: &str) -> Result<u64, String> {
@@ -120,6 +166,20 @@ pub(crate) fn report_from_json(s: &str) -> Result<InstanceReport, String> {
             .iter()
             .map(top_subject)
             .collect::<Result<_, _>>()?,
+        switches: switches_in(o)?,
+        lift_seq: o.get("lift_seq").and_then(Value::as_u64).unwrap_or(0),
+        temporary: optional_list(o, "temporary")?
+            .iter()
+            .map(running_temporary)
+            .collect::<Result<_, _>>()?,
+        problems: optional_list(o, "problems")?
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or("field \"problems\": expected strings")
+            })
+            .collect::<Result<_, _>>()?,
     })
 }
 
@@ -192,8 +252,24 @@ mod tests {
                     count: 2,
                 },
             ],
+            switches: Some(SwitchState {
+                disable_rate_limiting: true,
+                ..SwitchState::default()
+            }),
+            lift_seq: 12,
+            temporary: vec![("surge".into(), 1_767_229_200_000)],
+            problems: vec!["rl:control{ctl}:lift_seq holds a list: it should hold ...".into()],
         };
         assert_eq!(report_from_json(&report_to_json(&r)).unwrap(), r);
+    }
+
+    #[test]
+    fn a_report_of_an_older_build_reads_without_the_new_fields() {
+        let old = r#"{"id": "a", "running_version": 1, "schema": 1, "last_report_ms": 5,
+            "refused": null, "rules": [], "top": []}"#;
+        let r = report_from_json(old).unwrap();
+        assert_eq!((r.switches, r.lift_seq), (None, 0));
+        assert!(r.temporary.is_empty() && r.problems.is_empty());
     }
 
     #[test]

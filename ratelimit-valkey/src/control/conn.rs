@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use ratelimit_core::control::ControlError;
 use redis::aio::{MultiplexedConnection, PubSub};
-use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError, RedisResult};
+use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError, RedisResult, Value};
 
 use crate::cluster::redirect_addr;
 use crate::url::{addr_of, with_addr};
@@ -255,26 +255,50 @@ impl Conn {
         .await
     }
 
-    /// Runs a pipeline (one round trip, not a transaction) whose replies
-    /// are all kept. On an `ASK`'s node each command follows an `ASKING`
-    /// of its own.
-    pub(crate) async fn pipe<T: FromRedisValue>(
+    /// Runs a pipeline (one round trip) whose commands answer each on its
+    /// own: a command's error is its reply, so a wrong-typed key fails only
+    /// the commands that read it. A redirect (`MOVED`, `ASK`, `TRYAGAIN`)
+    /// in any reply is the whole call's, followed as for a command (on an
+    /// `ASK`'s node each command follows an `ASKING` of its own); the call
+    /// fails only when Valkey does not answer.
+    pub(crate) async fn pipe_each(
         &self,
         pipe: &redis::Pipeline,
-    ) -> Result<T, ControlError> {
-        self.run(|mut c, asking| async move {
-            if !asking {
-                return pipe.query_async(&mut c).await;
+    ) -> Result<Vec<RedisResult<Value>>, ControlError> {
+        self.run(|c, asking| async move {
+            let replies: Vec<RedisResult<Value>> = send(pipe, c, asking).await?;
+            let redirect = replies
+                .iter()
+                .filter_map(|r| r.as_ref().err())
+                .find(|e| matches!(e.code(), Some("MOVED" | "ASK" | "TRYAGAIN")));
+            match redirect {
+                Some(e) => Err(e.clone()),
+                None => Ok(replies),
             }
-            let mut asked = redis::pipe();
-            for cmd in pipe.cmd_iter() {
-                asked.add_command(asking_cmd()).ignore();
-                asked.add_command(cmd.clone());
-            }
-            asked.query_async(&mut c).await
         })
         .await
     }
+}
+
+/// Sends `pipe` on `c`, keeping every reply, errors included; on an
+/// `ASK`'s node each command follows an `ASKING` of its own.
+async fn send<T: FromRedisValue>(
+    pipe: &redis::Pipeline,
+    mut c: MultiplexedConnection,
+    asking: bool,
+) -> RedisResult<T> {
+    let mut out = if asking {
+        let mut asked = redis::pipe();
+        for cmd in pipe.cmd_iter() {
+            asked.add_command(asking_cmd()).ignore();
+            asked.add_command(cmd.clone());
+        }
+        asked
+    } else {
+        pipe.clone()
+    };
+    out.ignore_errors();
+    out.query_async(&mut c).await
 }
 
 /// A server error's detail (`3999 10.0.0.2:7000` of a `MOVED`); of a

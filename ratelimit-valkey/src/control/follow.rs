@@ -3,12 +3,14 @@
 //! reads the control state on each wake-up or every `poll`, applies what
 //! changed, and reports the instance to the registry.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use ratelimit_core::control::{ControlError, Published};
+use ratelimit_core::rules::Rule;
 use ratelimit_core::Limiter;
 use tokio::sync::Notify;
 
@@ -96,6 +98,16 @@ pub(crate) struct Applied {
     pub(crate) lift_seq: u64,
     /// Valkey did not answer the last read.
     pub(crate) unreachable: bool,
+    /// The parts of the control state that cannot be read (by the part's
+    /// name), and why.
+    pub(crate) problems: BTreeMap<&'static str, String>,
+    /// The rules added at run time this follower runs, by id.
+    pub(crate) added: BTreeMap<String, Rule>,
+    /// Why stored rules added at run time are refused, at the last read
+    /// of a changed value (each logged once, and reported).
+    pub(crate) added_refused: BTreeSet<String>,
+    /// The stamp of the stored rules last applied.
+    pub(crate) added_stamp: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -106,6 +118,18 @@ pub(crate) struct Shared {
     pub(crate) wake: Notify,
     pub(crate) notices: AtomicU64,
     pub(crate) reads: AtomicU64,
+}
+
+impl Applied {
+    /// What this instance cannot apply: the parts of the control state it
+    /// cannot read, and the stored rules added at run time it refused.
+    pub(crate) fn problems(&self) -> Vec<String> {
+        let refused = self
+            .added_refused
+            .iter()
+            .map(|why| format!("a rule added at run time is refused: {why}"));
+        self.problems.values().cloned().chain(refused).collect()
+    }
 }
 
 impl Shared {
@@ -144,6 +168,12 @@ impl Follower {
     /// (the last count while Valkey is down).
     pub fn fleet_size(&self) -> Arc<AtomicU64> {
         self.fleet.clone()
+    }
+
+    /// The parts of the control state this instance cannot read, each
+    /// naming the key and what it should hold (also in its report).
+    pub fn problems(&self) -> Vec<String> {
+        self.shared.lock().problems()
     }
 
     /// Notices received on the channel so far.
@@ -265,7 +295,7 @@ impl ValkeyControl {
     fn unreachable(&self, shared: &Shared, e: &ControlError) {
         let mut a = shared.lock();
         if !a.unreachable {
-            tracing::warn!(error = %e, version = a.version, "control: Valkey does not answer; keeping the running set and switches");
+            tracing::warn!(error = %e, version = a.version, "control: Valkey does not answer; keeping the running set, switches and rules added at run time");
         }
         a.unreachable = true;
     }

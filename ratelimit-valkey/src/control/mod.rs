@@ -2,9 +2,12 @@
 //! core's [`Control`] for a fleet, and [`ValkeyControl::follow`] keeps one
 //! instance's limiter on what is published.
 //!
-//! The published set, its history, the switches, the lifts, the CSRF
-//! secret and the registry of instances are keys under the backend's
-//! prefix, `<prefix>control{ctl}:<name>` (one hash tag). Each change is
+//! The published set, its history, the switches, the lifts, the rules
+//! added at run time, the CSRF secret and the registry of instances are
+//! keys under the backend's prefix, `<prefix>control{ctl}:<name>` (one
+//! hash tag). A follower reads and applies each part of that state on its
+//! own, so a key of the wrong type stops only its part, and is named in
+//! the instance's log and report. Each change is
 //! announced on the channel `<prefix>control{ctl}:notice`; each follower
 //! also polls, so a missed notice, a reconnect or a Valkey restart still
 //! converges. The guide's "Running a fleet" chapter has the bounds, the
@@ -30,13 +33,17 @@
 //! # drop(follower); Ok(()) }
 //! ```
 
+mod added;
 mod apply;
 mod codec;
 mod conn;
 mod follow;
 mod ops;
+mod parts;
 mod registry;
 mod scripts;
+mod temporary;
+mod view;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -193,21 +193,6 @@ impl ValkeyControl {
         }
         Ok(out)
     }
-
-    /// The published version, the live instances and the switches.
-    pub(crate) async fn fleet_view(&self) -> Result<FleetView, ControlError> {
-        let published = self.read_published(false).await?;
-        let instances = self.live_reports().await?;
-        let h: HashMap<String, String> = self
-            .conn
-            .cmd(redis::cmd("HGETALL").arg(&self.keys.switches))
-            .await?;
-        Ok(FleetView {
-            published,
-            instances,
-            switches: switches_of(&h),
-        })
-    }
 }
 
 impl Control for ValkeyControl {
@@ -239,6 +224,18 @@ impl Control for ValkeyControl {
         subject: KeyDigest,
     ) -> BoxFuture<'a, Result<(), ControlError>> {
         Box::pin(self.lift_now(rule, subject))
+    }
+
+    fn add_temporary<'a>(
+        &'a self,
+        rule: ratelimit_core::rules::Rule,
+        note: &'a str,
+    ) -> BoxFuture<'a, Result<(), ControlError>> {
+        Box::pin(self.add_added(rule, note))
+    }
+
+    fn remove_temporary<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, ControlError>> {
+        Box::pin(self.remove_added(id))
     }
 
     fn fleet(&self) -> BoxFuture<'_, Result<FleetView, ControlError>> {

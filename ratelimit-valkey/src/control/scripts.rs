@@ -19,6 +19,10 @@ pub(crate) struct Keys {
     pub(crate) lifts: String,
     /// The last lift's sequence number.
     pub(crate) lift_seq: String,
+    /// The rules added at run time: a string of JSON (`temporary.rs`).
+    pub(crate) temporary: String,
+    /// A random stamp of their last change, which followers poll.
+    pub(crate) temporary_stamp: String,
     /// The fleet's CSRF secret (64 hex digits).
     pub(crate) csrf: String,
     /// The registry's index: a sorted set of instance ids by report time.
@@ -38,6 +42,8 @@ impl Keys {
             switches: k("switches"),
             lifts: k("lifts"),
             lift_seq: k("lift_seq"),
+            temporary: k("temporary"),
+            temporary_stamp: k("temporary_stamp"),
             csrf: k("csrf"),
             instances: k("instances"),
             instance: k("instance:"),
