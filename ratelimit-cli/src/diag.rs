@@ -72,13 +72,3 @@ impl Diagnostic {
         })
     }
 }
-
-/// Output format of `check` and `audit`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Format {
-    /// One line per diagnostic.
-    #[default]
-    Text,
-    /// One JSON document.
-    Json,
-}

@@ -136,7 +136,7 @@ fn json_lines() {
     );
     assert!(
         r.stdout
-            .contains("bad line 3: no \"time\" (RFC 3339 or Unix seconds)"),
+            .contains("bad line 3: no \"time\" (RFC 3339, or a Unix time as a number)"),
         "{}",
         r.stdout
     );
@@ -145,6 +145,41 @@ fn json_lines() {
         "{}",
         r.stdout
     );
+}
+
+#[test]
+fn json_times_in_milliseconds_are_bad_lines_unless_the_unit_says_so() {
+    // The fuzzer's find: `Date.now()` read as seconds is the year 58,886.
+    let log = [
+        r#"{"ip": "192.0.2.1", "time": 1796119200225, "path": "/a"}"#,
+        r#"{"ip": "192.0.2.1", "time": 1796119200725, "path": "/b"}"#,
+    ]
+    .join("\n");
+    let r = run(ONE_PER_MINUTE, &log, &["--format", "json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("2 line(s), 0 replayed, 2 bad"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("bad line 1: \"time\" is past the year 9999 or before 1970 as Unix seconds (milliseconds? --time-unit ms)"),
+        "{}",
+        r.stdout
+    );
+    let r = run(
+        ONE_PER_MINUTE,
+        &log,
+        &["--format", "json", "--time-unit", "ms"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("from 2026-12-01T10:00:00.225Z to 2026-12-01T10:00:00.725Z"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("1 forwarded, 1 limited"), "{}", r.stdout);
 }
 
 #[test]

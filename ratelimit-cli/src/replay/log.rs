@@ -7,11 +7,16 @@
 //! 203.0.113.7 - - [01/Dec/2026:15:04:05 +0000] "POST /login HTTP/1.1" 401 12 "-" "curl/8.5"
 //! ```
 //!
-//! The referer and user agent are optional (the common log format). JSON
-//! lines are objects with `ip`, `time` (RFC 3339, or Unix seconds as a
-//! number or string), `method`, `path` (may carry `?query`), and optionally
-//! `query`, `status`, `host`, `headers` (an object of strings), `claims`
-//! (verified JWT claims) and `app` (application values).
+//! The referer and user agent are optional (the common log format); nginx's
+//! stock `main` format adds `"$http_x_forwarded_for"` after the user agent,
+//! read as the request's `X-Forwarded-For` header. JSON lines are objects
+//! with `ip`, `time` (RFC 3339, or a Unix time in seconds, or milliseconds
+//! with `--time-unit ms`, as a number or string), `method`, `path` (may
+//! carry `?query`), and optionally `query`, `status`, `host`,
+//! `forwarded_for` (the `X-Forwarded-For` header), `headers` (an object of
+//! strings), `claims` (verified JWT claims) and `app` (application values).
+//! A time before 1970 or past the year 9999 is a bad line whose reason
+//! names the other unit.
 //!
 //! Hostile lines never panic: every slice is checked, and a line that
 //! does not parse is a [`LogError`] naming what is wrong.
@@ -25,20 +30,22 @@ use ratelimit_core::RequestView;
 use serde_json::Value;
 
 /// The longest line parsed: longer ones are refused.
-pub const MAX_LINE: usize = 64 * 1024;
+pub(crate) const MAX_LINE: usize = 64 * 1024;
 
-/// Which format the log is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogFormat {
-    /// nginx's `combined` (or the common log format).
-    Combined,
-    /// One JSON object per line.
-    Json,
-}
+pub(crate) use crate::{LogFormat, TimeUnit};
 
 /// Why a line does not parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogError(pub &'static str);
+pub struct LogError(&'static str);
+
+impl LogError {
+    /// The reason, a short sentence.
+    pub fn reason(&self) -> &'static str {
+        self.0
+    }
+}
+
+impl std::error::Error for LogError {}
 
 impl std::fmt::Display for LogError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -48,8 +55,9 @@ impl std::fmt::Display for LogError {
 
 /// One request of the log.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LogLine<'a> {
-    /// The client address.
+    /// The client address (the connection's peer, as logged).
     pub ip: Option<IpAddr>,
     /// When, in Unix milliseconds.
     pub time_ms: u64,
@@ -71,7 +79,7 @@ pub struct LogLine<'a> {
     pub app: Vec<(String, String)>,
 }
 
-/// Parses one line in `format`.
+/// Parses one line in `format`, numbers in JSON lines' `time` in `unit`.
 ///
 /// # Errors
 ///
@@ -80,19 +88,22 @@ pub struct LogLine<'a> {
 /// # Examples
 ///
 /// ```
-/// use ratelimit_cli::replay::log::{parse, LogFormat};
-/// let l = parse(r#"203.0.113.7 - - [01/Jan/1970:00:00:02 +0000] "POST /login?x=1 HTTP/1.1" 401 12 "-" "curl/8.5""#,
-///     LogFormat::Combined).unwrap();
+/// use ratelimit_cli::{parse_log_line, LogFormat, TimeUnit};
+/// let l = parse_log_line(r#"203.0.113.7 - - [01/Jan/1970:00:00:02 +0000] "POST /login?x=1 HTTP/1.1" 401 12 "-" "curl/8.5""#,
+///     LogFormat::Combined, TimeUnit::S).unwrap();
 /// assert_eq!((l.time_ms, &*l.method, &*l.path, &*l.query, l.status), (2000, "POST", "/login", "x=1", 401));
-/// assert!(parse("garbage", LogFormat::Combined).is_err());
+/// assert!(parse_log_line("garbage", LogFormat::Combined, TimeUnit::S).is_err());
+/// let ms = parse_log_line(r#"{"ip": "203.0.113.7", "time": 1796119200225, "path": "/"}"#,
+///     LogFormat::Json, TimeUnit::S).unwrap_err();
+/// assert!(ms.reason().contains("--time-unit ms"), "{ms}");
 /// ```
-pub fn parse(line: &str, format: LogFormat) -> Result<LogLine<'_>, LogError> {
+pub fn parse(line: &str, format: LogFormat, unit: TimeUnit) -> Result<LogLine<'_>, LogError> {
     if line.len() > MAX_LINE {
         return Err(LogError("line longer than 64 KiB"));
     }
     match format {
-        LogFormat::Combined => combined(line),
-        LogFormat::Json => json(line),
+        LogFormat::Json => json(line, unit),
+        _ => combined(line),
     }
 }
 
@@ -137,8 +148,14 @@ fn combined(line: &str) -> Result<LogLine<'_>, LogError> {
     let mut headers = Vec::new();
     if let Some(rest) = tail.next() {
         let (referer, rest) = quoted(rest).ok_or(LogError("the referer is not quoted"))?;
-        let (agent, _) = quoted(rest).ok_or(LogError("the user agent is not quoted"))?;
-        for (name, v) in [("referer", referer), ("user-agent", agent)] {
+        let (agent, rest) = quoted(rest).ok_or(LogError("the user agent is not quoted"))?;
+        // nginx's `main` format: "$http_x_forwarded_for" follows.
+        let forwarded = quoted(rest).map_or("-", |(f, _)| f);
+        for (name, v) in [
+            ("referer", referer),
+            ("user-agent", agent),
+            ("x-forwarded-for", forwarded),
+        ] {
             if v != "-" {
                 headers.push((Cow::Borrowed(name), Cow::Borrowed(v)));
             }
@@ -170,20 +187,46 @@ fn strings(v: Option<&Value>, what: &'static str) -> Result<Vec<(String, String)
         .collect()
 }
 
-fn json(line: &str) -> Result<LogLine<'static>, LogError> {
+/// A JSON-lines `time`: RFC 3339, or a Unix time in `unit`.
+fn json_time(v: Option<&Value>, unit: TimeUnit) -> Result<u64, LogError> {
+    let missing = LogError("no \"time\" (RFC 3339, or a Unix time as a number)");
+    let out_of_range = LogError(crate::time::number_error(unit));
+    match v {
+        Some(Value::String(t)) if t.contains(['-', '/']) && !t.starts_with('-') => {
+            crate::time::rfc3339_ms(t).ok_or(LogError(
+                "\"time\" is not an RFC 3339 time from 1970 to 9999",
+            ))
+        }
+        Some(Value::String(t)) => {
+            crate::time::epoch_ms(t, unit).ok_or(if t.starts_with(|c: char| c.is_ascii_digit()) {
+                out_of_range
+            } else {
+                missing
+            })
+        }
+        Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
+            (Some(whole), _) => crate::time::epoch_ms(&whole.to_string(), unit).ok_or(out_of_range),
+            (None, Some(f)) if f.is_finite() && f >= 0.0 => {
+                let ms = match unit {
+                    TimeUnit::Ms => f,
+                    _ => f * 1000.0,
+                };
+                (ms <= crate::time::MAX_MS as f64)
+                    .then_some(ms as u64)
+                    .ok_or(out_of_range)
+            }
+            _ => Err(out_of_range),
+        },
+        _ => Err(missing),
+    }
+}
+
+fn json(line: &str, unit: TimeUnit) -> Result<LogLine<'static>, LogError> {
     let v: Value = serde_json::from_str(line).map_err(|_| LogError("not a JSON object"))?;
     let s = |k: &str| v.get(k).and_then(Value::as_str);
     let ip = s("ip").ok_or(LogError("no \"ip\" string"))?;
     let ip: IpAddr = ip.parse().map_err(|_| LogError("\"ip\" is not an IP"))?;
-    let time_ms = match v.get("time") {
-        Some(Value::String(t)) => crate::time::rfc3339_ms(t).or_else(|| crate::time::epoch_ms(t)),
-        Some(Value::Number(n)) => n
-            .as_f64()
-            .filter(|f| f.is_finite() && *f >= 0.0 && *f < 1e13)
-            .map(|f| (f * 1000.0) as u64),
-        _ => None,
-    }
-    .ok_or(LogError("no \"time\" (RFC 3339 or Unix seconds)"))?;
+    let time_ms = json_time(v.get("time"), unit)?;
     let target = s("path").ok_or(LogError("no \"path\" string"))?;
     if !target.starts_with('/') {
         return Err(LogError("\"path\" does not start with /"));
@@ -192,7 +235,12 @@ fn json(line: &str) -> Result<LogLine<'static>, LogError> {
     if let Some(q) = s("query") {
         query = q;
     }
-    let headers = strings(v.get("headers"), "\"headers\" is not an object of strings")?;
+    let mut headers = strings(v.get("headers"), "\"headers\" is not an object of strings")?;
+    match v.get("forwarded_for") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(f)) => headers.push(("x-forwarded-for".to_owned(), f.clone())),
+        Some(_) => return Err(LogError("\"forwarded_for\" is not a string")),
+    }
     let claims = match v.get("claims") {
         None | Some(Value::Null) => None,
         c => Some(

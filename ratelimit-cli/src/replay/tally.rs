@@ -8,7 +8,7 @@ use std::sync::Arc;
 use ratelimit_core::limiter::RuleReport;
 
 /// Bad lines shown with their reason.
-pub const SHOWN_BAD: usize = 5;
+pub(crate) const SHOWN_BAD: usize = 5;
 
 /// One client refused by a rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
