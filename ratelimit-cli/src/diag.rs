@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 /// How bad a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Severity {
     /// The file does not load.
     Error,
@@ -25,6 +26,7 @@ impl fmt::Display for Severity {
 
 /// One problem in one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// The file, as given on the command line.
     pub file: String,

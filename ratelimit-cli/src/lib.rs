@@ -29,6 +29,10 @@
 //! assert!(String::from_utf8(out).unwrap().contains("replay"));
 //! ```
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod audit;
 mod check;
 mod cli;

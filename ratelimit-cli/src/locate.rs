@@ -7,6 +7,7 @@
 
 /// A 1-based line and column (in characters) in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Position {
     /// The line, from 1.
     pub line: usize,

@@ -46,6 +46,7 @@ use crate::{LogFormat, TimeUnit};
 /// # Ok::<(), ratelimit_core::rules::RuleError>(())
 /// ```
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Replay {
     limiter: Limiter,
     clock: ManualClock,

@@ -12,6 +12,7 @@ pub(crate) const SHOWN_BAD: usize = 5;
 
 /// One client refused by a rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Client {
     /// Requests refused (or, for a log rule, that would have been).
     pub refused: u64,
@@ -21,6 +22,7 @@ pub struct Client {
 
 /// One rule's counts.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RuleTally {
     /// The rule's id.
     pub rule: Arc<str>,
@@ -51,6 +53,7 @@ impl RuleTally {
 
 /// Everything a replay counted.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Tally {
     /// Lines read (empty lines not counted).
     pub lines: u64,

@@ -42,6 +42,7 @@ impl Switch {
 
 /// The state of every switch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SwitchState {
     /// [`Switch::DisableRateLimiting`].
     pub disable_rate_limiting: bool,
@@ -88,6 +89,10 @@ impl SwitchState {
 }
 
 /// The fleet now: what is published, who runs what, the switches.
+///
+/// Exhaustive on purpose: a control store outside this crate
+/// (`ratelimit-valkey`, a test's fake) builds it field by field from what
+/// it stored; a new field changes the stored schema, a breaking release.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FleetView {
     /// The published version (its `json` may be left empty).
