@@ -205,3 +205,43 @@ fn failures_exit_non_zero() {
     // Rules that do not load.
     assert_eq!(run("[", "", &[]).code, 1);
 }
+
+#[test]
+fn the_html_report_is_one_self_contained_page() {
+    let mut log = String::new();
+    for s in 0..4 {
+        log += &combined("203.0.113.7", &format!("10:00:{s:02}"), "GET /", 200);
+    }
+    log += &combined("203.0.113.7", "10:03:00", "GET /", 200);
+    let page = file("report.html", b"");
+    let r = run(ONE_PER_MINUTE, &log, &["--report", page.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(html.contains("<h2>one</h2>"), "{html}");
+    assert!(
+        html.contains("5 requests, 0 would-limit, 3 limited"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td>203.0.113.7</td><td>3</td><td>2026-12-01T10:00:01.000Z</td>"),
+        "{html}"
+    );
+    assert_eq!(html.matches("<svg").count(), 1);
+    for external in ["<script", "src=", "href=", "url(", "@import", "<link"] {
+        assert!(!html.contains(external), "{external}");
+    }
+    // Standard error is not a terminal here: no progress bar, nothing extra.
+    assert_eq!(r.stderr, "");
+    let r = run(
+        ONE_PER_MINUTE,
+        &log,
+        &["--report", "/nonexistent/dir/r.html"],
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("/nonexistent/dir/r.html: error:"),
+        "{}",
+        r.stdout
+    );
+}

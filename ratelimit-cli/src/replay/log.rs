@@ -27,7 +27,6 @@ use std::net::IpAddr;
 use std::ops::ControlFlow;
 
 use ratelimit_core::RequestView;
-use serde_json::Value;
 
 /// The longest line parsed: longer ones are refused.
 pub(crate) const MAX_LINE: usize = 64 * 1024;
@@ -36,7 +35,7 @@ pub(crate) use crate::{LogFormat, TimeUnit};
 
 /// Why a line does not parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogError(&'static str);
+pub struct LogError(pub(super) &'static str);
 
 impl LogError {
     /// The reason, a short sentence.
@@ -102,7 +101,7 @@ pub fn parse(line: &str, format: LogFormat, unit: TimeUnit) -> Result<LogLine<'_
         return Err(LogError("line longer than 64 KiB"));
     }
     match format {
-        LogFormat::Json => json(line, unit),
+        LogFormat::Json => super::json::parse(line, unit),
         _ => combined(line),
     }
 }
@@ -118,7 +117,7 @@ fn quoted(s: &str) -> Option<(&str, &str)> {
     until(s.trim_start().strip_prefix('"')?, '"')
 }
 
-fn split_target(target: &str) -> (&str, &str) {
+pub(super) fn split_target(target: &str) -> (&str, &str) {
     target.split_once('?').unwrap_or((target, ""))
 }
 
@@ -171,102 +170,6 @@ fn combined(line: &str) -> Result<LogLine<'_>, LogError> {
         status,
         headers,
         ..LogLine::default()
-    })
-}
-
-fn strings(v: Option<&Value>, what: &'static str) -> Result<Vec<(String, String)>, LogError> {
-    let Some(v) = v else { return Ok(Vec::new()) };
-    let obj = v.as_object().ok_or(LogError(what))?;
-    obj.iter()
-        .map(|(k, v)| {
-            Ok((
-                k.to_ascii_lowercase(),
-                v.as_str().ok_or(LogError(what))?.to_owned(),
-            ))
-        })
-        .collect()
-}
-
-/// A JSON-lines `time`: RFC 3339, or a Unix time in `unit`.
-fn json_time(v: Option<&Value>, unit: TimeUnit) -> Result<u64, LogError> {
-    let missing = LogError("no \"time\" (RFC 3339, or a Unix time as a number)");
-    let out_of_range = LogError(crate::time::number_error(unit));
-    match v {
-        Some(Value::String(t)) if t.contains(['-', '/']) && !t.starts_with('-') => {
-            crate::time::rfc3339_ms(t).ok_or(LogError(
-                "\"time\" is not an RFC 3339 time from 1970 to 9999",
-            ))
-        }
-        Some(Value::String(t)) => {
-            crate::time::epoch_ms(t, unit).ok_or(if t.starts_with(|c: char| c.is_ascii_digit()) {
-                out_of_range
-            } else {
-                missing
-            })
-        }
-        Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
-            (Some(whole), _) => crate::time::epoch_ms(&whole.to_string(), unit).ok_or(out_of_range),
-            (None, Some(f)) if f.is_finite() && f >= 0.0 => {
-                let ms = match unit {
-                    TimeUnit::Ms => f,
-                    _ => f * 1000.0,
-                };
-                (ms <= crate::time::MAX_MS as f64)
-                    .then_some(ms as u64)
-                    .ok_or(out_of_range)
-            }
-            _ => Err(out_of_range),
-        },
-        _ => Err(missing),
-    }
-}
-
-fn json(line: &str, unit: TimeUnit) -> Result<LogLine<'static>, LogError> {
-    let v: Value = serde_json::from_str(line).map_err(|_| LogError("not a JSON object"))?;
-    let s = |k: &str| v.get(k).and_then(Value::as_str);
-    let ip = s("ip").ok_or(LogError("no \"ip\" string"))?;
-    let ip: IpAddr = ip.parse().map_err(|_| LogError("\"ip\" is not an IP"))?;
-    let time_ms = json_time(v.get("time"), unit)?;
-    let target = s("path").ok_or(LogError("no \"path\" string"))?;
-    if !target.starts_with('/') {
-        return Err(LogError("\"path\" does not start with /"));
-    }
-    let (path, mut query) = split_target(target);
-    if let Some(q) = s("query") {
-        query = q;
-    }
-    let mut headers = strings(v.get("headers"), "\"headers\" is not an object of strings")?;
-    match v.get("forwarded_for") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(f)) => headers.push(("x-forwarded-for".to_owned(), f.clone())),
-        Some(_) => return Err(LogError("\"forwarded_for\" is not a string")),
-    }
-    let claims = match v.get("claims") {
-        None | Some(Value::Null) => None,
-        c => Some(
-            strings(c, "\"claims\" is not an object of strings")?
-                .into_iter()
-                .collect(),
-        ),
-    };
-    Ok(LogLine {
-        ip: Some(ip),
-        time_ms,
-        method: Cow::Owned(s("method").unwrap_or("GET").to_ascii_uppercase()),
-        path: Cow::Owned(path.to_owned()),
-        query: Cow::Owned(query.to_owned()),
-        host: Cow::Owned(s("host").unwrap_or("").to_ascii_lowercase()),
-        status: v
-            .get("status")
-            .and_then(Value::as_u64)
-            .and_then(|n| u16::try_from(n).ok())
-            .unwrap_or(0),
-        headers: headers
-            .into_iter()
-            .map(|(k, v)| (Cow::Owned(k), Cow::Owned(v)))
-            .collect(),
-        claims,
-        app: strings(v.get("app"), "\"app\" is not an object of strings")?,
     })
 }
 

@@ -12,8 +12,11 @@
 //! a header in JSON lines) with the layer's own [`TrustedProxies`]: the
 //! shadow run decides as production would.
 
+mod json;
 pub(crate) mod log;
 mod output;
+mod progress;
+mod report;
 pub(crate) mod tally;
 
 use std::io::{BufRead, Read, Write};
@@ -53,6 +56,7 @@ pub struct Replay {
     format: LogFormat,
     unit: TimeUnit,
     proxies: TrustedProxies,
+    progress: Option<progress::Progress>,
     /// What it counted so far.
     pub tally: Tally,
 }
@@ -72,6 +76,7 @@ impl Replay {
             format,
             unit: TimeUnit::S,
             proxies: TrustedProxies::none(),
+            progress: None,
             tally: Tally::default(),
         }
     }
@@ -135,20 +140,32 @@ impl Replay {
     /// Reading `input` failed.
     pub fn read(&mut self, mut input: impl BufRead) -> std::io::Result<()> {
         let mut buf = Vec::new();
-        let mut number = 0;
+        let (mut number, mut bytes) = (0, 0);
         loop {
             buf.clear();
             let n = Read::take(&mut input, log::MAX_LINE as u64 + 1).read_until(b'\n', &mut buf)?;
             if n == 0 {
+                if let Some(p) = &self.progress {
+                    p.finish();
+                }
                 return Ok(());
             }
             number += 1;
+            bytes += n as u64;
+            if let Some(p) = self
+                .progress
+                .as_ref()
+                .filter(|_| number % progress::EVERY == 0)
+            {
+                p.update(bytes, number);
+            }
             if buf.len() > log::MAX_LINE && buf.last() != Some(&b'\n') {
                 // Too long: skip to its end.
                 let mut rest = Vec::new();
                 while Read::take(&mut input, 1 << 16).read_until(b'\n', &mut rest)? > 0
                     && rest.last() != Some(&b'\n')
                 {
+                    bytes += rest.len() as u64;
                     rest.clear();
                 }
                 self.tally.lines += 1;
@@ -211,13 +228,23 @@ pub(crate) fn run(o: &crate::ReplayOptions, out: &mut dyn Write) -> i32 {
     let mut replay = Replay::new(set, o.format)
         .time_unit(o.time_unit)
         .trusted_proxies(proxies);
-    let read = std::fs::File::open(&o.log)
-        .and_then(|f| replay.read(std::io::BufReader::with_capacity(1 << 16, f)));
+    let read = std::fs::File::open(&o.log).and_then(|f| {
+        let size = f.metadata().map_or(0, |m| m.len());
+        replay.progress = progress::Progress::on_terminal(size);
+        replay.read(std::io::BufReader::with_capacity(1 << 16, f))
+    });
     if let Err(e) = read {
         crate::write_ok(writeln!(out, "{log}: error: {e}"));
         return 1;
     }
     crate::write_ok(output::text(out, &log, &replay.tally, o.top));
+    if let Some(path) = &o.report {
+        let page = report::html(&log, &replay.tally, o.top);
+        if let Err(e) = std::fs::write(path, page) {
+            crate::write_ok(writeln!(out, "{}: error: {e}", path.display()));
+            return 1;
+        }
+    }
     let parsed = replay.tally.lines - replay.tally.bad;
     if parsed == 0 {
         1

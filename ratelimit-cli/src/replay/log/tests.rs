@@ -127,7 +127,7 @@ fn bad_lines_say_why() {
     }
     assert_eq!(
         parse("[1]", LogFormat::Json, TimeUnit::S).unwrap_err().0,
-        "no \"ip\" string"
+        "not a JSON object"
     );
     assert_eq!(
         parse(
