@@ -7,6 +7,8 @@
 //! Unix milliseconds). Every time is between 1970 and the end of the year
 //! 9999: a number past that is almost always in the wrong unit.
 
+use std::cell::Cell;
+
 use jiff::fmt::strtime;
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
@@ -37,12 +39,23 @@ pub(crate) fn rfc3339_ms(s: &str) -> Option<u64> {
 }
 
 /// nginx's `$time_local`: `01/Dec/2026:15:04:05 +0000`.
+///
+/// A log's consecutive lines mostly share their second: the last time read
+/// on this thread is kept, and the same text is not parsed again.
 pub(crate) fn clf_ms(s: &str) -> Option<u64> {
-    if s.len() != 26 {
-        return None;
+    thread_local! {
+        static LAST: Cell<Option<([u8; 26], u64)>> = const { Cell::new(None) };
+    }
+    let bytes: [u8; 26] = s.as_bytes().try_into().ok()?;
+    if let Some((text, ms)) = LAST.get() {
+        if text == bytes {
+            return Some(ms);
+        }
     }
     let t = strtime::parse("%d/%b/%Y:%H:%M:%S %z", s).ok()?;
-    ms_of(t.to_timestamp().ok()?)
+    let ms = ms_of(t.to_timestamp().ok()?)?;
+    LAST.set(Some((bytes, ms)));
+    Some(ms)
 }
 
 /// Why a number is not a log time.
@@ -108,6 +121,10 @@ mod tests {
         assert_eq!(rfc3339_ms("1970-01-01T00:00:01.5Z"), Some(1500));
         assert_eq!(rfc3339_ms("1970-01-01T01:00:00+01:00"), Some(0));
         assert_eq!(clf_ms("01/Jan/1970:00:00:02 +0000"), Some(2000));
+        // Again (the kept time), then another.
+        assert_eq!(clf_ms("01/Jan/1970:00:00:02 +0000"), Some(2000));
+        assert_eq!(clf_ms("01/Jan/1970:00:00:03 +0000"), Some(3000));
+        assert_eq!(clf_ms("01/Jan/1970:00:00:0x +0000"), None);
         assert_eq!(format_ms(1_764_601_445_250), "2025-12-01T15:04:05.250Z");
     }
 

@@ -4,7 +4,6 @@
 //! one names the field at fault.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use serde::Deserialize;
@@ -57,19 +56,64 @@ fn string(raw: &str) -> Result<Cow<'_, str>, ()> {
     }
 }
 
-/// An object of strings, keys in lower case.
-fn strings(raw: Option<&RawValue>, what: &'static str) -> Result<Vec<(String, String)>, LogError> {
+/// A string, borrowed from the line unless it has escapes.
+struct Str<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Cow<'de, str>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(s))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(s.to_owned()))
+            }
+        }
+        d.deserialize_str(V).map(Str)
+    }
+}
+
+/// An object of strings, in order, each name in lower case.
+struct Pairs<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Vec<(Cow<'de, str>, Cow<'de, str>)>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of strings")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut m: M,
+            ) -> Result<Self::Value, M::Error> {
+                let mut out = Vec::new();
+                while let Some((Str(k), Str(v))) = m.next_entry::<Str<'de>, Str<'de>>()? {
+                    out.push((cased(k, false), v));
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(V).map(Pairs)
+    }
+}
+
+/// An object of strings, names in lower case (absent or `null`: none).
+fn strings<'a>(
+    raw: Option<&'a RawValue>,
+    what: &'static str,
+) -> Result<Vec<(Cow<'a, str>, Cow<'a, str>)>, LogError> {
     let Some(raw) = given(raw) else {
         return Ok(Vec::new());
     };
-    let map: BTreeMap<String, String> = serde_json::from_str(raw).map_err(|_| LogError(what))?;
-    Ok(map
-        .into_iter()
-        .map(|(mut k, v)| {
-            k.make_ascii_lowercase();
-            (k, v)
-        })
-        .collect())
+    let Pairs(pairs) = serde_json::from_str(raw).map_err(|_| LogError(what))?;
+    Ok(pairs)
 }
 
 /// A JSON-lines `time`: RFC 3339, or a Unix time in `unit`.
@@ -154,13 +198,14 @@ pub(super) fn parse(line: &str, unit: TimeUnit) -> Result<LogLine<'_>, LogError>
     let mut headers = strings(f.headers, "\"headers\" is not an object of strings")?;
     if let Some(raw) = given(f.forwarded_for) {
         let v = string(raw).map_err(|()| LogError("\"forwarded_for\" is not a string"))?;
-        headers.push(("x-forwarded-for".to_owned(), v.into_owned()));
+        headers.push((Cow::Borrowed("x-forwarded-for"), v));
     }
     let claims = match given(f.claims) {
         None => None,
         Some(_) => Some(
             strings(f.claims, "\"claims\" is not an object of strings")?
                 .into_iter()
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
                 .collect(),
         ),
     };
@@ -175,11 +220,11 @@ pub(super) fn parse(line: &str, unit: TimeUnit) -> Result<LogLine<'_>, LogError>
             .and_then(|t| t.parse::<u64>().ok())
             .and_then(|n| u16::try_from(n).ok())
             .unwrap_or(0),
-        headers: headers
-            .into_iter()
-            .map(|(k, v)| (Cow::Owned(k), Cow::Owned(v)))
-            .collect(),
+        headers,
         claims,
-        app: strings(f.app, "\"app\" is not an object of strings")?,
+        app: strings(f.app, "\"app\" is not an object of strings")?
+            .into_iter()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect(),
     })
 }
