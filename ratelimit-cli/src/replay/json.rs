@@ -78,14 +78,17 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
     }
 }
 
+/// Names and values, borrowed from the line where they can be.
+type CowPairs<'a> = Vec<(Cow<'a, str>, Cow<'a, str>)>;
+
 /// An object of strings, in order, each name in lower case.
-struct Pairs<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
+struct Pairs<'a>(CowPairs<'a>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Vec<(Cow<'de, str>, Cow<'de, str>)>;
+            type Value = CowPairs<'de>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("an object of strings")
             }
@@ -105,10 +108,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
 }
 
 /// An object of strings, names in lower case (absent or `null`: none).
-fn strings<'a>(
-    raw: Option<&'a RawValue>,
-    what: &'static str,
-) -> Result<Vec<(Cow<'a, str>, Cow<'a, str>)>, LogError> {
+fn strings<'a>(raw: Option<&'a RawValue>, what: &'static str) -> Result<CowPairs<'a>, LogError> {
     let Some(raw) = given(raw) else {
         return Ok(Vec::new());
     };
