@@ -16,13 +16,6 @@ pub struct Position {
 }
 
 /// The line and column of byte `offset` of `text`.
-///
-/// # Examples
-///
-/// ```
-/// use ratelimit_cli::locate::{position, Position};
-/// assert_eq!(position("[\n  {}", 4), Position { line: 2, column: 3 });
-/// ```
 pub(crate) fn position(text: &str, offset: usize) -> Position {
     let offset = offset.min(text.len());
     let before = text.get(..offset).unwrap_or(text);
@@ -183,5 +176,6 @@ mod tests {
     fn columns_count_characters() {
         assert_eq!(position("é\"x\"", 2), Position { line: 1, column: 2 });
         assert_eq!(position("ab", 99), Position { line: 1, column: 3 });
+        assert_eq!(position("[\n  {}", 4), Position { line: 2, column: 3 });
     }
 }

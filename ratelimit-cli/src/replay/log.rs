@@ -31,8 +31,6 @@ use ratelimit_core::RequestView;
 /// The longest line parsed: longer ones are refused.
 pub(crate) const MAX_LINE: usize = 64 * 1024;
 
-pub(crate) use crate::{LogFormat, TimeUnit};
-
 /// Why a line does not parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogError(pub(super) &'static str);
@@ -78,34 +76,6 @@ pub struct LogLine<'a> {
     pub app: Vec<(String, String)>,
 }
 
-/// Parses one line in `format`, numbers in JSON lines' `time` in `unit`.
-///
-/// # Errors
-///
-/// The line is too long or does not parse.
-///
-/// # Examples
-///
-/// ```
-/// use ratelimit_cli::{parse_log_line, LogFormat, TimeUnit};
-/// let l = parse_log_line(r#"203.0.113.7 - - [01/Jan/1970:00:00:02 +0000] "POST /login?x=1 HTTP/1.1" 401 12 "-" "curl/8.5""#,
-///     LogFormat::Combined, TimeUnit::S).unwrap();
-/// assert_eq!((l.time_ms, &*l.method, &*l.path, &*l.query, l.status), (2000, "POST", "/login", "x=1", 401));
-/// assert!(parse_log_line("garbage", LogFormat::Combined, TimeUnit::S).is_err());
-/// let ms = parse_log_line(r#"{"ip": "203.0.113.7", "time": 1796119200225, "path": "/"}"#,
-///     LogFormat::Json, TimeUnit::S).unwrap_err();
-/// assert!(ms.reason().contains("--time-unit ms"), "{ms}");
-/// ```
-pub fn parse(line: &str, format: LogFormat, unit: TimeUnit) -> Result<LogLine<'_>, LogError> {
-    if line.len() > MAX_LINE {
-        return Err(LogError("line longer than 64 KiB"));
-    }
-    match format {
-        LogFormat::Json => super::json::parse(line, unit),
-        _ => combined(line),
-    }
-}
-
 /// The text up to `end`, and what follows it.
 fn until(s: &str, end: char) -> Option<(&str, &str)> {
     let i = s.find(end)?;
@@ -121,7 +91,8 @@ pub(super) fn split_target(target: &str) -> (&str, &str) {
     target.split_once('?').unwrap_or((target, ""))
 }
 
-fn combined(line: &str) -> Result<LogLine<'_>, LogError> {
+/// Parses one line of nginx's `combined` (or `main`) format.
+pub(super) fn combined(line: &str) -> Result<LogLine<'_>, LogError> {
     let (ip, rest) = until(line, ' ').ok_or(LogError("no client address"))?;
     let ip: IpAddr = ip
         .parse()

@@ -26,10 +26,43 @@ use ratelimit_core::{Limiter, ManualClock, Outcome, Verdict};
 
 use ratelimit_tower::TrustedProxies;
 
-pub use log::{parse as parse_log_line, LogError, LogLine};
+use log::MAX_LINE;
+pub use log::{LogError, LogLine};
 pub use tally::{Client, RuleTally, Tally};
 
 use crate::{LogFormat, TimeUnit};
+
+/// Parses one line in `format`, numbers in JSON lines' `time` in `unit`.
+///
+/// # Errors
+///
+/// The line is too long or does not parse.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_cli::{parse_log_line, LogFormat, TimeUnit};
+/// let l = parse_log_line(r#"203.0.113.7 - - [01/Jan/1970:00:00:02 +0000] "POST /login?x=1 HTTP/1.1" 401 12 "-" "curl/8.5""#,
+///     LogFormat::Combined, TimeUnit::S).unwrap();
+/// assert_eq!((l.time_ms, &*l.method, &*l.path, &*l.query, l.status), (2000, "POST", "/login", "x=1", 401));
+/// assert!(parse_log_line("garbage", LogFormat::Combined, TimeUnit::S).is_err());
+/// let ms = parse_log_line(r#"{"ip": "203.0.113.7", "time": 1796119200225, "path": "/"}"#,
+///     LogFormat::Json, TimeUnit::S).unwrap_err();
+/// assert!(ms.reason().contains("--time-unit ms"), "{ms}");
+/// ```
+pub fn parse_log_line(
+    line: &str,
+    format: LogFormat,
+    unit: TimeUnit,
+) -> Result<LogLine<'_>, LogError> {
+    if line.len() > MAX_LINE {
+        return Err(LogError("line longer than 64 KiB"));
+    }
+    match format {
+        LogFormat::Json => json::parse(line, unit),
+        _ => log::combined(line),
+    }
+}
 
 /// A replay in progress.
 ///
@@ -102,7 +135,7 @@ impl Replay {
             return;
         }
         self.tally.lines += 1;
-        let mut parsed = match log::parse(line, self.format, self.unit) {
+        let mut parsed = match parse_log_line(line, self.format, self.unit) {
             Ok(l) => l,
             Err(e) => return self.tally.bad_line(number, e.reason(), line),
         };
@@ -133,7 +166,7 @@ impl Replay {
     }
 
     /// Replays every line of `input`. A line longer than
-    /// [`log::MAX_LINE`] or not UTF-8 counts as bad.
+    /// 64 KiB or not UTF-8 counts as bad.
     ///
     /// # Errors
     ///
@@ -143,7 +176,7 @@ impl Replay {
         let (mut number, mut bytes) = (0, 0);
         loop {
             buf.clear();
-            let n = Read::take(&mut input, log::MAX_LINE as u64 + 1).read_until(b'\n', &mut buf)?;
+            let n = Read::take(&mut input, MAX_LINE as u64 + 1).read_until(b'\n', &mut buf)?;
             if n == 0 {
                 if let Some(p) = &self.progress {
                     p.finish();
@@ -159,7 +192,7 @@ impl Replay {
             {
                 p.update(bytes, number);
             }
-            if buf.len() > log::MAX_LINE && buf.last() != Some(&b'\n') {
+            if buf.len() > MAX_LINE && buf.last() != Some(&b'\n') {
                 // Too long: skip to its end.
                 let mut rest = Vec::new();
                 while Read::take(&mut input, 1 << 16).read_until(b'\n', &mut rest)? > 0

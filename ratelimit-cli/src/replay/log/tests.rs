@@ -1,6 +1,8 @@
 //! The access-log parser: both formats, bad lines, and random text.
 
 use super::*;
+use crate::replay::parse_log_line as parse;
+use crate::{LogFormat, TimeUnit};
 
 #[test]
 fn combined_with_and_without_agent() {
