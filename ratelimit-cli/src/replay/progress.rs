@@ -29,6 +29,7 @@ impl Progress {
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);
+        bar.set_message("0 lines/s");
         bar.enable_steady_tick(Duration::from_millis(250));
         Some(Progress {
             bar,
