@@ -157,6 +157,18 @@ pub enum TimeUnit {
     Ms,
 }
 
+/// The forwarding header a trusted proxy writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+#[non_exhaustive]
+pub enum Forwarded {
+    /// `X-Forwarded-For: client, proxy1` (nginx's `main` format's last
+    /// field, JSON lines' `forwarded_for`).
+    #[default]
+    XForwardedFor,
+    /// RFC 7239 `Forwarded: for=client` (a `forwarded` header of JSON lines).
+    Forwarded,
+}
+
 /// How fast a replay runs: only as fast as it can (it never waits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 #[non_exhaustive]
@@ -190,6 +202,10 @@ pub struct ReplayOptions {
     /// `TrustedProxies::hops`.
     #[arg(long, value_name = "N")]
     pub hops: Option<usize>,
+    /// The forwarding header the proxies write, as the layer's
+    /// `TrustedProxies::header`.
+    #[arg(long, value_enum, default_value_t)]
+    pub forwarded_header: Forwarded,
     /// Clients shown per rule.
     #[arg(long, default_value_t = 5)]
     pub top: usize,

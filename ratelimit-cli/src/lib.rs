@@ -53,7 +53,7 @@ use clap::Parser;
 pub use audit::{audit, Finding, Gate, Level};
 pub use check::check_text;
 pub use cli::{
-    AuditOptions, CheckOptions, Cli, Command, ExplainOptions, LogFormat, OutputFormat,
+    AuditOptions, CheckOptions, Cli, Command, ExplainOptions, Forwarded, LogFormat, OutputFormat,
     ReplayOptions, RequestLine, Speed, TimeUnit,
 };
 pub use diag::{Diagnostic, Severity};

@@ -116,3 +116,29 @@ fn json_lines_carry_the_forwarded_field() {
     let run = replay(&log, &["--format", "json", "--hops", "1"]);
     assert!(login_row(&run).ends_with(" 0"), "{}", run.stdout);
 }
+
+#[test]
+fn the_rfc_7239_header_is_read_when_asked_for() {
+    let log: String = ["203.0.113.7", "198.51.100.4", "203.0.113.7", "198.51.100.4", "203.0.113.7"]
+        .iter()
+        .enumerate()
+        .map(|(s, client)| {
+            format!("{{\"ip\": \"10.0.0.2\", \"time\": {}, \"method\": \"POST\", \"path\": \"/login\", \"headers\": {{\"Forwarded\": \"for={client}\"}}}}\n", 1_796_119_200 + s)
+        })
+        .collect();
+    // X-Forwarded-For (the default) is absent: the balancer is the client.
+    let run = replay(&log, &["--format", "json", "--hops", "1"]);
+    assert!(login_row(&run).ends_with(" 2"), "{}", run.stdout);
+    let run = replay(
+        &log,
+        &[
+            "--format",
+            "json",
+            "--hops",
+            "1",
+            "--forwarded-header",
+            "forwarded",
+        ],
+    );
+    assert!(login_row(&run).ends_with(" 0"), "{}", run.stdout);
+}

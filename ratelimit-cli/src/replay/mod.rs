@@ -24,7 +24,7 @@ use std::io::{BufRead, Read, Write};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{Limiter, ManualClock, Outcome, Verdict};
 
-use ratelimit_tower::TrustedProxies;
+use ratelimit_tower::{ForwardedHeader, TrustedProxies};
 
 use log::MAX_LINE;
 pub use log::{LogError, LogLine};
@@ -253,11 +253,16 @@ pub(crate) fn run(o: &crate::ReplayOptions, out: &mut dyn Write) -> i32 {
         }
         return 1;
     };
+    let header = match o.forwarded_header {
+        crate::Forwarded::Forwarded => ForwardedHeader::Forwarded,
+        _ => ForwardedHeader::XForwardedFor,
+    };
     let proxies = match o.hops {
         Some(n) => TrustedProxies::hops(n),
         None if o.trusted_proxies.is_empty() => TrustedProxies::none(),
         None => TrustedProxies::cidrs(o.trusted_proxies.iter().copied()),
-    };
+    }
+    .header(header);
     let mut replay = Replay::new(set, o.format)
         .time_unit(o.time_unit)
         .trusted_proxies(proxies);
