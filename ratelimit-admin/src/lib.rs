@@ -73,6 +73,7 @@
 //! let app: Router = Router::new().nest("/admin", admin);
 //! ```
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 mod actions;

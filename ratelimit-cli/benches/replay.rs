@@ -13,7 +13,7 @@
 use std::io::Cursor;
 use std::time::Instant;
 
-use ratelimit_cli::replay::{LogFormat, Replay};
+use ratelimit_cli::{LogFormat, Replay};
 use ratelimit_core::rules::RuleSet;
 
 const RULES: &str = r#"[
@@ -52,7 +52,7 @@ fn log(n: usize, format: LogFormat) -> String {
                 let (h, m, sec) = (10 + s / 3600, s / 60 % 60, s % 60);
                 format!("{ip} - - [01/Dec/2026:{h:02}:{m:02}:{sec:02} +0000] \"{req} HTTP/1.1\" 200 512 \"-\" \"{agent}\"\n")
             }
-            LogFormat::Json => {
+            _ => {
                 let (method, path) = req.split_once(' ').unwrap();
                 format!(
                     "{{\"ip\": \"{ip}\", \"time\": {}.{:03}, \"method\": \"{method}\", \"path\": \"{path}\", \"headers\": {{\"user-agent\": \"{agent}\"}}}}\n",

@@ -22,7 +22,7 @@ const MAX_ERRORS: usize = 50;
 
 /// The diagnostics of the rule file at `path`, with expiry judged at
 /// `now_ms`; `name` is how to call the file.
-pub fn check_path(path: &Path, name: &str, now_ms: u64) -> Vec<Diagnostic> {
+pub(crate) fn check_path(path: &Path, name: &str, now_ms: u64) -> Vec<Diagnostic> {
     match crate::input::read_text(path) {
         Ok(text) => check_text(name, &text, now_ms),
         Err(e) => vec![Diagnostic {
@@ -41,7 +41,7 @@ pub fn check_path(path: &Path, name: &str, now_ms: u64) -> Vec<Diagnostic> {
 /// # Examples
 ///
 /// ```
-/// use ratelimit_cli::check::check_text;
+/// use ratelimit_cli::check_text;
 /// let text = "[\n{\"id\": \"a\", \"expression\": \"true\", \"algorithm\": \"fixed_window\",\n \"limit\": 0, \"period\": \"1m\", \"key\": [\"ip\"]}\n]";
 /// let d = check_text("rules.json", text, 0);
 /// assert_eq!(d[0].to_string(),
@@ -195,43 +195,33 @@ fn find(spans: &[RuleSpan], ids: &[Option<String>], id: &str) -> Option<usize> {
     (i < spans.len()).then_some(i)
 }
 
-/// The options of `ratelimit check`.
-pub const OPTIONS: [crate::args::Opt; 3] = [
-    crate::args::valued("--format"),
-    crate::args::flag("--deny-warnings"),
-    crate::args::valued("--now"),
-];
-
-/// Runs `ratelimit check` over `args`: exit 0 when every file loads with
-/// no error, 1 on errors, 2 on warnings with `--deny-warnings`.
-///
-/// # Errors
-///
-/// A bad option value or no file.
-pub fn run(
-    args: &crate::args::Args,
-    out: &mut dyn std::io::Write,
-) -> Result<i32, crate::args::UsageError> {
-    let format = crate::format_of(args)?;
-    let now_ms = crate::now_of(args)?;
-    if args.positionals.is_empty() {
-        return Err(crate::args::UsageError(
-            "check needs at least one FILE".to_owned(),
-        ));
-    }
+/// Runs `ratelimit check`: exit 0 when every file loads with no error, 1
+/// on errors, 2 on warnings with `--deny-warnings`.
+pub(crate) fn run(o: &crate::CheckOptions, out: &mut dyn std::io::Write) -> i32 {
+    let now_ms = crate::cli::now_or_clock(o.now);
+    let names: Vec<String> = o.files.iter().map(|f| f.display().to_string()).collect();
     let mut all = Vec::new();
-    for file in &args.positionals {
-        all.extend(check_path(Path::new(file), file, now_ms));
+    for (file, name) in o.files.iter().zip(&names) {
+        all.extend(check_path(file, name, now_ms));
     }
     let errors = all.iter().filter(|d| d.severity == Severity::Error).count();
     let warnings = all.len() - errors;
-    let written = match format {
-        crate::diag::Format::Text => {
+    let written = match o.format {
+        crate::OutputFormat::Json => {
+            let doc = serde_json::json!({
+                "files": names,
+                "errors": errors,
+                "warnings": warnings,
+                "diagnostics": all.iter().map(Diagnostic::to_json).collect::<Vec<_>>(),
+            });
+            writeln!(out, "{doc:#}")
+        }
+        _ => {
             let mut w = Ok(());
             for d in &all {
                 w = w.and_then(|()| writeln!(out, "{d}"));
             }
-            let files = args.positionals.len();
+            let files = names.len();
             w.and_then(|()| {
                 writeln!(
                     out,
@@ -239,22 +229,13 @@ pub fn run(
                 )
             })
         }
-        crate::diag::Format::Json => {
-            let doc = serde_json::json!({
-                "files": args.positionals,
-                "errors": errors,
-                "warnings": warnings,
-                "diagnostics": all.iter().map(Diagnostic::to_json).collect::<Vec<_>>(),
-            });
-            writeln!(out, "{doc:#}")
-        }
     };
     crate::write_ok(written);
-    Ok(if errors > 0 {
+    if errors > 0 {
         1
-    } else if warnings > 0 && args.flag("--deny-warnings") {
+    } else if warnings > 0 && o.deny_warnings {
         2
     } else {
         0
-    })
+    }
 }

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 /// How bad a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Severity {
     /// The file does not load.
     Error,
@@ -25,6 +26,7 @@ impl fmt::Display for Severity {
 
 /// One problem in one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// The file, as given on the command line.
     pub file: String,
@@ -71,14 +73,4 @@ impl Diagnostic {
             "message": self.message,
         })
     }
-}
-
-/// Output format of `check` and `audit`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Format {
-    /// One line per diagnostic.
-    #[default]
-    Text,
-    /// One JSON document.
-    Json,
 }

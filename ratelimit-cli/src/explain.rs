@@ -3,32 +3,11 @@
 //! selection and key code), with no backend.
 
 use std::io::Write;
-use std::path::Path;
 
 use ratelimit_core::limiter::{Explanation, RuleExplanation, RuleGroup, RuleStatus};
 use ratelimit_core::rules::RuleSet;
-use ratelimit_core::{Limiter, ManualClock};
+use ratelimit_core::{HashKey, Limiter, ManualClock};
 use serde_json::json;
-
-use crate::args::{valued, Args, Opt, UsageError};
-
-/// The options of `ratelimit explain`.
-pub const OPTIONS: [Opt; 10] = [
-    valued("--request"),
-    Opt {
-        long: "--header",
-        short: Some("-H"),
-        takes_value: true,
-    },
-    valued("--ip"),
-    valued("--host"),
-    valued("--claims"),
-    valued("--app"),
-    valued("--viewer"),
-    valued("--now"),
-    valued("--hash-key"),
-    valued("--format"),
-];
 
 fn status_text(s: RuleStatus) -> &'static str {
     match s {
@@ -128,26 +107,19 @@ fn write_text(out: &mut dyn Write, line: &str, x: &Explanation) -> std::io::Resu
 }
 
 /// Runs `ratelimit explain`: exit 0, or 1 when the file does not load.
-///
-/// # Errors
-///
-/// A bad option, or not exactly one file.
-pub fn run(args: &Args, out: &mut dyn Write) -> Result<i32, UsageError> {
-    let format = crate::format_of(args)?;
-    let now_ms = crate::now_of(args)?;
-    let [file] = args.positionals.as_slice() else {
-        return Err(UsageError("explain needs exactly one FILE".to_owned()));
-    };
-    let req = crate::request::from_args(args)?;
-    let key = crate::request::hash_key(args)?;
-    let loaded = crate::input::read_text(Path::new(file))
+pub(crate) fn run(o: &crate::ExplainOptions, out: &mut dyn Write) -> i32 {
+    let now_ms = crate::cli::now_or_clock(o.now);
+    let file = &o.file.display().to_string();
+    let req = crate::request::from_options(o);
+    let key = o.hash_key.unwrap_or(HashKey::DEFAULT);
+    let loaded = crate::input::read_text(&o.file)
         .ok()
         .and_then(|text| RuleSet::from_json_at(&text, now_ms).ok());
     let Some(set) = loaded else {
-        for d in crate::check::check_path(Path::new(file), file, now_ms) {
+        for d in crate::check::check_path(&o.file, file, now_ms) {
             crate::write_ok(writeln!(out, "{d}"));
         }
-        return Ok(1);
+        return 1;
     };
     let limiter = Limiter::builder(set)
         .clock(ManualClock::new(now_ms))
@@ -155,9 +127,8 @@ pub fn run(args: &Args, out: &mut dyn Write) -> Result<i32, UsageError> {
         .build();
     let x = limiter.explain(&req);
     let line = format!("{} {} from {}", req.method, req.path, req.client_ip);
-    let written = match format {
-        crate::diag::Format::Text => write_text(out, &line, &x),
-        crate::diag::Format::Json => {
+    let written = match o.format {
+        crate::OutputFormat::Json => {
             let doc = json!({
                 "request": line,
                 "now": crate::time::format_ms(x.now_ms),
@@ -167,7 +138,8 @@ pub fn run(args: &Args, out: &mut dyn Write) -> Result<i32, UsageError> {
             });
             writeln!(out, "{doc:#}")
         }
+        _ => write_text(out, &line, &x),
     };
     crate::write_ok(written);
-    Ok(0)
+    0
 }

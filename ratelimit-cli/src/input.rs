@@ -12,14 +12,11 @@ use std::path::Path;
 
 /// The largest rule file read: far above any real rule set (a rule is
 /// about 300 bytes), far below what would exhaust memory.
-pub const MAX_RULE_FILE: u64 = 16 << 20;
-
-/// The largest access log read: replay holds the log in memory.
-pub const MAX_LOG_FILE: u64 = 4 << 30;
+pub(crate) const MAX_RULE_FILE: u64 = 16 << 20;
 
 /// Why a file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InputError {
+pub(crate) enum InputError {
     /// The file could not be opened or read.
     Io(String),
     /// The file is larger than the limit.
@@ -65,7 +62,7 @@ impl std::error::Error for InputError {}
 /// # Errors
 ///
 /// The file cannot be opened or read, or is larger than `limit`.
-pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
+pub(crate) fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
     let file = File::open(path).map_err(|e| InputError::Io(e.to_string()))?;
     let meta = file.metadata().map_err(|e| InputError::Io(e.to_string()))?;
     if meta.is_dir() {
@@ -92,7 +89,7 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
 /// # Errors
 ///
 /// As [`read_bounded`], or the file is binary.
-pub fn read_text(path: &Path) -> Result<String, InputError> {
+pub(crate) fn read_text(path: &Path) -> Result<String, InputError> {
     let bytes = read_bounded(path, MAX_RULE_FILE)?;
     text(bytes)
 }
@@ -102,7 +99,7 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
 /// # Errors
 ///
 /// [`InputError::Binary`] with the first offending byte.
-pub fn text(bytes: Vec<u8>) -> Result<String, InputError> {
+pub(crate) fn text(bytes: Vec<u8>) -> Result<String, InputError> {
     if let Some(offset) = bytes.iter().position(|&b| b == 0) {
         return Err(InputError::Binary { offset });
     }

@@ -9,6 +9,13 @@
 //! | `explain FILE --request 'POST /login' ...` | which rules a request runs, their keys and subject digests |
 //! | `replay FILE --log access.log` | an access log through the rules on the in-memory backend |
 //!
+//! The library API is what another program needs to run the commands and
+//! read their reports: [`Cli`] and its options ([`CheckOptions`],
+//! [`AuditOptions`], [`ExplainOptions`], [`ReplayOptions`]), [`run`] and
+//! [`execute`], and the reports ([`check_text`]'s [`Diagnostic`]s,
+//! [`audit`]'s [`Finding`]s, a [`Replay`]'s [`Tally`]). The binary's own
+//! parts (parsers, layout, time formats) are private.
+//!
 //! The guide's chapter [The command line](guide::cli) shows each with its
 //! output; [The production checklist](guide::production) explains what
 //! `audit` checks.
@@ -17,70 +24,78 @@
 //!
 //! ```
 //! let mut out = Vec::new();
-//! let code = ratelimit_cli::run(&["help".to_owned()], &mut out, &mut Vec::new());
+//! let code = ratelimit_cli::run(&["--help".to_owned()], &mut out, &mut Vec::new());
 //! assert_eq!(code, 0);
-//! assert!(String::from_utf8(out).unwrap().contains("ratelimit check"));
+//! assert!(String::from_utf8(out).unwrap().contains("replay"));
 //! ```
 
-pub mod args;
-pub mod audit;
-pub mod check;
-pub mod diag;
-pub mod explain;
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod audit;
+mod check;
+mod cli;
+mod diag;
+mod explain;
 #[cfg(any(doc, doctest))]
 pub mod guide;
-pub mod input;
-pub mod locate;
-pub mod replay;
-pub mod request;
-pub mod time;
+mod input;
+mod locate;
+mod replay;
+mod request;
+mod time;
 
 use std::io::Write;
 
-use args::{Args, UsageError};
+use clap::Parser;
+
+pub use audit::{audit, Finding, Gate, Level};
+pub use check::check_text;
+pub use cli::{
+    AuditOptions, CheckOptions, Cli, Command, ExplainOptions, Forwarded, LogFormat, OutputFormat,
+    ReplayOptions, RequestLine, Speed, TimeUnit,
+};
+pub use diag::{Diagnostic, Severity};
+pub use locate::Position;
+pub use replay::{parse_log_line, Client, LogError, LogLine, Replay, RuleTally, Tally};
 
 /// Exit code of a command line that does not parse.
 pub const EXIT_USAGE: i32 = 64;
 
-const USAGE: &str = "\
-usage:
-  ratelimit check [--format text|json] [--deny-warnings] [--now TIME] FILE...
-  ratelimit audit [--format text|json] [--deny-warnings] [--now TIME] FILE
-  ratelimit explain FILE --request 'METHOD /path?query' [-H 'name: value']... [--ip IP]
-        [--host HOST] [--claims JSON] [--app name=value]... [--viewer country=FR]...
-        [--hash-key HEX32] [--now TIME] [--format text|json]
-  ratelimit replay FILE --log ACCESS_LOG [--format combined|json] [--speed max] [--top N]
-  ratelimit help
-
-exit codes: 0 fine, 1 errors, 2 warnings under --deny-warnings, 64 bad usage";
-
 /// Runs the command line `words` (without the program name), writing
-/// results to `out` and complaints to `err`; returns the exit code.
+/// results to `out` and complaints to `err`; returns the exit code: help
+/// and `--version` exit 0, a command line that does not parse
+/// [`EXIT_USAGE`].
 pub fn run(words: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let Some((command, rest)) = words.split_first() else {
-        write_ok(writeln!(err, "{USAGE}"));
-        return EXIT_USAGE;
-    };
-    let result = match command.as_str() {
-        "check" => Args::parse(rest, &check::OPTIONS).and_then(|a| check::run(&a, out)),
-        "audit" => Args::parse(rest, &audit::OPTIONS).and_then(|a| audit::run(&a, out)),
-        "explain" => Args::parse(rest, &explain::OPTIONS).and_then(|a| explain::run(&a, out)),
-        "replay" => Args::parse(rest, &replay::OPTIONS).and_then(|a| replay::run(&a, out)),
-        "help" | "--help" | "-h" => {
-            write_ok(writeln!(out, "{USAGE}"));
-            Ok(0)
+    let argv = std::iter::once("ratelimit").chain(words.iter().map(String::as_str));
+    match Cli::try_parse_from(argv) {
+        Ok(cli) => execute(&cli, out),
+        Err(e) if !e.use_stderr() => {
+            // Help, or the version (which clap renders without a newline).
+            let text = e.render().to_string();
+            write_ok(writeln!(out, "{}", text.trim_end()));
+            0
         }
-        "--version" | "-V" => {
-            write_ok(writeln!(out, "ratelimit {}", env!("CARGO_PKG_VERSION")));
-            Ok(0)
-        }
-        other => Err(UsageError(format!("unknown command {other:?}"))),
-    };
-    match result {
-        Ok(code) => code,
         Err(e) => {
-            write_ok(writeln!(err, "ratelimit: {e}\n{USAGE}"));
+            write_ok(write!(err, "{}", e.render()));
             EXIT_USAGE
+        }
+    }
+}
+
+/// Runs a parsed command line, writing its answer to `out`; returns the
+/// exit code (0 fine, 1 errors, 2 warnings under `--deny-warnings`).
+pub fn execute(cli: &Cli, out: &mut dyn Write) -> i32 {
+    match &cli.command {
+        Command::Check(o) => check::run(o, out),
+        Command::Audit(o) => audit::run(o, out),
+        Command::Explain(o) => explain::run(o, out),
+        Command::Replay(o) => replay::run(o, out),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(*shell, &mut cmd, "ratelimit", out);
+            0
         }
     }
 }
@@ -88,24 +103,3 @@ pub fn run(words: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
 /// Ignores a failed write to the terminal (a closed pipe): there is no one
 /// left to tell.
 pub(crate) fn write_ok(_: std::io::Result<()>) {}
-
-/// The `--format` option: `text` (the default) or `json`.
-pub(crate) fn format_of(args: &Args) -> Result<diag::Format, UsageError> {
-    match args.value("--format") {
-        None | Some("text") => Ok(diag::Format::Text),
-        Some("json") => Ok(diag::Format::Json),
-        Some(f) => Err(UsageError(format!(
-            "--format must be text or json, not {f:?}"
-        ))),
-    }
-}
-
-/// The `--now` option (an RFC 3339 time), else the system clock.
-pub(crate) fn now_of(args: &Args) -> Result<u64, UsageError> {
-    use ratelimit_core::Clock;
-    match args.value("--now") {
-        None => Ok(ratelimit_core::SystemClock.now_ms()),
-        Some(t) => time::rfc3339_ms(t)
-            .ok_or_else(|| UsageError(format!("--now must be an RFC 3339 time, not {t:?}"))),
-    }
-}

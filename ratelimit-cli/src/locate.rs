@@ -7,6 +7,7 @@
 
 /// A 1-based line and column (in characters) in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Position {
     /// The line, from 1.
     pub line: usize,
@@ -15,14 +16,7 @@ pub struct Position {
 }
 
 /// The line and column of byte `offset` of `text`.
-///
-/// # Examples
-///
-/// ```
-/// use ratelimit_cli::locate::{position, Position};
-/// assert_eq!(position("[\n  {}", 4), Position { line: 2, column: 3 });
-/// ```
-pub fn position(text: &str, offset: usize) -> Position {
+pub(crate) fn position(text: &str, offset: usize) -> Position {
     let offset = offset.min(text.len());
     let before = text.get(..offset).unwrap_or(text);
     let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
@@ -34,7 +28,7 @@ pub fn position(text: &str, offset: usize) -> Position {
 /// One rule object of a rule file: where it starts, and where each of its
 /// fields' names is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RuleSpan {
+pub(crate) struct RuleSpan {
     /// The byte offset of its `{` (or of the value, when not an object).
     pub start: usize,
     /// Each field's name (decoded) and the offset of its opening quote.
@@ -43,7 +37,7 @@ pub struct RuleSpan {
 
 impl RuleSpan {
     /// The offset of `field`'s name, else the rule's start.
-    pub fn offset_of(&self, field: Option<&str>) -> usize {
+    pub(crate) fn offset_of(&self, field: Option<&str>) -> usize {
         field
             .and_then(|f| self.fields.iter().find(|(n, _)| n == f))
             .map_or(self.start, |(_, at)| *at)
@@ -52,7 +46,7 @@ impl RuleSpan {
 
 /// The rules of `text` (a JSON list, or `{"rules": [...]}`), in order;
 /// `None` when it is neither.
-pub fn rule_spans(text: &str) -> Option<Vec<RuleSpan>> {
+pub(crate) fn rule_spans(text: &str) -> Option<Vec<RuleSpan>> {
     let b = text.as_bytes();
     let mut at = ws(b, 0);
     if b.get(at) == Some(&b'{') {
@@ -182,5 +176,6 @@ mod tests {
     fn columns_count_characters() {
         assert_eq!(position("é\"x\"", 2), Position { line: 1, column: 2 });
         assert_eq!(position("ab", 99), Position { line: 1, column: 3 });
+        assert_eq!(position("[\n  {}", 4), Position { line: 2, column: 3 });
     }
 }

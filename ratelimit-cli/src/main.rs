@@ -1,4 +1,4 @@
-//! The `ratelimit` binary: see the library's docs and `ratelimit help`.
+//! The `ratelimit` binary: see the library's docs and `ratelimit --help`.
 
 fn main() {
     let words: Vec<String> = std::env::args_os()

@@ -1,106 +1,100 @@
-//! Building the request `explain` asks about from the command line.
+//! Building the request `explain` asks about from the command line: the
+//! options' value parsers (a bad value is a usage error, exit 64) and the
+//! request they make.
 
 use std::collections::BTreeMap;
 
 use ratelimit_core::{HashKey, RequestAttrs};
 
-use crate::args::{Args, UsageError};
-
-fn usage(m: String) -> UsageError {
-    UsageError(m)
+/// A request line, `METHOD /path?query`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RequestLine {
+    /// The method, upper case.
+    pub method: String,
+    /// The path, without the query.
+    pub path: String,
+    /// The query, without the `?`.
+    pub query: String,
 }
 
-/// `METHOD TARGET` (`POST /login?next=/`) as method, path and query.
-///
-/// # Errors
-///
-/// No method or no target starting with `/`.
-pub fn request_line(line: &str) -> Result<(String, String, String), UsageError> {
+/// `METHOD TARGET` (`POST /login?next=/`).
+pub(crate) fn request_line(line: &str) -> Result<RequestLine, String> {
     let mut words = line.split_whitespace();
     let (Some(method), Some(target), None) = (words.next(), words.next(), words.next()) else {
-        return Err(usage(format!(
-            "--request must be 'METHOD /path', not {line:?}"
-        )));
+        return Err(format!("must be 'METHOD /path', not {line:?}"));
     };
     if !target.starts_with('/') {
-        return Err(usage(format!(
-            "--request target must start with '/', not {target:?}"
-        )));
+        return Err(format!("the target must start with '/', not {target:?}"));
     }
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
-    Ok((
-        method.to_ascii_uppercase(),
-        path.to_owned(),
-        query.to_owned(),
-    ))
+    Ok(RequestLine {
+        method: method.to_ascii_uppercase(),
+        path: path.to_owned(),
+        query: query.to_owned(),
+    })
+}
+
+/// `name: value`, the name in lower case.
+pub(crate) fn header(h: &str) -> Result<(String, String), String> {
+    let (name, value) = h
+        .split_once(':')
+        .ok_or_else(|| format!("must be 'name: value', not {h:?}"))?;
+    Ok((name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+}
+
+/// `name=value`.
+pub(crate) fn name_value(kv: &str) -> Result<(String, String), String> {
+    let (k, v) = kv
+        .split_once('=')
+        .ok_or_else(|| format!("must be name=value, not {kv:?}"))?;
+    Ok((k.to_owned(), v.to_owned()))
+}
+
+/// A viewer fact: `country`, `asnum`, `ja4` or `locale`, `=value`.
+pub(crate) fn viewer(kv: &str) -> Result<(String, String), String> {
+    let (k, v) = name_value(kv)?;
+    match k.as_str() {
+        "country" | "asnum" | "ja4" | "locale" => Ok((k, v)),
+        _ => Err(format!("names country, asnum, ja4 or locale, not {k:?}")),
+    }
 }
 
 /// The request described by `explain`'s options.
-///
-/// # Errors
-///
-/// A missing or malformed `--request` or `--ip`, a header without `:`,
-/// claims that are not a JSON object of strings or numbers, an `--app`
-/// or `--viewer` without `=`.
-pub fn from_args(args: &Args) -> Result<RequestAttrs, UsageError> {
-    let line = args
-        .value("--request")
-        .ok_or_else(|| usage("explain needs --request 'METHOD /path'".into()))?;
-    let (method, path, query) = request_line(line)?;
-    let ip = args.value("--ip").unwrap_or("192.0.2.1");
-    let ip = ip
-        .parse()
-        .map_err(|_| usage(format!("--ip must be an IP address, not {ip:?}")))?;
-    let mut req = RequestAttrs::new(ip)
-        .with_method(method)
-        .with_path(path)
-        .with_query(query);
-    if let Some(host) = args.value("--host") {
+pub(crate) fn from_options(o: &crate::ExplainOptions) -> RequestAttrs {
+    let r = &o.request;
+    let mut req = RequestAttrs::new(o.ip)
+        .with_method(r.method.clone())
+        .with_path(r.path.clone())
+        .with_query(r.query.clone());
+    if let Some(host) = &o.host {
         req = req.with_host(host);
     }
-    for h in args.values("--header") {
-        let (name, value) = h
-            .split_once(':')
-            .ok_or_else(|| usage(format!("-H must be 'name: value', not {h:?}")))?;
-        req = req.with_header(&name.trim().to_ascii_lowercase(), value.trim());
+    for (name, value) in &o.headers {
+        req = req.with_header(name, value);
     }
-    for kv in args.values("--app") {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| usage(format!("--app must be name=value, not {kv:?}")))?;
+    for (k, v) in &o.app {
         req = req.with_app_value(k, v);
     }
-    for kv in args.values("--viewer") {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| usage(format!("--viewer must be name=value, not {kv:?}")))?;
-        let slot = match k {
+    for (k, v) in &o.viewer {
+        let slot = match k.as_str() {
             "country" => &mut req.country,
             "asnum" => &mut req.asnum,
             "ja4" => &mut req.ja4,
-            "locale" => &mut req.locale,
-            _ => {
-                return Err(usage(format!(
-                    "--viewer names country, asnum, ja4 or locale, not {k:?}"
-                )))
-            }
+            _ => &mut req.locale,
         };
-        *slot = Some(v.to_owned());
+        *slot = Some(v.clone());
     }
-    if let Some(c) = args.value("--claims") {
-        req = req.with_jwt_claims(claims(c)?);
+    if let Some(c) = &o.claims {
+        req = req.with_jwt_claims(c.clone());
     }
-    Ok(req)
+    req
 }
 
 /// Verified claims from a JSON object of strings (numbers and booleans
 /// written as JSON).
-fn claims(json: &str) -> Result<BTreeMap<String, String>, UsageError> {
-    let bad = || {
-        usage(format!(
-            "--claims must be a JSON object of strings, not {json:?}"
-        ))
-    };
+pub(crate) fn claims(json: &str) -> Result<BTreeMap<String, String>, String> {
+    let bad = || format!("must be a JSON object of strings, not {json:?}");
     let v: serde_json::Value = serde_json::from_str(json).map_err(|_| bad())?;
     let obj = v.as_object().ok_or_else(bad)?;
     obj.iter()
@@ -114,17 +108,10 @@ fn claims(json: &str) -> Result<BTreeMap<String, String>, UsageError> {
         .collect()
 }
 
-/// The `--hash-key` option (32 hex digits), else the library's default
-/// key: subject digests are those of a limiter with this key.
-///
-/// # Errors
-///
-/// Not 32 hex digits.
-pub fn hash_key(args: &Args) -> Result<HashKey, UsageError> {
-    let Some(hex) = args.value("--hash-key") else {
-        return Ok(HashKey::DEFAULT);
-    };
-    let bad = || usage(format!("--hash-key must be 32 hex digits, not {hex:?}"));
+/// `--hash-key`: 32 hex digits. Without it, subject digests are those of a
+/// limiter with the library's default key.
+pub(crate) fn hash_key(hex: &str) -> Result<HashKey, String> {
+    let bad = || format!("must be 32 hex digits, not {hex:?}");
     if hex.len() != 32 || !hex.is_ascii() {
         return Err(bad());
     }
@@ -142,7 +129,10 @@ mod tests {
     #[test]
     fn request_lines() {
         let l = request_line("post /login?next=/a").unwrap();
-        assert_eq!(l, ("POST".into(), "/login".into(), "next=/a".into()));
+        assert_eq!(
+            (&*l.method, &*l.path, &*l.query),
+            ("POST", "/login", "next=/a")
+        );
         assert!(request_line("GET").is_err());
         assert!(request_line("GET login").is_err());
         assert!(request_line("GET / extra").is_err());

@@ -135,7 +135,11 @@ fn usage_errors_exit_64() {
     assert_eq!(ratelimit(&["check", "--format", "xml", "a"]).code, 64);
     let run = ratelimit(&["frobnicate"]);
     assert_eq!(run.code, 64);
-    assert!(run.stderr.contains("unknown command \"frobnicate\""));
+    assert!(
+        run.stderr.contains("unrecognized subcommand 'frobnicate'"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

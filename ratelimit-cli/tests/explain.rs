@@ -99,25 +99,28 @@ fn bad_requests_are_usage_errors() {
     for (args, msg) in [
         (
             vec!["--request", "POST"],
-            "--request must be 'METHOD /path'",
+            "for '--request <'METHOD /path'>': must be 'METHOD /path'",
         ),
         (
             vec!["--request", "GET /", "--ip", "nope"],
-            "--ip must be an IP address",
+            "invalid value 'nope' for '--ip <IP>'",
         ),
         (
             vec!["--request", "GET /", "-H", "no-colon"],
-            "-H must be 'name: value'",
+            "for '--header <'name: value'>': must be 'name: value'",
         ),
         (
             vec!["--request", "GET /", "--claims", "[1]"],
-            "--claims must be a JSON object",
+            "for '--claims <JSON>': must be a JSON object",
         ),
         (
             vec!["--request", "GET /", "--hash-key", "zz"],
-            "--hash-key must be 32 hex digits",
+            "for '--hash-key <HEX32>': must be 32 hex digits",
         ),
-        (vec![], "explain needs --request"),
+        (
+            vec![],
+            "the following required arguments were not provided:\n  --request <'METHOD /path'>",
+        ),
     ] {
         let mut all = vec!["explain", f.as_str()];
         all.extend(args);

@@ -136,7 +136,7 @@ fn json_lines() {
     );
     assert!(
         r.stdout
-            .contains("bad line 3: no \"time\" (RFC 3339 or Unix seconds)"),
+            .contains("bad line 3: no \"time\" (RFC 3339, or a Unix time as a number)"),
         "{}",
         r.stdout
     );
@@ -145,6 +145,41 @@ fn json_lines() {
         "{}",
         r.stdout
     );
+}
+
+#[test]
+fn json_times_in_milliseconds_are_bad_lines_unless_the_unit_says_so() {
+    // The fuzzer's find: `Date.now()` read as seconds is the year 58,886.
+    let log = [
+        r#"{"ip": "192.0.2.1", "time": 1796119200225, "path": "/a"}"#,
+        r#"{"ip": "192.0.2.1", "time": 1796119200725, "path": "/b"}"#,
+    ]
+    .join("\n");
+    let r = run(ONE_PER_MINUTE, &log, &["--format", "json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("2 line(s), 0 replayed, 2 bad"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("bad line 1: \"time\" is past the year 9999 or before 1970 as Unix seconds (milliseconds? --time-unit ms)"),
+        "{}",
+        r.stdout
+    );
+    let r = run(
+        ONE_PER_MINUTE,
+        &log,
+        &["--format", "json", "--time-unit", "ms"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("from 2026-12-01T10:00:00.225Z to 2026-12-01T10:00:00.725Z"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("1 forwarded, 1 limited"), "{}", r.stdout);
 }
 
 #[test]
@@ -169,4 +204,44 @@ fn failures_exit_non_zero() {
     assert_eq!(run(ONE_PER_MINUTE, "", &["--format", "w3c"]).code, 64);
     // Rules that do not load.
     assert_eq!(run("[", "", &[]).code, 1);
+}
+
+#[test]
+fn the_html_report_is_one_self_contained_page() {
+    let mut log = String::new();
+    for s in 0..4 {
+        log += &combined("203.0.113.7", &format!("10:00:{s:02}"), "GET /", 200);
+    }
+    log += &combined("203.0.113.7", "10:03:00", "GET /", 200);
+    let page = file("report.html", b"");
+    let r = run(ONE_PER_MINUTE, &log, &["--report", page.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(html.contains("<h2>one</h2>"), "{html}");
+    assert!(
+        html.contains("5 requests, 0 would-limit, 3 limited"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td>203.0.113.7</td><td>3</td><td>2026-12-01T10:00:01.000Z</td>"),
+        "{html}"
+    );
+    assert_eq!(html.matches("<svg").count(), 1);
+    for external in ["<script", "src=", "href=", "url(", "@import", "<link"] {
+        assert!(!html.contains(external), "{external}");
+    }
+    // Standard error is not a terminal here: no progress bar, nothing extra.
+    assert_eq!(r.stderr, "");
+    let r = run(
+        ONE_PER_MINUTE,
+        &log,
+        &["--report", "/nonexistent/dir/r.html"],
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("/nonexistent/dir/r.html: error:"),
+        "{}",
+        r.stdout
+    );
 }

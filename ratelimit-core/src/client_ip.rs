@@ -23,6 +23,9 @@ use std::net::IpAddr;
 /// The address of the client: the connection's peer, or the address a
 /// trusted-proxy layer in front chose. Layers look for it before axum's
 /// `ConnectInfo<SocketAddr>` and a plain `SocketAddr` extension.
+///
+/// Exhaustive on purpose: a newtype over its one value, which callers
+/// build and take apart as `ClientIp(value)`; it has nothing to grow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ClientIp(pub IpAddr);
 

@@ -151,6 +151,9 @@ impl fmt::Debug for HashKey {
 }
 
 /// The fixed-size digest of a subject's key.
+///
+/// Exhaustive on purpose: a newtype over its one value, which callers
+/// build and take apart as `KeyDigest(value)`; it has nothing to grow.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct KeyDigest(pub [u8; 16]);
 

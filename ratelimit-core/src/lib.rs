@@ -74,6 +74,7 @@
 //!
 //! Rust 1.88; raising it is a minor-version change.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 // The eight public modules (seven and the guide); everything else is a

@@ -61,6 +61,10 @@ pub(crate) const EVENTS: [Event; 8] = [
 /// A subject a rule limited (or, in `log`, would have limited) most: on
 /// one instance ([`RuleStats::top_hitters`]), or summed over the fleet
 /// ([`FleetView::top_subjects`](crate::control::FleetView::top_subjects)).
+///
+/// Exhaustive on purpose: a control store outside this crate
+/// (`ratelimit-valkey`, a test's fake) builds it field by field from what
+/// it stored; a new field changes the stored schema, a breaking release.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopSubject {
     /// The rule id.
@@ -254,6 +258,7 @@ impl RuleStats {
 
 /// Counters of the whole limiter.
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct LimiterStats {
     /// Requests that matched more rules than the cap.
     pub capped: AtomicU64,

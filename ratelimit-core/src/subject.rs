@@ -41,6 +41,7 @@ use crate::{HashKey, KeyDigest, RequestView, ViewerFact};
 
 /// What a rule's key comes to for one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum KeyOutcome {
     /// The subject to count.
     Subject(KeyDigest),

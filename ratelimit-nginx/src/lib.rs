@@ -97,6 +97,7 @@
 //!
 //! Rust 1.88; raising it is a minor-version change.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 mod arith;

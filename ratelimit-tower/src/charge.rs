@@ -79,6 +79,9 @@ use std::sync::Arc;
 /// let mut res = http::Response::new(());
 /// res.extensions_mut().insert(ResponseCost(1_200));
 /// ```
+///
+/// Exhaustive on purpose: a newtype over its one value, which callers
+/// build and take apart as `ResponseCost(value)`; it has nothing to grow.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ResponseCost(pub u64);
 

@@ -26,6 +26,9 @@ use std::collections::BTreeMap;
 
 /// The claims of a token that the application verified, as a request
 /// extension. Only its presence makes `jwt_claim:<name>` key parts exist.
+///
+/// Exhaustive on purpose: a newtype over its one value, which callers
+/// build and take apart as `VerifiedClaims(value)`; it has nothing to grow.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VerifiedClaims(pub BTreeMap<String, String>);
 
@@ -67,6 +70,9 @@ impl From<BTreeMap<String, String>> for VerifiedClaims {
 /// let mut req = http::Request::new(());
 /// req.extensions_mut().insert(AppValues::new([("tenant", "acme")]));
 /// ```
+///
+/// Exhaustive on purpose: a newtype over its one value, which callers
+/// build and take apart as `AppValues(value)`; it has nothing to grow.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AppValues(pub Vec<(String, String)>);
 
@@ -88,6 +94,9 @@ impl AppValues {
 
 /// A response extension: the ids of `log` rules that counted the request as
 /// over their limit (shadow mode). Present only when there is at least one.
+///
+/// Exhaustive on purpose: a newtype over its one value, which callers
+/// build and take apart as `WouldLimit(value)`; it has nothing to grow.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WouldLimit(pub Vec<String>);
 
@@ -101,5 +110,8 @@ pub struct WouldLimit(pub Vec<String>);
 /// let mut req = http::Request::new(());
 /// req.extensions_mut().insert(Cost(10));
 /// ```
+///
+/// Exhaustive on purpose: a newtype over its one value, which callers
+/// build and take apart as `Cost(value)`; it has nothing to grow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cost(pub u64);

@@ -122,6 +122,7 @@
 //!
 //! The workspace's `rust-version` (1.88); raising it is a minor change.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 mod answer;

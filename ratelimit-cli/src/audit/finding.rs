@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Level {
     /// The rule set does not load.
     Error,
@@ -29,6 +30,7 @@ impl fmt::Display for Level {
 /// A gate of the checklist: its code, where it comes from, the guide
 /// section that explains it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Gate {
     /// A stable code, `RL001` ...
     pub code: &'static str,
@@ -43,6 +45,7 @@ pub struct Gate {
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Finding {
     /// The gate.
     pub gate: &'static Gate,

@@ -10,7 +10,7 @@ use super::finding::{Finding, Gate, Level};
 use super::probes;
 
 /// Every gate, in the order the audit reports them.
-pub static GATES: [Gate; 8] = [
+pub(crate) static GATES: [Gate; 8] = [
     Gate {
         code: "RL001",
         name: "fixed window on a customer-facing route",
@@ -87,7 +87,7 @@ fn limits(rules: &[Arc<Rule>]) -> impl Iterator<Item = &Rule> {
 
 /// RL001: a fixed-window rule (not a count rule) matching a login or read
 /// probe.
-pub fn fixed_window(rules: &[Arc<Rule>]) -> Vec<Finding> {
+pub(crate) fn fixed_window(rules: &[Arc<Rule>]) -> Vec<Finding> {
     let all = probes::all();
     limits(rules)
         .filter(|r| r.algorithm == Algorithm::FixedWindow && probes::matches_any(r, &all))
@@ -132,7 +132,7 @@ fn login_rules(rules: &[Arc<Rule>]) -> Vec<&Rule> {
 
 /// RL002: the login rules, together, key on (ip, username), (ip) and
 /// (username).
-pub fn login_tuples(rules: &[Arc<Rule>]) -> Vec<Finding> {
+pub(crate) fn login_tuples(rules: &[Arc<Rule>]) -> Vec<Finding> {
     let login = login_rules(rules);
     let Some(first) = login.first() else {
         let p = "no blocking rule of its own matches a POST to a login path (/login, \
@@ -172,7 +172,7 @@ pub fn login_tuples(rules: &[Arc<Rule>]) -> Vec<Finding> {
 }
 
 /// RL003: a rule keyed on the IP alone whose expression reads credentials.
-pub fn ip_only(rules: &[Arc<Rule>]) -> Vec<Finding> {
+pub(crate) fn ip_only(rules: &[Arc<Rule>]) -> Vec<Finding> {
     limits(rules)
         .filter(|r| !r.is_site_wide() && *r.key == [KeyPart::Ip] && probes::needs_credentials(r))
         .map(|r| {
@@ -191,7 +191,7 @@ pub fn ip_only(rules: &[Arc<Rule>]) -> Vec<Finding> {
 }
 
 /// RL004: a blocking login rule with `fail_mode: open`.
-pub fn fail_open_auth(rules: &[Arc<Rule>]) -> Vec<Finding> {
+pub(crate) fn fail_open_auth(rules: &[Arc<Rule>]) -> Vec<Finding> {
     login_rules(rules)
         .into_iter()
         .filter(|r| r.fail_mode == FailMode::Open)
@@ -204,7 +204,7 @@ pub fn fail_open_auth(rules: &[Arc<Rule>]) -> Vec<Finding> {
 
 /// RL005: a non-site-wide rule matching a read probe and a login probe
 /// that no auth rule of its own limits.
-pub fn shared_auth_read(rules: &[Arc<Rule>]) -> Vec<Finding> {
+pub(crate) fn shared_auth_read(rules: &[Arc<Rule>]) -> Vec<Finding> {
     let (login, read) = (probes::login(), probes::read());
     let auth = login_rules(rules);
     let bare: Vec<_> = login
@@ -232,7 +232,7 @@ pub fn shared_auth_read(rules: &[Arc<Rule>]) -> Vec<Finding> {
 }
 
 /// RL006: rules whose `expires_at` has passed at `now_ms`.
-pub fn expired(rules: &[Arc<Rule>], now_ms: u64) -> Vec<Finding> {
+pub(crate) fn expired(rules: &[Arc<Rule>], now_ms: u64) -> Vec<Finding> {
     rules
         .iter()
         .filter(|r| r.expired_at(now_ms))
@@ -251,7 +251,7 @@ pub fn expired(rules: &[Arc<Rule>], now_ms: u64) -> Vec<Finding> {
 
 /// RL007: more than 5 non-site-wide rules; a warning when one probe
 /// matches more than 5.
-pub fn cap(rules: &[Arc<Rule>]) -> Vec<Finding> {
+pub(crate) fn cap(rules: &[Arc<Rule>]) -> Vec<Finding> {
     let others: Vec<&Rule> = limits(rules).filter(|r| !r.is_site_wide()).collect();
     if others.len() <= 5 {
         return Vec::new();
@@ -280,7 +280,7 @@ pub fn cap(rules: &[Arc<Rule>]) -> Vec<Finding> {
 }
 
 /// RL008: always, once: limits are per Valkey deployment.
-pub fn multi_region() -> Vec<Finding> {
+pub(crate) fn multi_region() -> Vec<Finding> {
     let p =
         "limits count per Valkey deployment: a client switching regions gets each region's budget"
             .to_owned();

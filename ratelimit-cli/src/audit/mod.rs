@@ -6,32 +6,22 @@
 //! expressions against fixed probe requests ([`probes`]): the same file
 //! gives the same findings in the same order.
 
-pub mod finding;
-pub mod gates;
-pub mod probes;
+pub(crate) mod finding;
+pub(crate) mod gates;
+pub(crate) mod probes;
 
 use std::io::Write;
-use std::path::Path;
 
 use ratelimit_core::rules::RuleSet;
 
-use crate::args::{Args, Opt, UsageError};
-use crate::diag::Format;
 pub use finding::{Finding, Gate, Level};
-
-/// The options of `ratelimit audit`.
-pub const OPTIONS: [Opt; 3] = [
-    crate::args::valued("--format"),
-    crate::args::flag("--deny-warnings"),
-    crate::args::valued("--now"),
-];
 
 /// The findings over `set`, with expiry judged at `now_ms`.
 ///
 /// # Examples
 ///
 /// ```
-/// use ratelimit_cli::audit::{audit, Level};
+/// use ratelimit_cli::{audit, Level};
 /// use ratelimit_core::rules::RuleSet;
 ///
 /// let set = RuleSet::from_json(r#"[{"id": "login",
@@ -57,41 +47,24 @@ pub fn audit(set: &RuleSet, now_ms: u64) -> Vec<Finding> {
 
 /// Runs `ratelimit audit FILE`: exit 1 when the file does not load, 2 on
 /// warnings with `--deny-warnings`, else 0 (info never fails).
-///
-/// # Errors
-///
-/// A bad option value, or not exactly one file.
-pub fn run(args: &Args, out: &mut dyn Write) -> Result<i32, UsageError> {
-    let format = crate::format_of(args)?;
-    let now_ms = crate::now_of(args)?;
-    let [file] = args.positionals.as_slice() else {
-        return Err(UsageError("audit needs exactly one FILE".to_owned()));
-    };
-    let loaded = crate::input::read_text(Path::new(file))
+pub(crate) fn run(o: &crate::AuditOptions, out: &mut dyn Write) -> i32 {
+    let now_ms = crate::cli::now_or_clock(o.now);
+    let file = &o.file.display().to_string();
+    let loaded = crate::input::read_text(&o.file)
         .ok()
         .and_then(|text| RuleSet::from_json_at(&text, now_ms).ok());
     let Some(set) = loaded else {
         // Not loadable: say why exactly as check does.
-        for d in crate::check::check_path(Path::new(file), file, now_ms) {
+        for d in crate::check::check_path(&o.file, file, now_ms) {
             crate::write_ok(writeln!(out, "{d}"));
         }
-        return Ok(1);
+        return 1;
     };
     let findings = audit(&set, now_ms);
     let count = |l: Level| findings.iter().filter(|f| f.level == l).count();
     let (warnings, infos) = (count(Level::Warning), count(Level::Info));
-    let written = match format {
-        Format::Text => findings
-            .iter()
-            .try_for_each(|f| writeln!(out, "{f}\n"))
-            .and_then(|()| {
-                writeln!(
-                    out,
-                    "{file}: {} rule(s), {warnings} warning(s), {infos} info",
-                    set.rules().len()
-                )
-            }),
-        Format::Json => {
+    let written = match o.format {
+        crate::OutputFormat::Json => {
             let doc = serde_json::json!({
                 "file": file,
                 "rules": set.rules().len(),
@@ -101,11 +74,21 @@ pub fn run(args: &Args, out: &mut dyn Write) -> Result<i32, UsageError> {
             });
             writeln!(out, "{doc:#}")
         }
+        _ => findings
+            .iter()
+            .try_for_each(|f| writeln!(out, "{f}\n"))
+            .and_then(|()| {
+                writeln!(
+                    out,
+                    "{file}: {} rule(s), {warnings} warning(s), {infos} info",
+                    set.rules().len()
+                )
+            }),
     };
     crate::write_ok(written);
-    Ok(if warnings > 0 && args.flag("--deny-warnings") {
+    if warnings > 0 && o.deny_warnings {
         2
     } else {
         0
-    })
+    }
 }

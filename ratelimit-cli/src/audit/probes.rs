@@ -8,7 +8,7 @@ use ratelimit_core::RequestAttrs;
 
 /// Paths of login-like routes: a rule matching a `POST` to one of them
 /// guards authentication.
-pub const LOGIN_PATHS: [&str; 10] = [
+pub(crate) const LOGIN_PATHS: [&str; 10] = [
     "/login",
     "/signin",
     "/sign-in",
@@ -22,7 +22,8 @@ pub const LOGIN_PATHS: [&str; 10] = [
 ];
 
 /// Paths of read routes.
-pub const READ_PATHS: [&str; 5] = ["/", "/api/items", "/api/v1/items/42", "/search", "/health"];
+pub(crate) const READ_PATHS: [&str; 5] =
+    ["/", "/api/items", "/api/v1/items/42", "/search", "/health"];
 
 /// A request without credentials.
 fn anonymous(method: &str, path: &str) -> RequestAttrs {
@@ -48,31 +49,31 @@ fn probe(method: &str, path: &str) -> RequestAttrs {
 }
 
 /// The login probes: `POST` to each login path.
-pub fn login() -> Vec<RequestAttrs> {
+pub(crate) fn login() -> Vec<RequestAttrs> {
     LOGIN_PATHS.iter().map(|p| probe("POST", p)).collect()
 }
 
 /// The read probes: `GET` of each read path.
-pub fn read() -> Vec<RequestAttrs> {
+pub(crate) fn read() -> Vec<RequestAttrs> {
     READ_PATHS.iter().map(|p| probe("GET", p)).collect()
 }
 
 /// Every probe, login then read.
-pub fn all() -> Vec<RequestAttrs> {
+pub(crate) fn all() -> Vec<RequestAttrs> {
     let mut v = login();
     v.extend(read());
     v
 }
 
 /// Whether `rule` matches any of `probes`.
-pub fn matches_any(rule: &Rule, probes: &[RequestAttrs]) -> bool {
+pub(crate) fn matches_any(rule: &Rule, probes: &[RequestAttrs]) -> bool {
     probes.iter().any(|p| rule.expression.matches(p))
 }
 
 /// Whether `rule`'s route needs credentials: it matches a probe that
 /// carries a bearer token and verified claims, and not the same probe
 /// without them.
-pub fn needs_credentials(rule: &Rule) -> bool {
+pub(crate) fn needs_credentials(rule: &Rule) -> bool {
     LOGIN_PATHS
         .iter()
         .map(|p| ("POST", *p))

@@ -7,11 +7,16 @@
 //! 203.0.113.7 - - [01/Dec/2026:15:04:05 +0000] "POST /login HTTP/1.1" 401 12 "-" "curl/8.5"
 //! ```
 //!
-//! The referer and user agent are optional (the common log format). JSON
-//! lines are objects with `ip`, `time` (RFC 3339, or Unix seconds as a
-//! number or string), `method`, `path` (may carry `?query`), and optionally
-//! `query`, `status`, `host`, `headers` (an object of strings), `claims`
-//! (verified JWT claims) and `app` (application values).
+//! The referer and user agent are optional (the common log format); nginx's
+//! stock `main` format adds `"$http_x_forwarded_for"` after the user agent,
+//! read as the request's `X-Forwarded-For` header. JSON lines are objects
+//! with `ip`, `time` (RFC 3339, or a Unix time in seconds, or milliseconds
+//! with `--time-unit ms`, as a number or string), `method`, `path` (may
+//! carry `?query`), and optionally `query`, `status`, `host`,
+//! `forwarded_for` (the `X-Forwarded-For` header), `headers` (an object of
+//! strings), `claims` (verified JWT claims) and `app` (application values).
+//! A time before 1970 or past the year 9999 is a bad line whose reason
+//! names the other unit.
 //!
 //! Hostile lines never panic: every slice is checked, and a line that
 //! does not parse is a [`LogError`] naming what is wrong.
@@ -22,23 +27,22 @@ use std::net::IpAddr;
 use std::ops::ControlFlow;
 
 use ratelimit_core::RequestView;
-use serde_json::Value;
 
 /// The longest line parsed: longer ones are refused.
-pub const MAX_LINE: usize = 64 * 1024;
-
-/// Which format the log is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogFormat {
-    /// nginx's `combined` (or the common log format).
-    Combined,
-    /// One JSON object per line.
-    Json,
-}
+pub(crate) const MAX_LINE: usize = 64 * 1024;
 
 /// Why a line does not parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogError(pub &'static str);
+pub struct LogError(pub(super) &'static str);
+
+impl LogError {
+    /// The reason, a short sentence.
+    pub fn reason(&self) -> &'static str {
+        self.0
+    }
+}
+
+impl std::error::Error for LogError {}
 
 impl std::fmt::Display for LogError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -48,8 +52,9 @@ impl std::fmt::Display for LogError {
 
 /// One request of the log.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LogLine<'a> {
-    /// The client address.
+    /// The client address (the connection's peer, as logged).
     pub ip: Option<IpAddr>,
     /// When, in Unix milliseconds.
     pub time_ms: u64,
@@ -71,31 +76,6 @@ pub struct LogLine<'a> {
     pub app: Vec<(String, String)>,
 }
 
-/// Parses one line in `format`.
-///
-/// # Errors
-///
-/// The line is too long or does not parse.
-///
-/// # Examples
-///
-/// ```
-/// use ratelimit_cli::replay::log::{parse, LogFormat};
-/// let l = parse(r#"203.0.113.7 - - [01/Jan/1970:00:00:02 +0000] "POST /login?x=1 HTTP/1.1" 401 12 "-" "curl/8.5""#,
-///     LogFormat::Combined).unwrap();
-/// assert_eq!((l.time_ms, &*l.method, &*l.path, &*l.query, l.status), (2000, "POST", "/login", "x=1", 401));
-/// assert!(parse("garbage", LogFormat::Combined).is_err());
-/// ```
-pub fn parse(line: &str, format: LogFormat) -> Result<LogLine<'_>, LogError> {
-    if line.len() > MAX_LINE {
-        return Err(LogError("line longer than 64 KiB"));
-    }
-    match format {
-        LogFormat::Combined => combined(line),
-        LogFormat::Json => json(line),
-    }
-}
-
 /// The text up to `end`, and what follows it.
 fn until(s: &str, end: char) -> Option<(&str, &str)> {
     let i = s.find(end)?;
@@ -107,11 +87,12 @@ fn quoted(s: &str) -> Option<(&str, &str)> {
     until(s.trim_start().strip_prefix('"')?, '"')
 }
 
-fn split_target(target: &str) -> (&str, &str) {
+pub(super) fn split_target(target: &str) -> (&str, &str) {
     target.split_once('?').unwrap_or((target, ""))
 }
 
-fn combined(line: &str) -> Result<LogLine<'_>, LogError> {
+/// Parses one line of nginx's `combined` (or `main`) format.
+pub(super) fn combined(line: &str) -> Result<LogLine<'_>, LogError> {
     let (ip, rest) = until(line, ' ').ok_or(LogError("no client address"))?;
     let ip: IpAddr = ip
         .parse()
@@ -137,8 +118,14 @@ fn combined(line: &str) -> Result<LogLine<'_>, LogError> {
     let mut headers = Vec::new();
     if let Some(rest) = tail.next() {
         let (referer, rest) = quoted(rest).ok_or(LogError("the referer is not quoted"))?;
-        let (agent, _) = quoted(rest).ok_or(LogError("the user agent is not quoted"))?;
-        for (name, v) in [("referer", referer), ("user-agent", agent)] {
+        let (agent, rest) = quoted(rest).ok_or(LogError("the user agent is not quoted"))?;
+        // nginx's `main` format: "$http_x_forwarded_for" follows.
+        let forwarded = quoted(rest).map_or("-", |(f, _)| f);
+        for (name, v) in [
+            ("referer", referer),
+            ("user-agent", agent),
+            ("x-forwarded-for", forwarded),
+        ] {
             if v != "-" {
                 headers.push((Cow::Borrowed(name), Cow::Borrowed(v)));
             }
@@ -154,71 +141,6 @@ fn combined(line: &str) -> Result<LogLine<'_>, LogError> {
         status,
         headers,
         ..LogLine::default()
-    })
-}
-
-fn strings(v: Option<&Value>, what: &'static str) -> Result<Vec<(String, String)>, LogError> {
-    let Some(v) = v else { return Ok(Vec::new()) };
-    let obj = v.as_object().ok_or(LogError(what))?;
-    obj.iter()
-        .map(|(k, v)| {
-            Ok((
-                k.to_ascii_lowercase(),
-                v.as_str().ok_or(LogError(what))?.to_owned(),
-            ))
-        })
-        .collect()
-}
-
-fn json(line: &str) -> Result<LogLine<'static>, LogError> {
-    let v: Value = serde_json::from_str(line).map_err(|_| LogError("not a JSON object"))?;
-    let s = |k: &str| v.get(k).and_then(Value::as_str);
-    let ip = s("ip").ok_or(LogError("no \"ip\" string"))?;
-    let ip: IpAddr = ip.parse().map_err(|_| LogError("\"ip\" is not an IP"))?;
-    let time_ms = match v.get("time") {
-        Some(Value::String(t)) => crate::time::rfc3339_ms(t).or_else(|| crate::time::epoch_ms(t)),
-        Some(Value::Number(n)) => n
-            .as_f64()
-            .filter(|f| f.is_finite() && *f >= 0.0 && *f < 1e13)
-            .map(|f| (f * 1000.0) as u64),
-        _ => None,
-    }
-    .ok_or(LogError("no \"time\" (RFC 3339 or Unix seconds)"))?;
-    let target = s("path").ok_or(LogError("no \"path\" string"))?;
-    if !target.starts_with('/') {
-        return Err(LogError("\"path\" does not start with /"));
-    }
-    let (path, mut query) = split_target(target);
-    if let Some(q) = s("query") {
-        query = q;
-    }
-    let headers = strings(v.get("headers"), "\"headers\" is not an object of strings")?;
-    let claims = match v.get("claims") {
-        None | Some(Value::Null) => None,
-        c => Some(
-            strings(c, "\"claims\" is not an object of strings")?
-                .into_iter()
-                .collect(),
-        ),
-    };
-    Ok(LogLine {
-        ip: Some(ip),
-        time_ms,
-        method: Cow::Owned(s("method").unwrap_or("GET").to_ascii_uppercase()),
-        path: Cow::Owned(path.to_owned()),
-        query: Cow::Owned(query.to_owned()),
-        host: Cow::Owned(s("host").unwrap_or("").to_ascii_lowercase()),
-        status: v
-            .get("status")
-            .and_then(Value::as_u64)
-            .and_then(|n| u16::try_from(n).ok())
-            .unwrap_or(0),
-        headers: headers
-            .into_iter()
-            .map(|(k, v)| (Cow::Owned(k), Cow::Owned(v)))
-            .collect(),
-        claims,
-        app: strings(v.get("app"), "\"app\" is not an object of strings")?,
     })
 }
 

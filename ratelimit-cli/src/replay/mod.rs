@@ -6,42 +6,97 @@
 //! A line earlier than the latest time seen is replayed at that latest
 //! time, never earlier (the algorithms' clock does not go back), and
 //! counted as out of order with the largest step back.
+//!
+//! Behind a load balancer, the client is read from the line's forwarded
+//! field (`X-Forwarded-For` in nginx's `main` format, `forwarded_for` or
+//! a header in JSON lines) with the layer's own [`TrustedProxies`]: the
+//! shadow run decides as production would.
 
-pub mod log;
+mod json;
+pub(crate) mod log;
 mod output;
-pub mod tally;
+mod progress;
+mod report;
+pub(crate) mod tally;
 
 use std::io::{BufRead, Read, Write};
 
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{Limiter, ManualClock, Outcome, Verdict};
 
-use crate::args::{valued, Args, Opt, UsageError};
-pub use log::LogFormat;
-pub use tally::Tally;
+use ratelimit_tower::{ForwardedHeader, TrustedProxies};
 
-/// The options of `ratelimit replay`.
-pub const OPTIONS: [Opt; 5] = [
-    valued("--log"),
-    valued("--format"),
-    valued("--speed"),
-    valued("--top"),
-    valued("--now"),
-];
+use log::MAX_LINE;
+pub use log::{LogError, LogLine};
+pub use tally::{Client, RuleTally, Tally};
+
+use crate::{LogFormat, TimeUnit};
+
+/// Parses one line in `format`, numbers in JSON lines' `time` in `unit`.
+///
+/// # Errors
+///
+/// The line is too long or does not parse.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_cli::{parse_log_line, LogFormat, TimeUnit};
+/// let l = parse_log_line(r#"203.0.113.7 - - [01/Jan/1970:00:00:02 +0000] "POST /login?x=1 HTTP/1.1" 401 12 "-" "curl/8.5""#,
+///     LogFormat::Combined, TimeUnit::S).unwrap();
+/// assert_eq!((l.time_ms, &*l.method, &*l.path, &*l.query, l.status), (2000, "POST", "/login", "x=1", 401));
+/// assert!(parse_log_line("garbage", LogFormat::Combined, TimeUnit::S).is_err());
+/// let ms = parse_log_line(r#"{"ip": "203.0.113.7", "time": 1796119200225, "path": "/"}"#,
+///     LogFormat::Json, TimeUnit::S).unwrap_err();
+/// assert!(ms.reason().contains("--time-unit ms"), "{ms}");
+/// ```
+pub fn parse_log_line(
+    line: &str,
+    format: LogFormat,
+    unit: TimeUnit,
+) -> Result<LogLine<'_>, LogError> {
+    if line.len() > MAX_LINE {
+        return Err(LogError("line longer than 64 KiB"));
+    }
+    match format {
+        LogFormat::Json => json::parse(line, unit),
+        _ => log::combined(line),
+    }
+}
 
 /// A replay in progress.
+///
+/// # Examples
+///
+/// ```
+/// use ratelimit_cli::{LogFormat, Replay};
+/// use ratelimit_core::rules::RuleSet;
+///
+/// let rules = RuleSet::from_json(r#"[{"id": "one", "expression": "true",
+///     "algorithm": "fixed_window", "limit": 1, "period": "1m", "key": ["ip"]}]"#)?;
+/// let log = "192.0.2.1 - - [01/Dec/2026:10:00:00 +0000] \"GET / HTTP/1.1\" 200 1\n\
+///            192.0.2.1 - - [01/Dec/2026:10:00:01 +0000] \"GET / HTTP/1.1\" 200 1\n";
+/// let mut replay = Replay::new(rules, LogFormat::Combined);
+/// replay.read(log.as_bytes()).unwrap();
+/// assert_eq!(replay.tally.rules[0].limited, 1);
+/// # Ok::<(), ratelimit_core::rules::RuleError>(())
+/// ```
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Replay {
     limiter: Limiter,
     clock: ManualClock,
     format: LogFormat,
+    unit: TimeUnit,
+    proxies: TrustedProxies,
+    progress: Option<progress::Progress>,
     /// What it counted so far.
     pub tally: Tally,
 }
 
 impl Replay {
     /// A replay of logs in `format` through `rules`, on the in-memory
-    /// backend.
+    /// backend: JSON-lines times in seconds, no trusted proxy.
     pub fn new(rules: RuleSet, format: LogFormat) -> Self {
         let clock = ManualClock::new(0);
         let limiter = Limiter::builder(rules)
@@ -52,8 +107,26 @@ impl Replay {
             limiter,
             clock,
             format,
+            unit: TimeUnit::S,
+            proxies: TrustedProxies::none(),
+            progress: None,
             tally: Tally::default(),
         }
+    }
+
+    /// Reads JSON-lines times written as numbers in `unit`.
+    #[must_use]
+    pub fn time_unit(mut self, unit: TimeUnit) -> Self {
+        self.unit = unit;
+        self
+    }
+
+    /// Reads the client from the forwarded field when the logged address
+    /// is one of `proxies`, as the layer does with the same settings.
+    #[must_use]
+    pub fn trusted_proxies(mut self, proxies: TrustedProxies) -> Self {
+        self.proxies = proxies;
+        self
     }
 
     /// Replays line `number` (from 1).
@@ -62,10 +135,17 @@ impl Replay {
             return;
         }
         self.tally.lines += 1;
-        let parsed = match log::parse(line, self.format) {
+        let mut parsed = match parse_log_line(line, self.format, self.unit) {
             Ok(l) => l,
-            Err(e) => return self.tally.bad_line(number, e.0, line),
+            Err(e) => return self.tally.bad_line(number, e.reason(), line),
         };
+        if let (Some(peer), false) = (parsed.ip, self.proxies.is_none()) {
+            let name = self.proxies.forwarded_header().name();
+            let values = (parsed.headers.iter())
+                .filter(|(n, _)| n == name)
+                .map(|(_, v)| &**v);
+            parsed.ip = Some(self.proxies.client_ip(peer, values));
+        }
         let now = self.tally.time_for(parsed.time_ms);
         self.clock.set_ms(now);
         let verdict = block_on(self.limiter.check(&parsed));
@@ -86,27 +166,39 @@ impl Replay {
     }
 
     /// Replays every line of `input`. A line longer than
-    /// [`log::MAX_LINE`] or not UTF-8 counts as bad.
+    /// 64 KiB or not UTF-8 counts as bad.
     ///
     /// # Errors
     ///
     /// Reading `input` failed.
     pub fn read(&mut self, mut input: impl BufRead) -> std::io::Result<()> {
         let mut buf = Vec::new();
-        let mut number = 0;
+        let (mut number, mut bytes) = (0, 0);
         loop {
             buf.clear();
-            let n = Read::take(&mut input, log::MAX_LINE as u64 + 1).read_until(b'\n', &mut buf)?;
+            let n = Read::take(&mut input, MAX_LINE as u64 + 1).read_until(b'\n', &mut buf)?;
             if n == 0 {
+                if let Some(p) = &self.progress {
+                    p.finish();
+                }
                 return Ok(());
             }
             number += 1;
-            if buf.len() > log::MAX_LINE && buf.last() != Some(&b'\n') {
+            bytes += n as u64;
+            if let Some(p) = self
+                .progress
+                .as_ref()
+                .filter(|_| number % progress::EVERY == 0)
+            {
+                p.update(bytes, number);
+            }
+            if buf.len() > MAX_LINE && buf.last() != Some(&b'\n') {
                 // Too long: skip to its end.
                 let mut rest = Vec::new();
                 while Read::take(&mut input, 1 << 16).read_until(b'\n', &mut rest)? > 0
                     && rest.last() != Some(&b'\n')
                 {
+                    bytes += rest.len() as u64;
                     rest.clear();
                 }
                 self.tally.lines += 1;
@@ -148,59 +240,53 @@ use std::future::Future;
 /// Runs `ratelimit replay`: exit 0 when the log was replayed (bad lines
 /// counted), 1 when the rules do not load, the log cannot be read, or no
 /// line parsed.
-///
-/// # Errors
-///
-/// A bad option, or not exactly one file.
-pub fn run(args: &Args, out: &mut dyn Write) -> Result<i32, UsageError> {
-    let format = match args.value("--format") {
-        None | Some("combined") => LogFormat::Combined,
-        Some("json") => LogFormat::Json,
-        Some(f) => {
-            return Err(UsageError(format!(
-                "--format must be combined or json, not {f:?}"
-            )))
-        }
-    };
-    match args.value("--speed") {
-        None | Some("max") => {}
-        Some(s) => {
-            return Err(UsageError(format!(
-                "--speed: only max is supported (replay never waits), not {s:?}"
-            )))
-        }
-    }
-    let top = match args.value("--top") {
-        None => 5,
-        Some(n) => n
-            .parse()
-            .map_err(|_| UsageError(format!("--top must be a number, not {n:?}")))?,
-    };
-    let now_ms = crate::now_of(args)?;
-    let [file] = args.positionals.as_slice() else {
-        return Err(UsageError("replay needs exactly one rule FILE".to_owned()));
-    };
-    let log = args
-        .value("--log")
-        .ok_or_else(|| UsageError("replay needs --log FILE".to_owned()))?;
-    let path = std::path::Path::new(file);
-    let loaded = crate::input::read_text(path)
+pub(crate) fn run(o: &crate::ReplayOptions, out: &mut dyn Write) -> i32 {
+    let now_ms = crate::cli::now_or_clock(o.now);
+    let file = o.file.display().to_string();
+    let log = o.log.display().to_string();
+    let loaded = crate::input::read_text(&o.file)
         .ok()
         .and_then(|t| RuleSet::from_json_at(&t, now_ms).ok());
     let Some(set) = loaded else {
-        for d in crate::check::check_path(path, file, now_ms) {
+        for d in crate::check::check_path(&o.file, &file, now_ms) {
             crate::write_ok(writeln!(out, "{d}"));
         }
-        return Ok(1);
+        return 1;
     };
-    let mut replay = Replay::new(set, format);
-    let read = std::fs::File::open(log)
-        .and_then(|f| replay.read(std::io::BufReader::with_capacity(1 << 16, f)));
+    let header = match o.forwarded_header {
+        crate::Forwarded::Forwarded => ForwardedHeader::Forwarded,
+        _ => ForwardedHeader::XForwardedFor,
+    };
+    let proxies = match o.hops {
+        Some(n) => TrustedProxies::hops(n),
+        None if o.trusted_proxies.is_empty() => TrustedProxies::none(),
+        None => TrustedProxies::cidrs(o.trusted_proxies.iter().copied()),
+    }
+    .header(header);
+    let mut replay = Replay::new(set, o.format)
+        .time_unit(o.time_unit)
+        .trusted_proxies(proxies);
+    let read = std::fs::File::open(&o.log).and_then(|f| {
+        let size = f.metadata().map_or(0, |m| m.len());
+        replay.progress = progress::Progress::on_terminal(size);
+        replay.read(std::io::BufReader::with_capacity(1 << 16, f))
+    });
     if let Err(e) = read {
         crate::write_ok(writeln!(out, "{log}: error: {e}"));
-        return Ok(1);
+        return 1;
     }
-    crate::write_ok(output::text(out, log, &replay.tally, top));
+    crate::write_ok(output::text(out, &log, &replay.tally, o.top));
+    if let Some(path) = &o.report {
+        let page = report::html(&log, &replay.tally, o.top);
+        if let Err(e) = std::fs::write(path, page) {
+            crate::write_ok(writeln!(out, "{}: error: {e}", path.display()));
+            return 1;
+        }
+    }
     let parsed = replay.tally.lines - replay.tally.bad;
-    Ok(if parsed == 0 { 1 } else { 0 })
+    if parsed == 0 {
+        1
+    } else {
+        0
+    }
 }

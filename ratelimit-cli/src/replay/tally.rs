@@ -8,10 +8,11 @@ use std::sync::Arc;
 use ratelimit_core::limiter::RuleReport;
 
 /// Bad lines shown with their reason.
-pub const SHOWN_BAD: usize = 5;
+pub(crate) const SHOWN_BAD: usize = 5;
 
 /// One client refused by a rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Client {
     /// Requests refused (or, for a log rule, that would have been).
     pub refused: u64,
@@ -21,6 +22,7 @@ pub struct Client {
 
 /// One rule's counts.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RuleTally {
     /// The rule's id.
     pub rule: Arc<str>,
@@ -32,6 +34,10 @@ pub struct RuleTally {
     pub limited: u64,
     /// The clients it refused, by address.
     pub clients: HashMap<IpAddr, Client>,
+    /// Per minute of the log with a request for the rule, in time order:
+    /// the minute's start (Unix ms) and its requests, would-limit and
+    /// limited counts.
+    pub per_minute: Vec<(u64, [u64; 3])>,
 }
 
 impl RuleTally {
@@ -51,6 +57,7 @@ impl RuleTally {
 
 /// Everything a replay counted.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Tally {
     /// Lines read (empty lines not counted).
     pub lines: u64,
@@ -117,12 +124,25 @@ impl Tally {
                     would_limit: 0,
                     limited: 0,
                     clients: HashMap::new(),
+                    per_minute: Vec::new(),
                 });
                 self.rules.len() - 1
             }
         };
         let t = &mut self.rules[i];
         t.requests += 1;
+        let (would, limited) = (!r.allowed && r.would_limit, !r.allowed && !r.would_limit);
+        let delta = [1, u64::from(would), u64::from(limited)];
+        // `now` never goes back (see `time_for`): the last minute or a new one.
+        let minute = now - now % 60_000;
+        match t.per_minute.last_mut() {
+            Some((m, counts)) if *m == minute => {
+                for (c, d) in counts.iter_mut().zip(delta) {
+                    *c += d;
+                }
+            }
+            _ => t.per_minute.push((minute, delta)),
+        }
         if r.allowed {
             return;
         }

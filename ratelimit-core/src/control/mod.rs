@@ -75,6 +75,10 @@ pub use view::FleetView;
 use crate::{rules::RuleSet, Limiter};
 
 /// One published version of the rule set.
+///
+/// Exhaustive on purpose: a control store outside this crate
+/// (`ratelimit-valkey`, a test's fake) builds it field by field from what
+/// it stored; a new field changes the stored schema, a breaking release.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Published {
     /// The version, from 1; 0 means nothing was published.

@@ -6,6 +6,10 @@ use crate::Limiter;
 
 /// Cumulative counters of one rule on one instance (or, summed, on the
 /// fleet), as [`crate::stats::RuleStats`] keeps them.
+///
+/// Exhaustive on purpose: a control store outside this crate
+/// (`ratelimit-valkey`, a test's fake) builds it field by field from what
+/// it stored; a new field changes the stored schema, a breaking release.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RuleCounts {
     /// The rule id.
@@ -37,6 +41,10 @@ impl RuleCounts {
 }
 
 /// One instance's report to the fleet's registry.
+///
+/// Exhaustive on purpose: a control store outside this crate
+/// (`ratelimit-valkey`, a test's fake) builds it field by field from what
+/// it stored; a new field changes the stored schema, a breaking release.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InstanceReport {
     /// The instance's unique name.

@@ -39,6 +39,7 @@ impl Switch {
 
 /// The state of every switch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SwitchState {
     /// [`Switch::DisableRateLimiting`].
     pub disable_rate_limiting: bool,

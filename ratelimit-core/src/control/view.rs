@@ -5,6 +5,10 @@ use std::collections::BTreeMap;
 use super::{InstanceReport, Published, RuleCounts, SwitchState, TemporaryRule, TopSubject};
 
 /// The fleet now: what is published, who runs what, the switches.
+///
+/// Exhaustive on purpose: a control store outside this crate
+/// (`ratelimit-valkey`, a test's fake) builds it field by field from what
+/// it stored; a new field changes the stored schema, a breaking release.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FleetView {
     /// The published version (its `json` may be left empty).

@@ -124,6 +124,7 @@ impl std::error::Error for RuleError {}
 
 /// Something worth telling about a rule set that still loads.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Warning {
     /// The rule's id.
     pub rule: String,

@@ -21,6 +21,9 @@ use super::{RuleError, RuleSet, Warning};
 /// assert!(matches!(err, RuleFileError::Io { .. }));
 /// assert!(err.to_string().starts_with("cannot read no/such/rules.json: "));
 /// ```
+///
+/// Exhaustive on purpose: a rule file is either unreadable or its rules do
+/// not validate; callers map the two (`ratelimit-tower`'s `LoadError`).
 pub enum RuleFileError {
     /// The file could not be read.
     Io {

@@ -32,6 +32,9 @@ use ratelimit_core::ClientIp;
 use crate::KeySource;
 
 /// The site a request was routed to: `$site`.
+///
+/// Exhaustive on purpose: a newtype over its one value, which callers
+/// build and take apart as `SiteName(value)`; it has nothing to grow.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SiteName(pub Arc<str>);
 

@@ -3,9 +3,8 @@
 
 use std::io::Cursor;
 
-use ratelimit_cli::replay::log::{parse, LogFormat};
-use ratelimit_cli::replay::Replay;
-use ratelimit_cli::time::{format_ms, rfc3339_ms};
+use jiff::Timestamp;
+use ratelimit_cli::{parse_log_line, LogFormat, Replay, TimeUnit};
 use ratelimit_core::rules::RuleSet;
 
 const RULES: &str = r#"[
@@ -24,9 +23,10 @@ const RULES: &str = r#"[
 
 /// Target `access_log`: the first byte picks the format (even: combined,
 /// odd: JSON lines); the rest is the log. Each line is parsed on its own
-/// (a parsed line has a method and a path starting with `/`; its time
-/// written back as RFC 3339 reads back the same), then the whole log is
-/// replayed (every line is counted once: replayed, or bad).
+/// in both units of JSON-lines times (a parsed line has a method and a
+/// path starting with `/`; its time lies in 1970..=9999 and, written back
+/// as RFC 3339 to the millisecond, reads back the same), then the whole
+/// log is replayed (every line is counted once: replayed, or bad).
 pub fn access_log(data: &[u8]) {
     let Some((&first, log)) = data.split_first() else {
         return;
@@ -37,17 +37,22 @@ pub fn access_log(data: &[u8]) {
         LogFormat::Json
     };
     for line in String::from_utf8_lossy(log).lines() {
-        if let Ok(l) = parse(line, format) {
-            assert!(
-                !l.method.is_empty() || format == LogFormat::Json,
-                "{line:?}"
-            );
-            assert!(l.path.starts_with('/'), "{line:?}");
-            assert_eq!(
-                rfc3339_ms(&format_ms(l.time_ms)),
-                Some(l.time_ms),
-                "{line:?}"
-            );
+        for unit in [TimeUnit::S, TimeUnit::Ms] {
+            if let Ok(l) = parse_log_line(line, format, unit) {
+                assert!(
+                    !l.method.is_empty() || format == LogFormat::Json,
+                    "{line:?}"
+                );
+                assert!(l.path.starts_with('/'), "{line:?}");
+                let t = i64::try_from(l.time_ms).expect("a log time fits in i64");
+                let t = Timestamp::from_millisecond(t).expect("a log time is before 10000");
+                let written = t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+                assert_eq!(
+                    written.parse::<Timestamp>().ok(),
+                    Some(t),
+                    "{line:?}: {written}"
+                );
+            }
         }
     }
     let rules = RuleSet::from_json_at(RULES, super::T0_MS).expect("the target's rules load");
