@@ -252,9 +252,10 @@ mod tests {
                     count: 2,
                 },
             ],
-            switches: Some(SwitchState {
-                disable_rate_limiting: true,
-                ..SwitchState::default()
+            switches: Some({
+                let mut on = SwitchState::default();
+                on.set(Switch::DisableRateLimiting, true);
+                on
             }),
             lift_seq: 12,
             temporary: vec![("surge".into(), 1_767_229_200_000)],
