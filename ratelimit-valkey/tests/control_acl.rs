@@ -39,7 +39,7 @@ fn acl_rules(p: &str) -> [Vec<String>; 3] {
         words(&format!(
             "rl-operator on >operator-pw resetkeys resetchannels ~{ctl}* &{ctl}notice \
              -@all +@connection +evalsha +eval +script|load +publish +hget +hset +hmget \
-             +hstrlen +hgetall +get +mget +set +lpush +ltrim +lrange +incr +time \
+             +hstrlen +hgetall +get +mget +set +lpush +ltrim +lrange +incr +time +type \
              +zrangebyscore"
         )),
     ]

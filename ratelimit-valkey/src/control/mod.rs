@@ -34,6 +34,8 @@ mod apply;
 mod codec;
 mod conn;
 mod follow;
+mod hold;
+mod keytype;
 mod ops;
 mod registry;
 mod scripts;
