@@ -2,9 +2,11 @@
 //! core's [`Control`] for a fleet, and [`ValkeyControl::follow`] keeps one
 //! instance's limiter on what is published.
 //!
-//! The published set, its history, the switches, the lifts, the CSRF
-//! secret and the registry of instances are keys under the backend's
-//! prefix, `<prefix>control{ctl}:<name>` (one hash tag). Each change is
+//! The published set, its history, the switches, the lifts and the
+//! registry of instances are keys under the backend's prefix,
+//! `<prefix>control{ctl}:<name>` (one hash tag); the operator's CSRF
+//! secret is `<prefix>operator{ctl}:csrf`, out of the followers' reach.
+//! Each change is
 //! announced on the channel `<prefix>control{ctl}:notice`; each follower
 //! also polls, so a missed notice, a reconnect or a Valkey restart still
 //! converges. The guide's "Running a fleet" chapter has the bounds, the

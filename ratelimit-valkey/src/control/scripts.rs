@@ -3,7 +3,10 @@
 //! Every control key is `<prefix>control{ctl}:<name>`: one hash tag, so a
 //! cluster keeps them in one slot (one script may touch them all), and a
 //! name the request path's keys (`<prefix>{<subject>}...`) never match, so
-//! an ACL can tell them apart (see the guide's "Running a fleet").
+//! an ACL can tell them apart (see the guide's "Running a fleet"). The
+//! operator's own key, the CSRF secret, is `<prefix>operator{ctl}:csrf`
+//! (the same slot): outside the `control{ctl}:` names the followers may
+//! read.
 
 /// The names of the control keys under one prefix.
 #[derive(Debug, Clone)]
@@ -19,7 +22,8 @@ pub(crate) struct Keys {
     pub(crate) lifts: String,
     /// The last lift's sequence number.
     pub(crate) lift_seq: String,
-    /// The fleet's CSRF secret (64 hex digits).
+    /// The fleet's CSRF secret (64 hex digits), under `operator{ctl}:`,
+    /// which only the operator may read.
     pub(crate) csrf: String,
     /// The registry's index: a sorted set of instance ids by report time.
     pub(crate) instances: String,
@@ -38,7 +42,7 @@ impl Keys {
             switches: k("switches"),
             lifts: k("lifts"),
             lift_seq: k("lift_seq"),
-            csrf: k("csrf"),
+            csrf: format!("{prefix}operator{{ctl}}:csrf"),
             instances: k("instances"),
             instance: k("instance:"),
             channel: k("notice"),
