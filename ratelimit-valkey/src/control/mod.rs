@@ -39,6 +39,8 @@ mod follow;
 mod hold;
 mod keytype;
 mod ops;
+mod own_thread;
+mod pace;
 mod registry;
 mod scripts;
 
@@ -51,6 +53,7 @@ use crate::url::normalize_url;
 use crate::Error;
 use conn::Conn;
 pub use follow::{FollowConfig, Follower};
+pub use pace::FLOOD_GAP;
 use scripts::Keys;
 
 #[cfg(doc)]
