@@ -235,7 +235,7 @@ async fn run(
             () = shared.wake.notified() => {}
             () = tokio::time::sleep(config.poll) => {}
         }
-        let pace = Pace::start(&shared);
+        let pace = Pace::start(&shared.notices);
         shared.reads.fetch_add(1, Ordering::Relaxed);
         let changed = match control.sync(&limiter, &shared).await {
             Ok(changed) => changed,
@@ -254,7 +254,7 @@ async fn run(
                 Err(e) => tracing::debug!(error = %e, "control: report failed"),
             }
         }
-        pace.finish(&shared).await;
+        pace.finish(&shared.notices).await;
     }
 }
 

@@ -12,12 +12,10 @@
 //! most one read per gap, and a change made during one is applied within
 //! the gap and one read. A notice after a quiet moment is read at once.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::time::Instant;
-
-use super::follow::Shared;
 
 /// The least time between the starts of two reads while notices keep
 /// arriving during reads: 100 ms (a fifth of the default poll, the bound
@@ -32,18 +30,18 @@ pub(crate) struct Pace {
 }
 
 impl Pace {
-    /// A read starts now.
-    pub(crate) fn start(shared: &Shared) -> Self {
+    /// A read starts now; `notices` counts the notices received.
+    pub(crate) fn start(notices: &AtomicU64) -> Self {
         Self {
             started: Instant::now(),
-            notices: shared.notices.load(Ordering::Relaxed),
+            notices: notices.load(Ordering::Relaxed),
         }
     }
 
     /// The read is done: when a notice arrived during it, waits until
     /// [`FLOOD_GAP`] after its start (the wake-up stays queued meanwhile).
-    pub(crate) async fn finish(self, shared: &Shared) {
-        if shared.notices.load(Ordering::Relaxed) != self.notices {
+    pub(crate) async fn finish(self, notices: &AtomicU64) {
+        if notices.load(Ordering::Relaxed) != self.notices {
             tokio::time::sleep_until(self.started + FLOOD_GAP).await;
         }
     }
