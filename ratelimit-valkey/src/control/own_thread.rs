@@ -73,8 +73,12 @@ pub(crate) fn run_apart(name: String, tasks: Vec<Task>) -> Running {
     });
     if let Err(e) = spawned {
         let tasks = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let Ok(here) = tokio::runtime::Handle::try_current() else {
+            tracing::error!(error = %e, "control: no thread for the follower, and no runtime to run it on; not following");
+            return Running::Tasks(Vec::new());
+        };
         tracing::error!(error = %e, "control: no thread for the follower; it runs on the caller's runtime");
-        let handles = tasks.into_iter().flatten().map(tokio::spawn).collect();
+        let handles = tasks.into_iter().flatten().map(|t| here.spawn(t)).collect();
         return Running::Tasks(handles);
     }
     Running::Thread(stop)
