@@ -12,8 +12,12 @@
 //! ```
 //!
 //! Each round runs the three phases (quiet, unfollowed flood, followed
-//! flood) for `--secs` (3) each; lines starting with `RESULT` are the
-//! figures, `RATIO` the ratios over all rounds.
+//! flood) for `--secs` (3) each, in an order rotated every round; lines starting with `RESULT` are the
+//! figures (with the process's CPU time per request: the instances', the
+//! followers' and the flooder's), `RATIO` the ratios of the median p99s
+//! over all rounds (on a
+//! shared machine, take several rounds: one round's p99 moves with the
+//! neighbours' load).
 #![allow(clippy::print_stdout)]
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -115,6 +119,23 @@ async fn serve(limiters: &[Limiter], secs: f64, concurrency: usize) -> Vec<Durat
     all
 }
 
+/// This process's CPU time so far (user + system, from `/proc/self/stat`,
+/// in clock ticks of 10 ms); zero where there is no `/proc`.
+fn cpu_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command's closing parenthesis: utime is the
+    // 12th, stime the 13th.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let tick = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    tick(11) + tick(12)
+}
+
 fn quantile(v: &[Duration], q: f64) -> Duration {
     v[((v.len() as f64 - 1.0) * q).round() as usize]
 }
@@ -148,39 +169,54 @@ fn main() {
         let notice = format!("{PREFIX}control{{ctl}}:notice");
         let other = format!("{PREFIX}elsewhere");
         let mut p99 = [Vec::new(), Vec::new(), Vec::new()];
+        let mut cpu_per_request = [Vec::new(), Vec::new(), Vec::new()];
         for round in 0..o.rounds {
-            for (phase, channel) in [("quiet", None), ("unfollowed", Some(&other)), ("followed", Some(&notice))]
+            let mut phases = [("quiet", None), ("unfollowed", Some(&other)), ("followed", Some(&notice))]
                 .into_iter()
                 .enumerate()
                 .map(|(i, (name, ch))| ((i, name), ch))
-            {
+                .collect::<Vec<_>>();
+            // Each round in another order: no phase always follows another.
+            phases.rotate_left(round % 3);
+            for (phase, channel) in phases {
                 let ((i, name), stop) = (phase, Arc::new(AtomicBool::new(false)));
                 let reads: u64 = followers.iter().map(Follower::reads).sum();
+                let cpu = cpu_ticks();
                 let flooder = channel.map(|ch| flood(url.clone(), ch.clone(), stop.clone()));
                 let took = serve(&limiters, o.secs, o.concurrency).await;
                 stop.store(true, Ordering::Relaxed);
                 let sent = flooder.map_or(0, |f| f.join().expect("flooder"));
                 let reads = followers.iter().map(Follower::reads).sum::<u64>() - reads;
+                let cpu_ms = (cpu_ticks() - cpu) * 10;
                 let (p50, q99) = (quantile(&took, 0.5), quantile(&took, 0.99));
                 println!(
-                    "RESULT round={round} phase={name} requests={} p50_us={} p99_us={} notices_sent={sent} state_reads={reads}",
+                    "RESULT round={round} phase={name} requests={} p50_us={} p99_us={} notices_sent={sent} state_reads={reads} process_cpu_ms={cpu_ms} cpu_us_per_request={:.1}",
                     took.len(),
                     p50.as_micros(),
-                    q99.as_micros()
+                    q99.as_micros(),
+                    cpu_ms as f64 * 1000.0 / took.len() as f64
                 );
                 p99[i].push(q99);
+                cpu_per_request[i].push(Duration::from_nanos(cpu_ms * 1_000_000 / took.len().max(1) as u64));
                 // Let the last notices drain before the next phase.
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
         }
-        let mean = |v: &[Duration]| v.iter().map(Duration::as_secs_f64).sum::<f64>() / v.len() as f64;
-        let (quiet, unfollowed, followed) = (mean(&p99[0]), mean(&p99[1]), mean(&p99[2]));
-        println!(
-            "RATIO p99 followed/unfollowed={:.2} unfollowed/quiet={:.2} (mean p99 over {} rounds)",
-            followed / unfollowed,
-            unfollowed / quiet,
-            o.rounds
-        );
+        let median = |v: &mut Vec<Duration>| {
+            v.sort();
+            v[v.len() / 2].as_secs_f64()
+        };
+        for (what, figures) in [("p99", &mut p99), ("cpu_per_request", &mut cpu_per_request)] {
+            let [quiet, unfollowed, followed] = figures;
+            let (quiet, unfollowed, followed) =
+                (median(quiet), median(unfollowed), median(followed));
+            println!(
+                "RATIO {what} followed/unfollowed={:.2} unfollowed/quiet={:.2} (medians over {} rounds)",
+                followed / unfollowed,
+                unfollowed / quiet,
+                o.rounds
+            );
+        }
         drop(followers);
     });
 }
