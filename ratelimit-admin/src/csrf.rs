@@ -8,10 +8,16 @@
 //! rendered by one instance posts back to any other.
 //! A POST is served only when its form's token is the MAC of its cookie's
 //! nonce. Another site can neither read the cookie nor compute a token
-//! for a nonce it planted (it does not know the secret).
+//! for a nonce it planted (it does not know the secret). The page keeps
+//! the secret as [`fleet`] says: read again on every render, and when a
+//! token fails against the last one read.
+
+mod fleet;
 
 use http::HeaderMap;
 use ratelimit_core::HashKey;
+
+pub(crate) use fleet::FleetCsrf;
 
 /// The cookie's name.
 pub(crate) const COOKIE: &str = "ratelimit_admin_csrf";
@@ -59,6 +65,13 @@ impl Csrf {
             .derive(b"ratelimit-admin csrf")
             .digest(nonce.as_bytes())
             .to_hex()
+    }
+
+    /// Whether `nonce` and `token` have the shape of a pair (32 hex
+    /// digits each), whatever the secret.
+    pub(crate) fn well_formed(nonce: &str, token: &str) -> bool {
+        let hex32 = |s: &str| s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit());
+        hex32(nonce) && hex32(token)
     }
 
     /// Whether `token` is the token of `nonce` (compared in constant time).

@@ -38,7 +38,10 @@
 //! - Every POST carries a CSRF token bound to a cookie (a random nonce,
 //!   MACed with the fleet's secret, [`Control::csrf_secret`]); without it
 //!   the answer is 403 and nothing changes. Instances behind one load
-//!   balancer share the secret: a form posts back to any of them.
+//!   balancer share the secret: a form posts back to any of them, also
+//!   after Valkey restarted without persistence and a new secret was
+//!   made (a page reads the secret on every render, and again when a
+//!   token fails against the last one it read).
 //! - Every change is logged with `tracing` at `info` (target
 //!   `ratelimit_admin`): what changed, from what to what.
 //! - Every value on the page is HTML-escaped (maud templates); clients
@@ -143,7 +146,7 @@ impl Admin {
         let state = Arc::new(routes::AdminState {
             limiter: self.limiter,
             control,
-            csrf: std::sync::OnceLock::new(),
+            csrf: csrf::FleetCsrf::default(),
             secure_cookie: self.secure_cookie,
         });
         Router::new()

@@ -22,21 +22,10 @@ pub(crate) struct AdminState {
     pub(crate) limiter: Limiter,
     /// Every action goes through it, so that it applies fleet-wide.
     pub(crate) control: Arc<dyn Control>,
-    /// Keyed with the fleet's secret (`Control::csrf_secret`), read once.
-    pub(crate) csrf: std::sync::OnceLock<Csrf>,
+    /// Keyed with the fleet's secret (`Control::csrf_secret`), read on
+    /// every render and when a token fails against the last one read.
+    pub(crate) csrf: csrf::FleetCsrf,
     pub(crate) secure_cookie: bool,
-}
-
-impl AdminState {
-    /// The CSRF tokens, keyed with the fleet's shared secret: a form
-    /// rendered by one instance posts back to any other.
-    pub(crate) async fn csrf(&self) -> Result<&Csrf, ControlError> {
-        if let Some(c) = self.csrf.get() {
-            return Ok(c);
-        }
-        let secret = self.control.csrf_secret().await?;
-        Ok(self.csrf.get_or_init(|| Csrf::from_secret(&secret)))
-    }
 }
 
 pub(crate) type Shared = State<Arc<AdminState>>;
@@ -84,7 +73,7 @@ pub(crate) async fn render(
     status: StatusCode,
 ) -> Response {
     let base = base_of(original, uri);
-    let csrf = match st.csrf().await {
+    let csrf = match st.csrf.for_render(st.control.as_ref()).await {
         Ok(c) => c,
         Err(e) => return unavailable(e),
     };
@@ -154,13 +143,11 @@ pub(crate) fn refuse(status: StatusCode, why: &'static str) -> Response {
         .into_response()
 }
 
-/// Whether the form's token matches the cookie.
+/// Whether the form's token matches the cookie, under the fleet's
+/// secret: a form rendered by one instance posts back to any other.
 pub(crate) async fn csrf_ok(st: &AdminState, req_headers: &HeaderMap, form: &Fields) -> bool {
-    let Ok(c) = st.csrf().await else {
-        return false;
-    };
     match (csrf::nonce_of(req_headers), field(form, csrf::FIELD)) {
-        (Some(nonce), Some(token)) => c.verify(&nonce, token),
+        (Some(nonce), Some(token)) => st.csrf.verify(st.control.as_ref(), &nonce, token).await,
         _ => false,
     }
 }

@@ -2,52 +2,22 @@
 //! against a real server. The request path's user reaches only its own
 //! keys; instances follow the control channel with a user that may read
 //! it and write its registry entry only; publishing takes a third user.
-//! The same commands are in the guide's "Running a fleet".
+//! The users are created from the guide's "Running a fleet" as written
+//! (`control_common::guide_acl`), for the guide's prefix `rl:`.
 
 mod control_common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use control_common::guide_acl::{as_user, setuser_lines};
 use control_common::{api_set, wait_until};
 use ratelimit_core::control::{Control, ControlError, Switch};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{Limiter, RequestAttrs};
-use ratelimit_testkit::unique;
 use ratelimit_testkit::valkey::{connect, ValkeyServer};
 use ratelimit_valkey::control::{FollowConfig, ValkeyControl};
 use ratelimit_valkey::ValkeyBackend;
-
-/// The three users, for keys under `p`.
-fn acl_rules(p: &str) -> [Vec<String>; 3] {
-    let words = |s: &str| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
-    let ctl = format!("{p}control{{ctl}}:");
-    [
-        // The request path: its state keys, the hash key, the live fleet.
-        words(&format!(
-            "rl-request on >request-pw resetkeys resetchannels ~{p}{{* ~{p}hashkey \
-             -@all +@connection +@scripting +@read +@write +time -@dangerous"
-        )),
-        // Instances following the control: read it, write their report.
-        words(&format!(
-            "rl-follower on >follower-pw resetkeys resetchannels %R~{ctl}* ~{ctl}instance* \
-             &{ctl}notice -@all +@connection +evalsha +eval +script|load +subscribe \
-             +hmget +hstrlen +hgetall +get +mget +lrange +time +set +zadd \
-             +zremrangebyscore +zrangebyscore +pexpire"
-        )),
-        // The operator: publish, switches, lifts, the CSRF secret.
-        words(&format!(
-            "rl-operator on >operator-pw resetkeys resetchannels ~{ctl}* &{ctl}notice \
-             -@all +@connection +evalsha +eval +script|load +publish +hget +hset +hmget \
-             +hstrlen +hgetall +get +mget +set +lpush +ltrim +lrange +incr +time \
-             +zrangebyscore"
-        )),
-    ]
-}
-
-fn as_user(url: &str, user: &str, pw: &str) -> String {
-    url.replacen("redis://", &format!("redis://{user}:{pw}@"), 1)
-}
 
 fn is_noperm(e: &ControlError) -> bool {
     matches!(e, ControlError::Unavailable(why) if why.contains("NOPERM"))
@@ -56,9 +26,9 @@ fn is_noperm(e: &ControlError) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instances_that_only_follow_cannot_publish() {
     let server = ValkeyServer::spawn().unwrap_or_else(|e| panic!("{e}"));
-    let p = unique("acl");
+    let p = "rl:";
     let mut admin = connect(server.url()).await;
-    for rule in acl_rules(&p) {
+    for rule in setuser_lines() {
         let _: () = redis::cmd("ACL")
             .arg("SETUSER")
             .arg(&rule)
@@ -67,21 +37,21 @@ async fn instances_that_only_follow_cannot_publish() {
             .unwrap_or_else(|e| panic!("ACL SETUSER {rule:?}: {e}"));
     }
     let url = server.url();
-    let backend = ValkeyBackend::builder(as_user(url, "rl-request", "request-pw"))
-        .key_prefix(&p)
+    let backend = ValkeyBackend::builder(as_user(url, "rl-request"))
+        .key_prefix(p)
         .build()
         .await
         .expect("backend");
     let limiter = Limiter::builder(RuleSet::from_json(&api_set(2, "block")).unwrap())
         .backend(backend)
         .build();
-    let follower_url = as_user(url, "rl-follower", "follower-pw");
-    let instance = ValkeyControl::open(&follower_url, &p).unwrap();
+    let follower_url = as_user(url, "rl-follower");
+    let instance = ValkeyControl::open(&follower_url, p).unwrap();
     let follower = instance.follow(
         limiter.clone(),
         FollowConfig::new("edge-1").poll(Duration::from_millis(100)),
     );
-    let operator = ValkeyControl::open(&as_user(url, "rl-operator", "operator-pw"), &p).unwrap();
+    let operator = ValkeyControl::open(&as_user(url, "rl-operator"), p).unwrap();
 
     // The request path works under its user.
     let req = RequestAttrs::new("192.0.2.44".parse().unwrap());
@@ -134,7 +104,7 @@ async fn instances_that_only_follow_cannot_publish() {
 
     // The request path's user cannot touch the control keys, nor the
     // operator's the request path's state.
-    let mut request = connect(&as_user(url, "rl-request", "request-pw")).await;
+    let mut request = connect(&as_user(url, "rl-request")).await;
     let r: redis::RedisResult<()> = redis::cmd("HSET")
         .arg(format!("{p}control{{ctl}}:set"))
         .arg("version")
@@ -142,7 +112,7 @@ async fn instances_that_only_follow_cannot_publish() {
         .query_async(&mut request)
         .await;
     assert_eq!(r.unwrap_err().code(), Some("NOPERM"));
-    let mut op = connect(&as_user(url, "rl-operator", "operator-pw")).await;
+    let mut op = connect(&as_user(url, "rl-operator")).await;
     let r: redis::RedisResult<Option<String>> = redis::cmd("GET")
         .arg(format!("{p}hashkey"))
         .query_async(&mut op)
@@ -153,10 +123,13 @@ async fn instances_that_only_follow_cannot_publish() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_notices_an_instance_converges_within_the_poll() {
     let server = ValkeyServer::spawn().unwrap_or_else(|e| panic!("{e}"));
-    let p = unique("acl");
+    let p = "rl:";
     let mut admin = connect(server.url()).await;
     // The follower's rules without the channel: every notice is lost.
-    let rule: Vec<String> = acl_rules(&p)[1]
+    let rule: Vec<String> = setuser_lines()
+        .into_iter()
+        .find(|words| words[0] == "rl-follower")
+        .expect("the guide's rl-follower")
         .iter()
         .filter(|w| !w.starts_with('&'))
         .map(|w| w.replace("rl-follower", "rl-poller"))
@@ -169,10 +142,10 @@ async fn without_notices_an_instance_converges_within_the_poll() {
         .unwrap();
     let limiter = Limiter::new(RuleSet::default());
     let poll = Duration::from_millis(300);
-    let poller = ValkeyControl::open(&as_user(server.url(), "rl-poller", "follower-pw"), &p)
+    let poller = ValkeyControl::open(&as_user(server.url(), "rl-poller"), p)
         .unwrap()
         .follow(limiter, FollowConfig::new("poller").poll(poll));
-    let operator = ValkeyControl::open(server.url(), &p).unwrap();
+    let operator = ValkeyControl::open(server.url(), p).unwrap();
     let mut worst = Duration::ZERO;
     for v in 0..5 {
         let start = std::time::Instant::now();

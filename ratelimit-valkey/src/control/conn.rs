@@ -16,6 +16,12 @@
 //! `TRYAGAIN` (the call's keys are split between the two nodes for a
 //! moment) did not run either: the call is sent again every 50 ms until
 //! the slot has moved, within its time-out.
+//!
+//! A connection found dropped (Valkey restarted since the last call; the
+//! follower keeps a connection of its own, so an operator's may sit idle
+//! through a restart) is made again and the call sent once more: the
+//! control's calls are compare-and-set (a publish), idempotent (a switch,
+//! the secret, a report) or harmless twice (a lift).
 
 use std::time::{Duration, Instant};
 
@@ -76,11 +82,13 @@ enum Step<T> {
 
 /// The redirects one attempt of a call has followed: a `MOVED` (the slot
 /// has moved) then an `ASK` (and is moving again) is the most one call
-/// needs; a second of either fails it.
+/// needs; a second of either fails it. Likewise one reconnect, when the
+/// link is found dropped (Valkey restarted since the last call).
 #[derive(Default)]
 struct Redirects {
     moved: bool,
     asked: bool,
+    reconnected: bool,
 }
 
 /// How long a call waits before it is sent again after a `TRYAGAIN`.
@@ -95,6 +103,12 @@ impl Conn {
             link: tokio::sync::Mutex::new(Link { url, conn: None }),
             timeout,
         }
+    }
+
+    /// Another connection from the same seeds, made on first use (on the
+    /// runtime that uses it).
+    pub(crate) fn fresh(&self) -> Self {
+        Self::new(self.seeds.clone(), self.timeout)
     }
 
     /// The connection, connecting if there is none: to the node last
@@ -177,7 +191,13 @@ impl Conn {
                 *link = Link { url, conn: None };
                 return Step::Again;
             }
-            None if e.code().is_none() && !asked => link.conn = None,
+            None if e.code().is_none() && !asked => {
+                link.conn = None;
+                if e.is_connection_dropped() && !seen.reconnected {
+                    seen.reconnected = true;
+                    return Step::Again;
+                }
+            }
             None => {}
         }
         Step::Done(Err(unavailable(&e)))

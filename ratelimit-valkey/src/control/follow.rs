@@ -14,6 +14,8 @@ use ratelimit_core::rules::Rule;
 use ratelimit_core::Limiter;
 use tokio::sync::Notify;
 
+use super::own_thread::{run_apart, Running, Task};
+use super::pace::Pace;
 use super::ValkeyControl;
 
 /// How an instance follows the control channel.
@@ -138,12 +140,13 @@ impl Shared {
     }
 }
 
-/// A running follower; its tasks stop when it is dropped.
+/// A running follower; its tasks (on a thread of their own) stop when it
+/// is dropped.
 #[derive(Debug)]
 pub struct Follower {
     shared: Arc<Shared>,
     fleet: Arc<AtomicU64>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
+    _running: Running,
 }
 
 impl Follower {
@@ -188,37 +191,29 @@ impl Follower {
     }
 }
 
-impl Drop for Follower {
-    fn drop(&mut self) {
-        for t in &self.tasks {
-            t.abort();
-        }
-    }
-}
-
 impl ValkeyControl {
     /// Follows the control channel with `limiter`: applies published sets
     /// (counts of unchanged rules kept), switches and lifts, and reports
-    /// the instance to the registry. Must be called within a tokio
-    /// runtime. While Valkey is down the instance keeps what it runs.
+    /// the instance to the registry. While Valkey is down the instance
+    /// keeps what it runs. The follower runs on a thread of its own, with
+    /// its own runtime and connection, off the threads that serve requests
+    /// (on the caller's tokio runtime only if the system refuses a thread).
     pub fn follow(&self, limiter: Limiter, config: FollowConfig) -> Follower {
         let shared = Arc::new(Shared {
             schema: config.schema,
             ..Shared::default()
         });
         let fleet = config.fleet.clone();
-        let listen = tokio::spawn(listen(self.clone(), shared.clone()));
-        let run = tokio::spawn(run(
-            self.clone(),
-            limiter,
-            config,
-            shared.clone(),
-            fleet.clone(),
-        ));
+        let control = self.with_own_connection();
+        let name = format!("ratelimit-follow-{}", config.instance.replace('\0', ""));
+        let tasks: Vec<Task> = vec![
+            Box::pin(listen(control.clone(), shared.clone())),
+            Box::pin(run(control, limiter, config, shared.clone(), fleet.clone())),
+        ];
         Follower {
             shared,
             fleet,
-            tasks: vec![listen, run],
+            _running: run_apart(name, tasks),
         }
     }
 }
@@ -270,6 +265,7 @@ async fn run(
             () = shared.wake.notified() => {}
             () = tokio::time::sleep(config.poll) => {}
         }
+        let pace = Pace::start(&shared.notices);
         shared.reads.fetch_add(1, Ordering::Relaxed);
         let changed = match control.sync(&limiter, &shared).await {
             Ok(changed) => changed,
@@ -288,6 +284,7 @@ async fn run(
                 Err(e) => tracing::debug!(error = %e, "control: report failed"),
             }
         }
+        pace.finish(&shared.notices).await;
     }
 }
 

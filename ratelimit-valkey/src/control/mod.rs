@@ -3,11 +3,12 @@
 //! instance's limiter on what is published.
 //!
 //! The published set, its history, the switches, the lifts, the rules
-//! added at run time, the CSRF secret and the registry of instances are
-//! keys under the backend's prefix, `<prefix>control{ctl}:<name>` (one
-//! hash tag). A follower reads and applies each part of that state on its
-//! own, so a key of the wrong type stops only its part, and is named in
-//! the instance's log and report. Each change is
+//! added at run time and the registry of instances are keys under the
+//! backend's prefix, `<prefix>control{ctl}:<name>` (one hash tag); the
+//! operator's CSRF secret is `<prefix>operator{ctl}:csrf`, out of the
+//! followers' reach. A follower reads and applies each part of that state
+//! on its own, so a key of the wrong type stops only its part, and is
+//! named in the instance's log and report. Each change is
 //! announced on the channel `<prefix>control{ctl}:notice`; each follower
 //! also polls, so a missed notice, a reconnect or a Valkey restart still
 //! converges. The guide's "Running a fleet" chapter has the bounds, the
@@ -38,8 +39,12 @@ mod apply;
 mod codec;
 mod conn;
 mod follow;
+mod hold;
+mod keytype;
 mod ops;
 mod parts;
+mod own_thread;
+mod pace;
 mod registry;
 mod scripts;
 mod temporary;
@@ -54,6 +59,7 @@ use crate::url::normalize_url;
 use crate::Error;
 use conn::Conn;
 pub use follow::{FollowConfig, Follower};
+pub use pace::FLOOD_GAP;
 use scripts::Keys;
 
 #[cfg(doc)]

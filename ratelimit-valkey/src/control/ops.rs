@@ -66,7 +66,10 @@ impl ValkeyControl {
         let fields = ["version", "schema", "note", "at_ms", "annotations", "json"];
         let fields = if with_json { &fields[..] } else { &fields[..5] };
         cmd.arg(fields);
-        let values: Vec<Option<String>> = self.conn.cmd(&cmd).await?;
+        let values: Vec<Option<String>> = match self.conn.cmd(&cmd).await {
+            Ok(v) => v,
+            Err(e) => return Err(self.name_key(e, self.keys.expect_set()).await),
+        };
         let h: HashMap<String, String> = fields
             .iter()
             .zip(values)
@@ -83,19 +86,7 @@ impl ValkeyControl {
         annotations: BTreeMap<String, String>,
     ) -> Result<u64, ControlError> {
         Published::check_set(json, Published::SCHEMA)?;
-        let view = self.fleet_view().await?;
-        let older: Vec<(String, u32)> = view
-            .instances
-            .iter()
-            .filter(|r| r.schema < Published::SCHEMA)
-            .map(|r| (r.id.clone(), r.schema))
-            .collect();
-        if !older.is_empty() {
-            return Err(ControlError::Held {
-                needs_schema: Published::SCHEMA,
-                instances: older,
-            });
-        }
+        self.hold_for_older_schemas().await?;
         let (expected_s, schema_s) = (expected.to_string(), Published::SCHEMA.to_string());
         let (ann, epoch) = (annotations_to_json(&annotations), random_hex(8)?);
         let kept = Published::HISTORY_LEN.to_string();
@@ -117,7 +108,12 @@ impl ValkeyControl {
             Err(ControlError::Unavailable(why)) if why.contains("stored version") => {
                 Err(malformed("published version", why))
             }
-            Err(e) => Err(e),
+            Err(e) => match self.name_key(e, self.keys.expect_set()).await {
+                ControlError::Invalid(why) => Err(ControlError::Invalid(format!(
+                    "{why}: nothing was published"
+                ))),
+                e => Err(e),
+            },
         }
     }
 

@@ -25,14 +25,19 @@ impl ValkeyControl {
     }
 
     /// The reports of the instances seen within [`LIVE_FOR`], by id; a
-    /// malformed report is skipped with a warning.
+    /// malformed report is skipped with a warning. An index that holds
+    /// another type than a sorted set is an `Invalid` error naming it.
     pub(crate) async fn live_reports(&self) -> Result<Vec<InstanceReport>, ControlError> {
         let keys = [self.keys.instances.as_str()];
         let ttl = live_ms();
-        let ids: Vec<String> = self
+        let ids: Vec<String> = match self
             .conn
             .script(&self.scripts.live, &keys, &[ttl.as_bytes()])
-            .await?;
+            .await
+        {
+            Ok(ids) => ids,
+            Err(e) => return Err(self.name_key(e, self.keys.expect_instances()).await),
+        };
         if ids.is_empty() {
             return Ok(Vec::new());
         }

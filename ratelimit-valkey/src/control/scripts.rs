@@ -3,7 +3,10 @@
 //! Every control key is `<prefix>control{ctl}:<name>`: one hash tag, so a
 //! cluster keeps them in one slot (one script may touch them all), and a
 //! name the request path's keys (`<prefix>{<subject>}...`) never match, so
-//! an ACL can tell them apart (see the guide's "Running a fleet").
+//! an ACL can tell them apart (see the guide's "Running a fleet"). The
+//! operator's own key, the CSRF secret, is `<prefix>operator{ctl}:csrf`
+//! (the same slot): outside the `control{ctl}:` names the followers may
+//! read.
 
 /// The names of the control keys under one prefix.
 #[derive(Debug, Clone)]
@@ -23,7 +26,8 @@ pub(crate) struct Keys {
     pub(crate) temporary: String,
     /// A random stamp of their last change, which followers poll.
     pub(crate) temporary_stamp: String,
-    /// The fleet's CSRF secret (64 hex digits).
+    /// The fleet's CSRF secret (64 hex digits), under `operator{ctl}:`,
+    /// which only the operator may read.
     pub(crate) csrf: String,
     /// The registry's index: a sorted set of instance ids by report time.
     pub(crate) instances: String,
@@ -44,7 +48,7 @@ impl Keys {
             lift_seq: k("lift_seq"),
             temporary: k("temporary"),
             temporary_stamp: k("temporary_stamp"),
-            csrf: k("csrf"),
+            csrf: format!("{prefix}operator{{ctl}}:csrf"),
             instances: k("instances"),
             instance: k("instance:"),
             channel: k("notice"),
@@ -59,13 +63,27 @@ pub(crate) const MAX_VERSION: u64 = (1 << 53) - 1;
 /// Lifts kept for instances that were away (newest first).
 pub(crate) const LIFTS_KEPT: usize = 1000;
 
-/// KEYS: set, history, channel-less. ARGV: expected version, schema, json,
-/// note, annotations (JSON object), a new epoch, history length, channel.
+/// KEYS: set, history. ARGV: expected version, schema, json, note,
+/// annotations (JSON object), a new epoch, history length, channel.
 /// Compare-and-set on the version: returns {1, version} when published,
 /// {0, current} when the version moved, an error when the stored version
-/// is not a number.
+/// is not a number, and a `CONTROLKEY` error naming the key when a key
+/// holds another type than its own.
+///
+/// All or nothing: a script that fails part-way keeps what it wrote, so
+/// every check (the keys' types, the version) comes before the first
+/// write, and the set, which followers apply, is written last.
 pub(crate) const PUBLISH: &str = r"
 assert(#KEYS == 2 and #ARGV == 8, 'publish expects 2 keys and 8 arguments')
+local want = {{KEYS[1], 'hash', 'the published set'},
+  {KEYS[2], 'list', 'the published versions, newest first'}}
+for _, w in ipairs(want) do
+  local t = redis.call('TYPE', w[1])['ok']
+  if t ~= 'none' and t ~= w[2] then
+    return redis.error_reply('CONTROLKEY the control key ' .. w[1] .. ' holds a ' .. t ..
+      ' where it should hold a ' .. w[2] .. ' (' .. w[3] .. ')')
+  end
+end
 local stored = redis.call('HGET', KEYS[1], 'version')
 local cur = 0
 if stored then
@@ -80,12 +98,12 @@ if not epoch or cur == 0 then epoch = ARGV[6] end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local v = cur + 1
-redis.call('HSET', KEYS[1], 'version', v, 'schema', ARGV[2], 'json', ARGV[3],
-  'note', ARGV[4], 'at_ms', now, 'annotations', ARGV[5], 'epoch', epoch)
 local entry = cjson.encode({version = v, schema = tonumber(ARGV[2]), json = ARGV[3],
   note = ARGV[4], at_ms = now, annotations = ARGV[5]})
 redis.call('LPUSH', KEYS[2], entry)
 redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[7]) - 1)
+redis.call('HSET', KEYS[1], 'version', v, 'schema', ARGV[2], 'json', ARGV[3],
+  'note', ARGV[4], 'at_ms', now, 'annotations', ARGV[5], 'epoch', epoch)
 redis.call('PUBLISH', ARGV[8], v)
 return {1, v}
 ";

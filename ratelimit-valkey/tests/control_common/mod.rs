@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod guide_acl;
+
 use std::time::{Duration, Instant};
 
 use ratelimit_core::control::Published;
