@@ -122,6 +122,7 @@ pub use expr::{ExprError, Expression};
 pub use hash::{HashKey, KeyDigest};
 pub use metric_catalog::{Metric, MetricKind};
 pub use request::RequestAttrs;
+pub use store::BoundedTable;
 pub use verdict::{Outcome, Verdict};
 pub use view::{RequestView, ViewerFact};
 

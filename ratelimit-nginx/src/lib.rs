@@ -113,13 +113,13 @@ mod lexer;
 mod log;
 mod metric_catalog;
 mod parser;
+mod policy;
 mod rate;
 mod registry;
 mod req_policy;
 mod req_zone;
 mod size;
 mod status;
-mod table;
 mod zone_head;
 mod zone_spec;
 
