@@ -95,6 +95,7 @@ mod clock;
 mod expr;
 mod hash;
 pub(crate) mod heavy;
+mod inner_accessors;
 #[cfg(test)]
 mod known_digests;
 pub(crate) mod local;

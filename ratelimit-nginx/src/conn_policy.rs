@@ -26,9 +26,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::conn_zone::{Acquire, LimitConnZone};
-use super::error::ConfigError;
+use super::directive::LimitConnDirective;
 use super::key::KeySource;
-use super::level::Level;
 use super::log;
 use super::policy::{policy_accessors, Bound};
 use super::status::{LimitConnStatus, LimitKind, LimitRejected};
@@ -38,6 +37,13 @@ use ratelimit_core::KeyDigest;
 struct ConnLimit {
     zone: Arc<LimitConnZone>,
     max: u32,
+}
+
+impl ConnLimit {
+    fn new(directive: &LimitConnDirective, zone: Arc<LimitConnZone>) -> Self {
+        let max = directive.max();
+        Self { zone, max }
+    }
 }
 
 /// The limit_conn settings of a level, bound to its zones.
@@ -103,26 +109,6 @@ impl ConnDecision {
 }
 
 impl LimitConnPolicy {
-    pub(crate) fn resolve(
-        level: &Level,
-        zone: impl Fn(&str) -> Option<Arc<LimitConnZone>>,
-    ) -> Result<Self, ConfigError> {
-        let settings = (
-            level.limit_conn_status(),
-            level.limit_conn_dry_run(),
-            level.limit_conn_log_level(),
-        );
-        let bound = Bound::bind(
-            level.limit_conn(),
-            "limit_conn",
-            settings,
-            |l| (l.zone(), l.span()),
-            zone,
-            |l, zone| ConnLimit { zone, max: l.max() },
-        )?;
-        Ok(Self { bound })
-    }
-
     /// Counts a request whose header has just been read.
     pub fn acquire(&self, src: &dyn KeySource) -> ConnDecision {
         let mut permit = ConnPermit::default();
@@ -150,10 +136,7 @@ impl LimitConnPolicy {
                 }
             }
         }
-        if status.is_some() {
-            metrics::counter!("ratelimit_nginx_limit_conn_total", "status" => "PASSED")
-                .increment(1);
-        }
+        let status = status.map(LimitConnStatus::counted);
         ConnDecision {
             status,
             permit,
@@ -164,20 +147,18 @@ impl LimitConnPolicy {
     fn reject(&self, taken: ConnPermit, zone: &LimitConnZone, exhausted: bool) -> ConnDecision {
         // A refused request is not counted, also in a dry run (as nginx's cleanup_all).
         drop(taken);
-        let (status, rejected) = if self.bound.dry_run {
-            (LimitConnStatus::RejectedDryRun, None)
-        } else {
-            let r = LimitRejected::new(LimitKind::Conn, zone.name(), self.bound.status, exhausted);
-            (LimitConnStatus::Rejected, Some(r))
-        };
-        metrics::counter!("ratelimit_nginx_limit_conn_total", "status" => status.as_str())
-            .increment(1);
+        let rejected = self.bound.refusal(LimitKind::Conn, zone.name(), exhausted);
+        let status = rejected
+            .as_ref()
+            .map_or(LimitConnStatus::RejectedDryRun, |_| {
+                LimitConnStatus::Rejected
+            });
         ConnDecision {
-            status: Some(status),
+            status: Some(status.counted()),
             permit: ConnPermit::default(),
             rejected,
         }
     }
 }
 
-policy_accessors!(LimitConnPolicy, LimitConnZone, "limit_conn");
+policy_accessors!(LimitConnPolicy, LimitConnZone, ConnLimit, "limit_conn");

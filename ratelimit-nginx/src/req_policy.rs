@@ -25,9 +25,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::arith::delay_ms;
-use super::error::ConfigError;
+use super::directive::LimitReqDirective;
 use super::key::KeySource;
-use super::level::Level;
 use super::log;
 use super::policy::{policy_accessors, Bound};
 use super::req_zone::{LimitReqZone, Lookup};
@@ -44,6 +43,11 @@ struct ReqLimit {
 }
 
 impl ReqLimit {
+    fn new(directive: &LimitReqDirective, zone: Arc<LimitReqZone>) -> Self {
+        let (burst, delay) = (directive.burst_milli(), directive.delay_milli());
+        Self { zone, burst, delay }
+    }
+
     fn delay_ms(&self, excess: u64) -> u64 {
         delay_ms(excess, self.delay, self.zone.rate().milli_per_second())
     }
@@ -90,30 +94,6 @@ enum Rc {
 }
 
 impl LimitReqPolicy {
-    pub(crate) fn resolve(
-        level: &Level,
-        zone: impl Fn(&str) -> Option<Arc<LimitReqZone>>,
-    ) -> Result<Self, ConfigError> {
-        let settings = (
-            level.limit_req_status(),
-            level.limit_req_dry_run(),
-            level.limit_req_log_level(),
-        );
-        let bound = Bound::bind(
-            level.limit_req(),
-            "limit_req",
-            settings,
-            |l| (l.zone(), l.span()),
-            zone,
-            |l, zone| ReqLimit {
-                zone,
-                burst: l.burst_milli(),
-                delay: l.delay_milli(),
-            },
-        )?;
-        Ok(Self { bound })
-    }
-
     /// Applies every `limit_req` of the level to a request arriving at `now_ms`.
     pub fn check(&self, src: &dyn KeySource, now_ms: u64) -> ReqDecision {
         let count = self.bound.limits.len();
@@ -181,9 +161,8 @@ impl LimitReqPolicy {
         }
         let (wait, excess, i) = worst;
         if wait == 0 {
-            metrics::counter!("ratelimit_nginx_limit_req_total", "status" => "PASSED").increment(1);
             return ReqDecision {
-                status: Some(LimitReqStatus::Passed),
+                status: Some(LimitReqStatus::Passed.counted()),
                 delay: Duration::ZERO,
                 rejected: None,
             };
@@ -199,10 +178,8 @@ impl LimitReqPolicy {
         } else {
             (LimitReqStatus::Delayed, Duration::from_millis(wait))
         };
-        metrics::counter!("ratelimit_nginx_limit_req_total", "status" => status.as_str())
-            .increment(1);
         ReqDecision {
-            status: Some(status),
+            status: Some(status.counted()),
             delay,
             rejected: None,
         }
@@ -224,20 +201,16 @@ impl LimitReqPolicy {
                 self.bound.dry_run,
             );
         }
-        let (status, rejected) = if self.bound.dry_run {
-            (LimitReqStatus::RejectedDryRun, None)
-        } else {
-            let r = LimitRejected::new(LimitKind::Req, zone.name(), self.bound.status, exhausted);
-            (LimitReqStatus::Rejected, Some(r))
-        };
-        metrics::counter!("ratelimit_nginx_limit_req_total", "status" => status.as_str())
-            .increment(1);
+        let rejected = self.bound.refusal(LimitKind::Req, zone.name(), exhausted);
+        let status = rejected
+            .as_ref()
+            .map_or(LimitReqStatus::RejectedDryRun, |_| LimitReqStatus::Rejected);
         ReqDecision {
-            status: Some(status),
+            status: Some(status.counted()),
             delay: Duration::ZERO,
             rejected,
         }
     }
 }
 
-policy_accessors!(LimitReqPolicy, LimitReqZone, "limit_req");
+policy_accessors!(LimitReqPolicy, LimitReqZone, ReqLimit, "limit_req");
