@@ -121,7 +121,7 @@ pub use clock::TokioClock;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use expr::{ExprError, Expression};
 pub use hash::{HashKey, KeyDigest};
-pub use metric_catalog::{Metric, MetricKind};
+pub use metric_catalog::{Metric, MetricKind, MetricSource};
 pub use request::RequestAttrs;
 pub use store::BoundedTable;
 pub use verdict::{Outcome, Verdict};

@@ -20,7 +20,9 @@
 //!   until its [`ConnPermit`] is dropped.
 //!
 //! Zones live in preallocated memory, sized as nginx sizes them and never
-//! more (see the guide's
+//! more: each keeps its states in core's
+//! [`BoundedTable`](ratelimit_core::BoundedTable), reserved whole when the
+//! zone is made (see the guide's
 //! [Migrating from nginx](crate::guide::migrating_from_nginx#where-it-differs-from-nginx)).
 //! Time is injected as milliseconds; the policies do no I/O and never wait:
 //! the `limit_req` layer sleeps for [`ReqDecision::delay`].
