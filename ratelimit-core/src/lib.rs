@@ -66,6 +66,7 @@
 //! ([`Clock`], [`ManualClock`], [`SystemClock`], `TokioClock`), the keyed
 //! hash ([`HashKey`], [`KeyDigest`]), match expressions ([`Expression`], a
 //! subset of the Cloudflare rules language) and networks ([`Cidr`]), the
+//! bounded table reserved whole ([`BoundedTable`], `ratelimit-nginx`'s zones), the
 //! metric catalogue ([`Metric::CORE`], [`Metric::describe`]; the state
 //! gauges are [`Limiter::set_state_gauges`]), and the types most programs name: [`RuleSet`],
 //! [`Limiter`], [`MemoryBackend`].
