@@ -22,7 +22,7 @@ use std::fmt;
 use super::error::ConfigError;
 use super::key::KeyTemplate;
 use super::size::{ZoneSize, CONN_STATE_BYTES};
-use super::zone_head::{zone_accessors, ZoneStates};
+use super::zone_states::{zone_accessors, ZoneStates};
 use ratelimit_core::{BoundedTable, HashKey, KeyDigest};
 
 // The bound holds by construction: a state and its share of the table fit in 64 bytes.

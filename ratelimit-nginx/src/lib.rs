@@ -122,8 +122,8 @@ mod req_policy;
 mod req_zone;
 mod size;
 mod status;
-mod zone_head;
 mod zone_spec;
+mod zone_states;
 
 #[cfg(feature = "tower")]
 mod layers;

@@ -37,7 +37,7 @@ use super::error::ConfigError;
 use super::key::KeyTemplate;
 use super::rate::Rate;
 use super::size::{ZoneSize, REQ_STATE_BYTES};
-use super::zone_head::{zone_accessors, Locked, ZoneStates};
+use super::zone_states::{zone_accessors, Locked, ZoneStates};
 use ratelimit_core::{BoundedTable, HashKey, KeyDigest};
 
 /// One bucket: nginx's `ngx_http_limit_req_node_t` without the key text.
