@@ -66,6 +66,7 @@
 //! ([`Clock`], [`ManualClock`], [`SystemClock`], `TokioClock`), the keyed
 //! hash ([`HashKey`], [`KeyDigest`]), match expressions ([`Expression`], a
 //! subset of the Cloudflare rules language) and networks ([`Cidr`]), the
+//! bounded table reserved whole ([`BoundedTable`], `ratelimit-nginx`'s zones), the
 //! metric catalogue ([`Metric::CORE`], [`Metric::describe`]; the state
 //! gauges are [`Limiter::set_state_gauges`]), and the types most programs name: [`RuleSet`],
 //! [`Limiter`], [`MemoryBackend`].
@@ -96,6 +97,7 @@ mod clock;
 mod expr;
 mod hash;
 pub(crate) mod heavy;
+mod inner_accessors;
 #[cfg(test)]
 mod known_digests;
 pub(crate) mod local;
@@ -122,8 +124,9 @@ pub use clock::TokioClock;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use expr::{ExprError, Expression};
 pub use hash::{HashKey, KeyDigest};
-pub use metric_catalog::{Metric, MetricKind};
+pub use metric_catalog::{Metric, MetricKind, MetricSource};
 pub use request::RequestAttrs;
+pub use store::BoundedTable;
 pub use verdict::{Outcome, Verdict};
 pub use view::{RequestView, ViewerFact};
 

@@ -26,12 +26,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::conn_zone::{Acquire, LimitConnZone};
-use super::error::ConfigError;
+use super::directive::LimitConnDirective;
 use super::key::KeySource;
-use super::level::Level;
 use super::log;
-use super::status::{LimitConnStatus, LimitKind, LimitRejected, LogLevel};
-use super::zone_head::bind_zones;
+use super::policy::{policy_accessors, Bound};
+use super::status::{LimitConnStatus, LimitKind, LimitRejected};
 use ratelimit_core::KeyDigest;
 
 #[derive(Debug, Clone)]
@@ -40,19 +39,23 @@ struct ConnLimit {
     max: u32,
 }
 
+impl ConnLimit {
+    fn new(directive: &LimitConnDirective, zone: Arc<LimitConnZone>) -> Self {
+        let max = directive.max();
+        Self { zone, max }
+    }
+}
+
 /// The limit_conn settings of a level, bound to its zones.
 #[derive(Debug, Clone)]
 pub struct LimitConnPolicy {
-    limits: Arc<[ConnLimit]>,
-    status: u16,
-    dry_run: bool,
-    log_level: LogLevel,
+    bound: Bound<ConnLimit>,
 }
 
 /// The counts a request holds; dropping it gives them back, once.
 #[derive(Default)]
 pub struct ConnPermit {
-    held: Vec<(Arc<LimitConnZone>, u32, KeyDigest)>,
+    held: Vec<(Arc<LimitConnZone>, KeyDigest)>,
 }
 
 impl ConnPermit {
@@ -67,15 +70,15 @@ impl ConnPermit {
 
 impl Drop for ConnPermit {
     fn drop(&mut self) {
-        for (zone, slot, digest) in self.held.drain(..) {
-            zone.release(slot, &digest);
+        for (zone, digest) in self.held.drain(..) {
+            zone.release(&digest);
         }
     }
 }
 
 impl fmt::Debug for ConnPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let zones: Vec<&str> = self.held.iter().map(|(z, _, _)| z.name()).collect();
+        let zones: Vec<&str> = self.held.iter().map(|(z, _)| z.name()).collect();
         f.debug_struct("ConnPermit").field("zones", &zones).finish()
     }
 }
@@ -106,83 +109,34 @@ impl ConnDecision {
 }
 
 impl LimitConnPolicy {
-    pub(crate) fn resolve(
-        level: &Level,
-        zone: impl Fn(&str) -> Option<Arc<LimitConnZone>>,
-    ) -> Result<Self, ConfigError> {
-        let limits = bind_zones(
-            level.limit_conn(),
-            "limit_conn",
-            |l| (l.zone(), l.span()),
-            zone,
-            |l, zone| ConnLimit { zone, max: l.max() },
-        )?;
-        Ok(Self {
-            limits: limits.into(),
-            status: level.limit_conn_status(),
-            dry_run: level.limit_conn_dry_run(),
-            log_level: level.limit_conn_log_level(),
-        })
-    }
-
-    /// The same policy, as a dry run when `on` (as in a shadow site).
-    #[must_use]
-    pub fn with_dry_run(mut self, on: bool) -> Self {
-        self.dry_run = on;
-        self
-    }
-
-    /// True when the level has no `limit_conn`.
-    pub fn is_empty(&self) -> bool {
-        self.limits.is_empty()
-    }
-
-    /// The status of a refused request.
-    pub fn status_code(&self) -> u16 {
-        self.status
-    }
-
-    /// True when nothing is refused, only counted.
-    pub fn is_dry_run(&self) -> bool {
-        self.dry_run
-    }
-
-    /// The zones, in the order of the `limit_conn` lines.
-    pub fn zones(&self) -> impl Iterator<Item = &Arc<LimitConnZone>> + '_ {
-        self.limits.iter().map(|l| &l.zone)
-    }
-
     /// Counts a request whose header has just been read.
     pub fn acquire(&self, src: &dyn KeySource) -> ConnDecision {
         let mut permit = ConnPermit::default();
         let mut status = None;
         let mut key = Vec::new();
-        for limit in self.limits.iter() {
-            let Some(digest) = limit.zone.head().digest_of(src, &mut key) else {
+        for limit in self.bound.limits.iter() {
+            let Some(digest) = limit.zone.states().digest_of(src, &mut key) else {
                 continue;
             };
             status = Some(LimitConnStatus::Passed);
             match limit.zone.acquire(&digest, limit.max) {
-                Acquire::Counted(slot) => permit.held.push((Arc::clone(&limit.zone), slot, digest)),
+                Acquire::Counted => permit.held.push((Arc::clone(&limit.zone), digest)),
                 Acquire::Busy => {
-                    log::conn_rejected(self.log_level, limit.zone.name(), self.dry_run);
+                    log::conn_rejected(self.bound.log_level, limit.zone.name(), self.bound.dry_run);
                     return self.reject(permit, &limit.zone, false);
                 }
                 Acquire::Exhausted => {
                     log::zone_exhausted(
-                        self.log_level,
+                        self.bound.log_level,
                         "limit_conn",
                         limit.zone.name(),
-                        self.dry_run,
+                        self.bound.dry_run,
                     );
                     return self.reject(permit, &limit.zone, true);
                 }
             }
         }
-        if status.is_some() {
-            metrics::counter!("ratelimit_nginx_limit_conn_total", "status" => "PASSED")
-                .increment(1);
-        }
+        let status = status.map(LimitConnStatus::counted);
         ConnDecision {
             status,
             permit,
@@ -193,18 +147,18 @@ impl LimitConnPolicy {
     fn reject(&self, taken: ConnPermit, zone: &LimitConnZone, exhausted: bool) -> ConnDecision {
         // A refused request is not counted, also in a dry run (as nginx's cleanup_all).
         drop(taken);
-        let (status, rejected) = if self.dry_run {
-            (LimitConnStatus::RejectedDryRun, None)
-        } else {
-            let r = LimitRejected::new(LimitKind::Conn, zone.name(), self.status, exhausted);
-            (LimitConnStatus::Rejected, Some(r))
-        };
-        metrics::counter!("ratelimit_nginx_limit_conn_total", "status" => status.as_str())
-            .increment(1);
+        let rejected = self.bound.refusal(LimitKind::Conn, zone.name(), exhausted);
+        let status = rejected
+            .as_ref()
+            .map_or(LimitConnStatus::RejectedDryRun, |_| {
+                LimitConnStatus::Rejected
+            });
         ConnDecision {
-            status: Some(status),
+            status: Some(status.counted()),
             permit: ConnPermit::default(),
             rejected,
         }
     }
 }
+
+policy_accessors!(LimitConnPolicy, LimitConnZone, ConnLimit, "limit_conn");

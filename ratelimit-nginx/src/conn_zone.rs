@@ -18,23 +18,21 @@
 //! ```
 
 use std::fmt;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::error::ConfigError;
 use super::key::KeyTemplate;
 use super::size::{ZoneSize, CONN_STATE_BYTES};
-use super::table::Table;
-use super::zone_head::ZoneHead;
-use ratelimit_core::{HashKey, KeyDigest};
+use super::zone_states::{zone_accessors, ZoneStates};
+use ratelimit_core::{BoundedTable, HashKey, KeyDigest};
 
-// The bound holds by construction: a state and its index share fit in 64 bytes.
-const _: () = assert!(Table::<u32>::bytes_per_state() <= CONN_STATE_BYTES as usize);
+// The bound holds by construction: a state and its share of the table fit in 64 bytes.
+const _: () = assert!(BoundedTable::<u32>::entry_bytes() <= CONN_STATE_BYTES as usize);
 
 /// What an acquire found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Acquire {
-    /// Counted in this slot.
-    Counted(u32),
+    /// Counted.
+    Counted,
     /// The key already has `max` requests in progress.
     Busy,
     /// No free state.
@@ -43,8 +41,7 @@ pub(crate) enum Acquire {
 
 /// A limit_conn zone.
 pub struct LimitConnZone {
-    head: ZoneHead,
-    inner: Mutex<Table<u32>>,
+    states: ZoneStates<u32>,
 }
 
 impl LimitConnZone {
@@ -60,113 +57,53 @@ impl LimitConnZone {
         size: ZoneSize,
         hash_key: HashKey,
     ) -> Result<Self, ConfigError> {
-        let head = ZoneHead::new(name, key, size, hash_key);
-        let table = head.table(CONN_STATE_BYTES)?;
-        Ok(Self {
-            head,
-            inner: Mutex::new(table),
-        })
-    }
-
-    /// The zone name.
-    pub fn name(&self) -> &str {
-        &self.head.name
-    }
-
-    /// The key of the zone.
-    pub fn key(&self) -> &KeyTemplate {
-        &self.head.key
-    }
-
-    /// The configured size.
-    pub fn size(&self) -> ZoneSize {
-        self.head.size
-    }
-
-    /// The number of states the zone holds at most (`size / 64`).
-    pub fn capacity(&self) -> u32 {
-        self.lock().capacity()
-    }
-
-    /// The number of keys with requests in progress.
-    pub fn len(&self) -> u32 {
-        self.lock().len()
-    }
-
-    /// True when no request is in progress.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The bytes reserved for the states: the slab, its index and the zone header.
-    pub fn memory_bytes(&self) -> usize {
-        let table = self.lock();
-        std::mem::size_of::<Self>() - std::mem::size_of::<Table<u32>>() + table.memory_bytes()
+        let states = ZoneStates::new(name, key, size, hash_key, CONN_STATE_BYTES, ())?;
+        Ok(Self { states })
     }
 
     /// The requests of `key` in progress.
     pub fn in_progress(&self, key: &[u8]) -> u32 {
-        let digest = self.head.digest(key);
-        let table = self.lock();
-        table
-            .find(&digest)
-            .and_then(|i| table.get(i))
-            .copied()
-            .unwrap_or(0)
+        let digest = self.states.digest(key);
+        self.states.lock().table.get(&digest).copied().unwrap_or(0)
     }
 
-    pub(crate) fn head(&self) -> &ZoneHead {
-        &self.head
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Table<u32>> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    pub(crate) fn states(&self) -> &ZoneStates<u32> {
+        &self.states
     }
 
     /// Counts one more request of `digest` unless it has `max` in progress.
     pub(crate) fn acquire(&self, digest: &KeyDigest, max: u32) -> Acquire {
-        let mut table = self.lock();
-        if let Some(slot) = table.find(digest) {
-            return match table.get_mut(slot) {
-                Some(count) if *count < max => {
-                    *count += 1;
-                    Acquire::Counted(slot)
-                }
-                _ => Acquire::Busy,
-            };
+        let mut locked = self.states.lock();
+        if let Some(count) = locked.table.get_mut(digest) {
+            if *count >= max {
+                return Acquire::Busy;
+            }
+            *count += 1;
+            return Acquire::Counted;
         }
-        match table.insert(*digest, 1) {
-            Some(slot) => Acquire::Counted(slot),
+        match locked.table.insert(*digest, 1) {
+            Some(_) => Acquire::Counted,
             None => Acquire::Exhausted,
         }
     }
 
-    /// Ends one request of `digest` in `slot`; the state is freed at 0.
-    pub(crate) fn release(&self, slot: u32, digest: &KeyDigest) {
-        let mut table = self.lock();
-        if table.digest(slot) != Some(*digest) {
+    /// Ends one request of `digest`; the state is freed at 0.
+    pub(crate) fn release(&self, digest: &KeyDigest) {
+        let mut locked = self.states.lock();
+        let Some(count) = locked.table.get_mut(digest) else {
             return;
-        }
-        let left = match table.get_mut(slot) {
-            Some(count) => {
-                *count = count.saturating_sub(1);
-                *count
-            }
-            None => return,
         };
-        if left == 0 {
-            table.remove(slot);
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            locked.table.remove(digest);
         }
     }
 }
 
+zone_accessors!(LimitConnZone, "64");
+
 impl fmt::Debug for LimitConnZone {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LimitConnZone")
-            .field("name", &self.head.name)
-            .field("key", &self.head.key.as_str())
-            .field("size", &self.head.size)
-            .field("len", &self.len())
-            .finish()
+        self.states.debug(f, "LimitConnZone").finish()
     }
 }

@@ -20,7 +20,9 @@
 //!   until its [`ConnPermit`] is dropped.
 //!
 //! Zones live in preallocated memory, sized as nginx sizes them and never
-//! more (see the guide's
+//! more: each keeps its states in core's
+//! [`BoundedTable`](ratelimit_core::BoundedTable), reserved whole when the
+//! zone is made (see the guide's
 //! [Migrating from nginx](crate::guide::migrating_from_nginx#where-it-differs-from-nginx)).
 //! Time is injected as milliseconds; the policies do no I/O and never wait:
 //! the `limit_req` layer sleeps for [`ReqDecision::delay`].
@@ -114,15 +116,15 @@ mod lexer;
 mod log;
 mod metric_catalog;
 mod parser;
+mod policy;
 mod rate;
 mod registry;
 mod req_policy;
 mod req_zone;
 mod size;
 mod status;
-mod table;
-mod zone_head;
 mod zone_spec;
+mod zone_states;
 
 #[cfg(feature = "tower")]
 mod layers;

@@ -4,24 +4,18 @@
 //! Every label has a bounded set of values: fixed status and module names. No metric carries a client's
 //! key, IP or any request value.
 
-use ratelimit_core::{Metric, MetricKind};
+use ratelimit_core::{Metric, MetricKind, MetricSource};
 
 use MetricKind::Counter as C;
 
-const fn m(
-    name: &'static str,
-    kind: MetricKind,
-    labels: &'static [&'static str],
-    help: &'static str,
-) -> Metric {
-    Metric::new(name, kind, labels, "ratelimit-nginx", help)
-}
+/// This crate's entries.
+const M: MetricSource = MetricSource::new("ratelimit-nginx");
 
 /// Every metric `ratelimit-nginx` emits.
 pub const METRICS: &[Metric] = &[
-    m("ratelimit_nginx_limit_req_total", C, &["status"], "limit_req outcomes, by $limit_req_status: PASSED, DELAYED, DELAYED_DRY_RUN, REJECTED, REJECTED_DRY_RUN."),
-    m("ratelimit_nginx_limit_conn_total", C, &["status"], "limit_conn outcomes, by $limit_conn_status: PASSED, REJECTED, REJECTED_DRY_RUN."),
-    m("ratelimit_nginx_zone_exhausted_total", C, &["module"], "Requests that found no free state in a zone, by module: limit_req, limit_conn."),
+    M.metric("ratelimit_nginx_limit_req_total", C, &["status"], "limit_req outcomes, by $limit_req_status: PASSED, DELAYED, DELAYED_DRY_RUN, REJECTED, REJECTED_DRY_RUN."),
+    M.metric("ratelimit_nginx_limit_conn_total", C, &["status"], "limit_conn outcomes, by $limit_conn_status: PASSED, REJECTED, REJECTED_DRY_RUN."),
+    M.metric("ratelimit_nginx_zone_exhausted_total", C, &["module"], "Requests that found no free state in a zone, by module: limit_req, limit_conn."),
 ];
 
 /// Registers the help text of each of [`METRICS`] on the installed

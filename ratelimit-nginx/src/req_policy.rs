@@ -25,13 +25,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::arith::delay_ms;
-use super::error::ConfigError;
+use super::directive::LimitReqDirective;
 use super::key::KeySource;
-use super::level::Level;
 use super::log;
+use super::policy::{policy_accessors, Bound};
 use super::req_zone::{LimitReqZone, Lookup};
-use super::status::{LimitKind, LimitRejected, LimitReqStatus, LogLevel};
-use super::zone_head::bind_zones;
+use super::status::{LimitKind, LimitRejected, LimitReqStatus};
+use ratelimit_core::KeyDigest;
 
 #[derive(Debug, Clone)]
 struct ReqLimit {
@@ -43,6 +43,11 @@ struct ReqLimit {
 }
 
 impl ReqLimit {
+    fn new(directive: &LimitReqDirective, zone: Arc<LimitReqZone>) -> Self {
+        let (burst, delay) = (directive.burst_milli(), directive.delay_milli());
+        Self { zone, burst, delay }
+    }
+
     fn delay_ms(&self, excess: u64) -> u64 {
         delay_ms(excess, self.delay, self.zone.rate().milli_per_second())
     }
@@ -51,10 +56,7 @@ impl ReqLimit {
 /// The limit_req settings of a level, bound to its zones.
 #[derive(Debug, Clone)]
 pub struct LimitReqPolicy {
-    limits: Arc<[ReqLimit]>,
-    status: u16,
-    dry_run: bool,
-    log_level: LogLevel,
+    bound: Bound<ReqLimit>,
 }
 
 /// What limit_req decided for a request.
@@ -92,73 +94,21 @@ enum Rc {
 }
 
 impl LimitReqPolicy {
-    pub(crate) fn resolve(
-        level: &Level,
-        zone: impl Fn(&str) -> Option<Arc<LimitReqZone>>,
-    ) -> Result<Self, ConfigError> {
-        let limits = bind_zones(
-            level.limit_req(),
-            "limit_req",
-            |l| (l.zone(), l.span()),
-            zone,
-            |l, zone| ReqLimit {
-                zone,
-                burst: l.burst_milli(),
-                delay: l.delay_milli(),
-            },
-        )?;
-        Ok(Self {
-            limits: limits.into(),
-            status: level.limit_req_status(),
-            dry_run: level.limit_req_dry_run(),
-            log_level: level.limit_req_log_level(),
-        })
-    }
-
-    /// The same policy, as a dry run when `on` (as in a shadow site).
-    #[must_use]
-    pub fn with_dry_run(mut self, on: bool) -> Self {
-        self.dry_run = on;
-        self
-    }
-
-    /// True when the level has no `limit_req`.
-    pub fn is_empty(&self) -> bool {
-        self.limits.is_empty()
-    }
-
-    /// The status of a refused request.
-    pub fn status_code(&self) -> u16 {
-        self.status
-    }
-
-    /// True when nothing is refused or delayed, only counted.
-    pub fn is_dry_run(&self) -> bool {
-        self.dry_run
-    }
-
-    /// The zones, in the order of the `limit_req` lines.
-    pub fn zones(&self) -> impl Iterator<Item = &Arc<LimitReqZone>> + '_ {
-        self.limits.iter().map(|l| &l.zone)
-    }
-
     /// Applies every `limit_req` of the level to a request arriving at `now_ms`.
     pub fn check(&self, src: &dyn KeySource, now_ms: u64) -> ReqDecision {
-        let count = self.limits.len();
-        let mut pinned: Vec<Option<u32>> = vec![None; count];
+        let count = self.bound.limits.len();
+        let mut pinned: Vec<Option<KeyDigest>> = vec![None; count];
         let mut key = Vec::new();
         let (mut rc, mut excess, mut last_looked_up, mut n) = (Rc::Declined, 0, 0, 0);
         while n < count {
-            let limit = &self.limits[n];
+            let limit = &self.bound.limits[n];
             last_looked_up = n;
-            if let Some(digest) = limit.zone.head().digest_of(src, &mut key) {
+            if let Some(digest) = limit.zone.states().digest_of(src, &mut key) {
                 match limit
                     .zone
                     .lookup(&digest, now_ms, limit.burst, n + 1 == count)
                 {
-                    Lookup::Pinned { slot, excess: e } => {
-                        (pinned[n], excess, rc) = (Some(slot), e, Rc::Again)
-                    }
+                    Lookup::Pinned(e) => (pinned[n], excess, rc) = (Some(digest), e, Rc::Again),
                     Lookup::Committed(e) => (excess, rc) = (e, Rc::Done),
                     Lookup::Busy(e) => (excess, rc) = (e, Rc::Busy),
                     Lookup::Exhausted => (excess, rc) = (0, Rc::Exhausted),
@@ -176,12 +126,12 @@ impl LimitReqPolicy {
                 rejected: None,
             },
             Rc::Busy | Rc::Exhausted => {
-                for (i, slot) in pinned.iter().enumerate().take(n) {
-                    if let Some(slot) = slot {
-                        self.limits[i].zone.unpin(*slot);
+                for (i, digest) in pinned.iter().enumerate().take(n) {
+                    if let Some(digest) = digest {
+                        self.bound.limits[i].zone.unpin(digest);
                     }
                 }
-                self.reject(&self.limits[n].zone, excess, rc == Rc::Exhausted)
+                self.reject(&self.bound.limits[n].zone, excess, rc == Rc::Exhausted)
             }
             Rc::Again | Rc::Done => {
                 let excess = if rc == Rc::Again { 0 } else { excess };
@@ -194,16 +144,16 @@ impl LimitReqPolicy {
     /// finds the longest wait.
     fn account(
         &self,
-        pinned: &[Option<u32>],
+        pinned: &[Option<KeyDigest>],
         last: usize,
         excess: u64,
         now_ms: u64,
     ) -> ReqDecision {
-        let mut worst = (self.limits[last].delay_ms(excess), excess, last);
-        for (i, slot) in pinned.iter().enumerate().rev() {
-            let Some(slot) = slot else { continue };
-            let limit = &self.limits[i];
-            let e = limit.zone.commit(*slot, now_ms);
+        let mut worst = (self.bound.limits[last].delay_ms(excess), excess, last);
+        for (i, digest) in pinned.iter().enumerate().rev() {
+            let Some(digest) = digest else { continue };
+            let limit = &self.bound.limits[i];
+            let e = limit.zone.commit(digest, now_ms);
             let wait = limit.delay_ms(e);
             if wait > worst.0 {
                 worst = (wait, e, i);
@@ -211,28 +161,25 @@ impl LimitReqPolicy {
         }
         let (wait, excess, i) = worst;
         if wait == 0 {
-            metrics::counter!("ratelimit_nginx_limit_req_total", "status" => "PASSED").increment(1);
             return ReqDecision {
-                status: Some(LimitReqStatus::Passed),
+                status: Some(LimitReqStatus::Passed.counted()),
                 delay: Duration::ZERO,
                 rejected: None,
             };
         }
         log::req_delayed(
-            self.log_level,
-            self.limits[i].zone.name(),
+            self.bound.log_level,
+            self.bound.limits[i].zone.name(),
             excess,
-            self.dry_run,
+            self.bound.dry_run,
         );
-        let (status, delay) = if self.dry_run {
+        let (status, delay) = if self.bound.dry_run {
             (LimitReqStatus::DelayedDryRun, Duration::ZERO)
         } else {
             (LimitReqStatus::Delayed, Duration::from_millis(wait))
         };
-        metrics::counter!("ratelimit_nginx_limit_req_total", "status" => status.as_str())
-            .increment(1);
         ReqDecision {
-            status: Some(status),
+            status: Some(status.counted()),
             delay,
             rejected: None,
         }
@@ -240,22 +187,30 @@ impl LimitReqPolicy {
 
     fn reject(&self, zone: &LimitReqZone, excess: u64, exhausted: bool) -> ReqDecision {
         if exhausted {
-            log::zone_exhausted(self.log_level, "limit_req", zone.name(), self.dry_run);
+            log::zone_exhausted(
+                self.bound.log_level,
+                "limit_req",
+                zone.name(),
+                self.bound.dry_run,
+            );
         } else {
-            log::req_rejected(self.log_level, zone.name(), excess, self.dry_run);
+            log::req_rejected(
+                self.bound.log_level,
+                zone.name(),
+                excess,
+                self.bound.dry_run,
+            );
         }
-        let (status, rejected) = if self.dry_run {
-            (LimitReqStatus::RejectedDryRun, None)
-        } else {
-            let r = LimitRejected::new(LimitKind::Req, zone.name(), self.status, exhausted);
-            (LimitReqStatus::Rejected, Some(r))
-        };
-        metrics::counter!("ratelimit_nginx_limit_req_total", "status" => status.as_str())
-            .increment(1);
+        let rejected = self.bound.refusal(LimitKind::Req, zone.name(), exhausted);
+        let status = rejected
+            .as_ref()
+            .map_or(LimitReqStatus::RejectedDryRun, |_| LimitReqStatus::Rejected);
         ReqDecision {
-            status: Some(status),
+            status: Some(status.counted()),
             delay: Duration::ZERO,
             rejected,
         }
     }
 }
+
+policy_accessors!(LimitReqPolicy, LimitReqZone, ReqLimit, "limit_req");

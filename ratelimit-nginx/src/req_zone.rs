@@ -3,11 +3,13 @@
 //! The lookup and the commit are split as in nginx, so that a request that
 //! several zones limit is charged nowhere when any of them refuses it: a
 //! lookup pins the state (nginx's `count`), the commit charges it.
-//! When the zone is full, the least recently used idle state is evicted:
-//! one that would decide its key's next request as a fresh state would, so
-//! that its stored excess and its last request's own share have drained
-//! (an excess of 0 is not enough: a rule without burst still refuses that
-//! key for `1000 / rate` ms). When no state is idle the request is refused
+//! When the zone is full, an idle state is evicted: one that would decide
+//! its key's next request as a fresh state would, so that its stored excess
+//! and its last request's own share have drained (an excess of 0 is not
+//! enough: a rule without burst still refuses that key for `1000 / rate`
+//! ms). Which idle state goes changes no decision, so the zone takes the
+//! first one core's [`BoundedTable::evict_first`] offers (nginx takes the
+//! least recently used one); when no state is idle the request is refused
 //! as `zone_exhausted`.
 //!
 //! # Examples
@@ -29,16 +31,14 @@
 //! ```
 
 use std::fmt;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::arith::{drained, elapsed_ms, excess_after, idle_at};
 use super::error::ConfigError;
 use super::key::KeyTemplate;
 use super::rate::Rate;
 use super::size::{ZoneSize, REQ_STATE_BYTES};
-use super::table::{Table, NIL};
-use super::zone_head::ZoneHead;
-use ratelimit_core::{HashKey, KeyDigest};
+use super::zone_states::{zone_accessors, Locked, ZoneStates};
+use ratelimit_core::{BoundedTable, HashKey, KeyDigest};
 
 /// One bucket: nginx's `ngx_http_limit_req_node_t` without the key text.
 #[derive(Debug, Clone, Copy)]
@@ -62,18 +62,34 @@ impl ReqState {
     fn owed(&self) -> u64 {
         self.excess.saturating_add(1000)
     }
+
+    /// The excess a request at `now` finds, and the ms since the last charge.
+    fn excess_at(&self, now: u64, rate: u64) -> (u64, u64) {
+        let ms = elapsed_ms(now, self.last);
+        let excess = if self.fresh {
+            0
+        } else {
+            excess_after(self.excess, rate, ms)
+        };
+        (excess, ms)
+    }
+
+    /// Charges a request at `now` that left `excess`.
+    fn charge(&mut self, now: u64, ms: u64, excess: u64) {
+        self.excess = excess;
+        if self.fresh || ms != 0 {
+            self.last = now;
+        }
+        self.fresh = false;
+    }
 }
 
-// The bound holds by construction: a state and its index share fit in 128 bytes.
-const _: () = assert!(Table::<ReqState>::bytes_per_state() <= REQ_STATE_BYTES as usize);
+// The bound holds by construction: a state and its share of the table fit in 128 bytes.
+const _: () = assert!(BoundedTable::<ReqState>::entry_bytes() <= REQ_STATE_BYTES as usize);
 
-#[derive(Debug)]
-struct Inner {
-    table: Table<ReqState>,
-    /// `(checked_at, until)`: a full scan at `checked_at` found no idle
-    /// state, and none can become idle before `until`.
-    no_idle: Option<(u64, u64)>,
-}
+/// `(checked_at, until)`: a look at every state at `checked_at` found none
+/// idle, and none can become idle before `until`.
+type NoIdle = Option<(u64, u64)>;
 
 /// What a lookup found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +97,7 @@ pub(crate) enum Lookup {
     /// Charged at once (the last zone of a request): the excess it left.
     Committed(u64),
     /// Pinned until [`LimitReqZone::commit`] or [`LimitReqZone::unpin`].
-    Pinned { slot: u32, excess: u64 },
+    Pinned(u64),
     /// Over the burst: the excess the request would have left.
     Busy(u64),
     /// No free state and none idle.
@@ -90,9 +106,8 @@ pub(crate) enum Lookup {
 
 /// A limit_req zone.
 pub struct LimitReqZone {
-    head: ZoneHead,
+    states: ZoneStates<ReqState, NoIdle>,
     rate: Rate,
-    inner: Mutex<Inner>,
 }
 
 impl LimitReqZone {
@@ -109,31 +124,8 @@ impl LimitReqZone {
         rate: Rate,
         hash_key: HashKey,
     ) -> Result<Self, ConfigError> {
-        let head = ZoneHead::new(name, key, size, hash_key);
-        let table = head.table(REQ_STATE_BYTES)?;
-        Ok(Self {
-            head,
-            rate,
-            inner: Mutex::new(Inner {
-                table,
-                no_idle: None,
-            }),
-        })
-    }
-
-    /// The zone name.
-    pub fn name(&self) -> &str {
-        &self.head.name
-    }
-
-    /// The key of the zone.
-    pub fn key(&self) -> &KeyTemplate {
-        &self.head.key
-    }
-
-    /// The configured size.
-    pub fn size(&self) -> ZoneSize {
-        self.head.size
+        let states = ZoneStates::new(name, key, size, hash_key, REQ_STATE_BYTES, None)?;
+        Ok(Self { states, rate })
     }
 
     /// The drain rate.
@@ -141,72 +133,35 @@ impl LimitReqZone {
         self.rate
     }
 
-    /// The number of states the zone holds at most (`size / 128`).
-    pub fn capacity(&self) -> u32 {
-        self.lock().table.capacity()
-    }
-
-    /// The number of states in use.
-    pub fn len(&self) -> u32 {
-        self.lock().table.len()
-    }
-
-    /// True when no state is in use.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The bytes reserved for the states: the slab, its index and the zone header.
-    ///
-    /// Like nginx's shared zone, this excludes the configuration (name and key text).
-    pub fn memory_bytes(&self) -> usize {
-        let inner = self.lock();
-        std::mem::size_of::<Self>() - std::mem::size_of::<Table<ReqState>>()
-            + inner.table.memory_bytes()
-    }
-
     /// The excess of `key` in 1/1000 requests, as last charged; `None` when not stored.
     pub fn stored_excess(&self, key: &[u8]) -> Option<u64> {
-        let digest = self.head.digest(key);
-        let inner = self.lock();
-        let state = inner.table.get(inner.table.find(&digest)?)?;
+        let digest = self.states.digest(key);
+        let locked = self.states.lock();
+        let state = locked.table.get(&digest)?;
         Some(if state.fresh { 0 } else { state.excess })
     }
 
-    pub(crate) fn head(&self) -> &ZoneHead {
-        &self.head
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    pub(crate) fn states(&self) -> &ZoneStates<ReqState, NoIdle> {
+        &self.states
     }
 
     /// nginx's `ngx_http_limit_req_lookup`: `account` charges at once.
     pub(crate) fn lookup(&self, digest: &KeyDigest, now: u64, burst: u64, account: bool) -> Lookup {
         let rate = self.rate.milli_per_second();
-        let mut inner = self.lock();
-        if let Some(slot) = inner.table.find(digest) {
-            inner.table.touch(slot);
-            let Some(state) = inner.table.get_mut(slot) else {
-                return Lookup::Exhausted;
-            };
-            let ms = elapsed_ms(now, state.last);
-            let excess = if state.fresh {
-                0
-            } else {
-                excess_after(state.excess, rate, ms)
-            };
+        let mut locked = self.states.lock();
+        if let Some(state) = locked.table.get_mut(digest) {
+            let (excess, ms) = state.excess_at(now, rate);
             if excess > burst {
                 return Lookup::Busy(excess);
             }
             if account {
-                charge(state, now, ms, excess);
+                state.charge(now, ms, excess);
                 return Lookup::Committed(excess);
             }
             state.count += 1;
-            return Lookup::Pinned { slot, excess };
+            return Lookup::Pinned(excess);
         }
-        if inner.table.len() >= inner.table.capacity() && !inner.evict_idle(now, rate) {
+        if locked.table.is_full() && !evict_idle(&mut locked, now, rate) {
             return Lookup::Exhausted;
         }
         let state = ReqState {
@@ -215,93 +170,77 @@ impl LimitReqZone {
             count: u32::from(!account),
             fresh: !account,
         };
-        match inner.table.insert(*digest, state) {
+        match locked.table.insert(*digest, state) {
             Some(_) if account => Lookup::Committed(0),
-            Some(slot) => Lookup::Pinned { slot, excess: 0 },
+            Some(_) => Lookup::Pinned(0),
             None => Lookup::Exhausted,
         }
     }
 
     /// nginx's `ngx_http_limit_req_account` for one pinned state: charges
     /// the request at `now`, unpins, and returns the excess it left.
-    pub(crate) fn commit(&self, slot: u32, now: u64) -> u64 {
+    pub(crate) fn commit(&self, digest: &KeyDigest, now: u64) -> u64 {
         let rate = self.rate.milli_per_second();
-        let mut inner = self.lock();
-        inner.no_idle = None;
-        let Some(state) = inner.table.get_mut(slot) else {
+        let mut locked = self.states.lock();
+        locked.extra = None;
+        let Some(state) = locked.table.get_mut(digest) else {
             return 0;
         };
-        let ms = elapsed_ms(now, state.last);
-        let excess = if state.fresh {
-            0
-        } else {
-            excess_after(state.excess, rate, ms)
-        };
-        charge(state, now, ms, excess);
+        let (excess, ms) = state.excess_at(now, rate);
+        state.charge(now, ms, excess);
         state.count = state.count.saturating_sub(1);
         excess
     }
 
     /// nginx's `ngx_http_limit_req_unlock` for one state: unpins without charging.
-    pub(crate) fn unpin(&self, slot: u32) {
-        let mut inner = self.lock();
-        inner.no_idle = None;
-        if let Some(state) = inner.table.get_mut(slot) {
+    pub(crate) fn unpin(&self, digest: &KeyDigest) {
+        let mut locked = self.states.lock();
+        locked.extra = None;
+        if let Some(state) = locked.table.get_mut(digest) {
             state.count = state.count.saturating_sub(1);
         }
     }
 }
 
-fn charge(state: &mut ReqState, now: u64, ms: u64, excess: u64) {
-    state.excess = excess;
-    if state.fresh || ms != 0 {
-        state.last = now;
-    }
-    state.fresh = false;
-}
+zone_accessors!(LimitReqZone, "128");
 
-impl Inner {
-    /// Evicts the least recently used idle state; false when none is idle.
-    fn evict_idle(&mut self, now: u64, rate: u64) -> bool {
-        if let Some((checked_at, until)) = self.no_idle {
-            if now >= checked_at && now < until {
-                return false;
-            }
+/// Evicts an idle state; false when none is idle (the answer kept in
+/// `locked.extra` until a state can have become idle).
+fn evict_idle(locked: &mut Locked<ReqState, NoIdle>, now: u64, rate: u64) -> bool {
+    if let Some((checked_at, until)) = locked.extra {
+        if now >= checked_at && now < until {
+            return false;
         }
-        let mut slot = self.table.oldest();
-        let mut until = u64::MAX;
-        let mut hint_valid = true;
-        while slot != NIL {
-            let newer = self.table.newer(slot);
-            if let Some(s) = self.table.get(slot) {
-                if s.count > 0 {
-                    hint_valid = false;
-                } else if s.fresh || drained(s.owed(), rate, elapsed_ms(now, s.last)) == 0 {
-                    self.table.remove(slot);
-                    self.no_idle = None;
-                    return true;
-                } else if s.last > now {
-                    // The clock went back: no safe bound on when it drains.
-                    hint_valid = false;
-                } else {
-                    until = until.min(idle_at(s.owed(), rate, s.last));
-                }
-            }
-            slot = newer;
-        }
-        self.no_idle = hint_valid.then_some((now, until));
-        false
     }
+    let mut until = u64::MAX;
+    let mut hint_valid = true;
+    let evicted = locked.table.evict_first(|s| {
+        if s.count > 0 {
+            hint_valid = false;
+            false
+        } else if s.fresh || drained(s.owed(), rate, elapsed_ms(now, s.last)) == 0 {
+            true
+        } else if s.last > now {
+            // The clock went back: no safe bound on when it drains.
+            hint_valid = false;
+            false
+        } else {
+            until = until.min(idle_at(s.owed(), rate, s.last));
+            false
+        }
+    });
+    locked.extra = match evicted {
+        Some(_) => None,
+        None => hint_valid.then_some((now, until)),
+    };
+    evicted.is_some()
 }
 
 impl fmt::Debug for LimitReqZone {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LimitReqZone")
-            .field("name", &self.head.name)
-            .field("key", &self.head.key.as_str())
-            .field("size", &self.head.size)
+        self.states
+            .debug(f, "LimitReqZone")
             .field("rate", &self.rate)
-            .field("len", &self.len())
             .finish()
     }
 }

@@ -33,6 +33,13 @@ pub enum LimitReqStatus {
 }
 
 impl LimitReqStatus {
+    /// Counts the outcome in `ratelimit_nginx_limit_req_total`.
+    pub(crate) fn counted(self) -> Self {
+        metrics::counter!("ratelimit_nginx_limit_req_total", "status" => self.as_str())
+            .increment(1);
+        self
+    }
+
     /// The value of `$limit_req_status`, such as `REJECTED_DRY_RUN`.
     pub const fn as_str(&self) -> &'static str {
         match self {
@@ -70,6 +77,13 @@ pub enum LimitConnStatus {
 }
 
 impl LimitConnStatus {
+    /// Counts the outcome in `ratelimit_nginx_limit_conn_total`.
+    pub(crate) fn counted(self) -> Self {
+        metrics::counter!("ratelimit_nginx_limit_conn_total", "status" => self.as_str())
+            .increment(1);
+        self
+    }
+
     /// The value of `$limit_conn_status`, such as `PASSED`.
     pub const fn as_str(&self) -> &'static str {
         match self {

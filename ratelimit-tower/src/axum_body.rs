@@ -55,18 +55,8 @@ impl<M> RateLimitLayer<M> {
     }
 }
 
-impl<M> AxumLayer<M> {
-    /// The layer it wraps: its limiter, for publishing rules and reading
-    /// stats.
-    pub fn get_ref(&self) -> &RateLimitLayer<M> {
-        &self.layer
-    }
-
-    /// Unwraps the layer.
-    pub fn into_inner(self) -> RateLimitLayer<M> {
-        self.layer
-    }
-}
+// The layer it wraps holds the limiter, for publishing rules and reading stats.
+ratelimit_core::inner_accessors!(impl<M> AxumLayer<M> { layer: RateLimitLayer<M> } "layer");
 
 impl<M: Clone> Clone for AxumLayer<M> {
     fn clone(&self) -> Self {
@@ -99,17 +89,7 @@ pub struct AxumRateLimit<S, M = JsonResponse> {
     inner: RateLimit<S, M>,
 }
 
-impl<S, M> AxumRateLimit<S, M> {
-    /// The rate-limiting service it wraps.
-    pub fn get_ref(&self) -> &RateLimit<S, M> {
-        &self.inner
-    }
-
-    /// Unwraps the service.
-    pub fn into_inner(self) -> RateLimit<S, M> {
-        self.inner
-    }
-}
+ratelimit_core::inner_accessors!(impl<S, M> AxumRateLimit<S, M> { inner: RateLimit<S, M> } "rate-limiting service");
 
 impl<S: Clone, M> Clone for AxumRateLimit<S, M> {
     fn clone(&self) -> Self {

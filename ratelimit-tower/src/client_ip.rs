@@ -48,22 +48,9 @@ impl<S> SetClientIp<S> {
     pub fn new(inner: S, ip: IpAddr) -> Self {
         Self { inner, ip }
     }
-
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// Unwraps the inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
 }
+
+ratelimit_core::inner_accessors!(impl<S> SetClientIp<S> { mut inner: S } "inner service");
 
 impl<S, B> Service<Request<B>> for SetClientIp<S>
 where

@@ -4,23 +4,17 @@
 //! Every label has a bounded set of values: fixed outcome names and status classes. No metric carries a client's
 //! key, IP or any request value.
 
-use ratelimit_core::{Metric, MetricKind};
+use ratelimit_core::{Metric, MetricKind, MetricSource};
 
 use MetricKind::Counter as C;
 
-const fn m(
-    name: &'static str,
-    kind: MetricKind,
-    labels: &'static [&'static str],
-    help: &'static str,
-) -> Metric {
-    Metric::new(name, kind, labels, "ratelimit-tower", help)
-}
+/// This crate's entries.
+const M: MetricSource = MetricSource::new("ratelimit-tower");
 
 /// Every metric `ratelimit-tower` emits.
 pub const METRICS: &[Metric] = &[
-    m("ratelimit_decisions_total", C, &["outcome"], "Requests through the tower layer, by outcome: forward, limited, unavailable, bad_request, other."),
-    m("ratelimit_responses_total", C, &["status_class"], "Responses through the tower layer, by status class: 1xx to 5xx."),
+    M.metric("ratelimit_decisions_total", C, &["outcome"], "Requests through the tower layer, by outcome: forward, limited, unavailable, bad_request, other."),
+    M.metric("ratelimit_responses_total", C, &["status_class"], "Responses through the tower layer, by status class: 1xx to 5xx."),
 ];
 
 /// Registers the help text of each of [`METRICS`] on the installed

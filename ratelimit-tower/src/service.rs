@@ -41,22 +41,9 @@ impl<S, M> RateLimit<S, M> {
     pub fn limiter(&self) -> &Limiter {
         &self.shared.limiter
     }
-
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// Unwraps the inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
 }
+
+ratelimit_core::inner_accessors!(impl<S, M> RateLimit<S, M> { mut inner: S } "inner service");
 
 impl<S: Clone, M> Clone for RateLimit<S, M> {
     fn clone(&self) -> Self {

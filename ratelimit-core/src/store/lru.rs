@@ -18,6 +18,7 @@
 
 use crate::KeyDigest;
 
+mod bounded;
 mod entry;
 pub(crate) use entry::{Entry, Inserted, WhenFull};
 
@@ -119,7 +120,6 @@ impl<V, L> Lru<V, L> {
     }
 
     /// Entries it may hold.
-    #[cfg(test)]
     pub(crate) fn capacity(&self) -> usize {
         self.capacity
     }

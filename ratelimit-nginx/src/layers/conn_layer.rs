@@ -36,21 +36,20 @@
 //! # }
 //! ```
 
-use std::fmt;
 use std::task::{Context, Poll};
 
 use crate::LimitConnPolicy;
 use http::{Request, Response};
-use tower_layer::Layer;
 use tower_service::Service;
 
 use super::body::ConnBody;
 use super::conn_future::ConnFuture;
 use super::reject::{record_conn_status, rejection};
-use super::settings::{shared_builders, Settings};
+use super::scaffold::layer_scaffold;
+use super::settings::Settings;
 
 /// Applies a level's `limit_conn` list to every request of the wrapped service.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct LimitConnLayer {
     policy: LimitConnPolicy,
     settings: Settings,
@@ -71,51 +70,7 @@ impl LimitConnLayer {
     }
 }
 
-shared_builders!(LimitConnLayer);
-
-impl fmt::Debug for LimitConnLayer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LimitConnLayer")
-            .field("policy", &self.policy)
-            .field("settings", &self.settings)
-            .finish()
-    }
-}
-
-impl<S> Layer<S> for LimitConnLayer {
-    type Service = LimitConn<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        LimitConn {
-            inner,
-            layer: self.clone(),
-        }
-    }
-}
-
-/// The `limit_conn` service; see [`LimitConnLayer`].
-#[derive(Clone, Debug)]
-pub struct LimitConn<S> {
-    inner: S,
-    layer: LimitConnLayer,
-}
-
-impl<S> LimitConn<S> {
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// The inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
-}
+layer_scaffold!(LimitConnLayer, LimitConn, "limit_conn");
 
 impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for LimitConn<S>
 where

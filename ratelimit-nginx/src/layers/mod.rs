@@ -7,6 +7,7 @@ mod conn_layer;
 mod reject;
 mod req_future;
 mod req_layer;
+mod scaffold;
 mod settings;
 mod source;
 

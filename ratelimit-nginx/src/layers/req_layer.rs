@@ -41,22 +41,21 @@
 //! # }
 //! ```
 
-use std::fmt;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::LimitReqPolicy;
 use http::{Request, Response};
 use ratelimit_core::{Clock, SystemClock};
-use tower_layer::Layer;
 use tower_service::Service;
 
 use super::reject::{record_req_status, rejection};
 use super::req_future::ReqFuture;
-use super::settings::{shared_builders, Settings};
+use super::scaffold::layer_scaffold;
+use super::settings::Settings;
 
 /// Applies a level's `limit_req` list to every request of the wrapped service.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct LimitReqLayer {
     policy: LimitReqPolicy,
     clock: Arc<dyn Clock>,
@@ -84,52 +83,7 @@ impl LimitReqLayer {
     }
 }
 
-shared_builders!(LimitReqLayer);
-
-impl fmt::Debug for LimitReqLayer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LimitReqLayer")
-            .field("policy", &self.policy)
-            .field("clock", &self.clock)
-            .field("settings", &self.settings)
-            .finish()
-    }
-}
-
-impl<S> Layer<S> for LimitReqLayer {
-    type Service = LimitReq<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        LimitReq {
-            inner,
-            layer: self.clone(),
-        }
-    }
-}
-
-/// The `limit_req` service; see [`LimitReqLayer`].
-#[derive(Clone, Debug)]
-pub struct LimitReq<S> {
-    inner: S,
-    layer: LimitReqLayer,
-}
-
-impl<S> LimitReq<S> {
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// The inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
-}
+layer_scaffold!(LimitReqLayer, LimitReq, "limit_req");
 
 impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for LimitReq<S>
 where
