@@ -12,7 +12,7 @@ use std::time::Duration;
 use control_common::guide_acl::{as_user, setuser_lines, table, Row};
 use control_common::{api_set, wait_until};
 use ratelimit_core::control::Control;
-use ratelimit_core::rules::RuleSet;
+use ratelimit_core::rules::{RuleBuilder, RuleSet};
 use ratelimit_core::{Limiter, RequestAttrs};
 use ratelimit_testkit::valkey::{connect, ValkeyServer};
 use ratelimit_valkey::control::{FollowConfig, ValkeyControl};
@@ -21,7 +21,7 @@ use redis::aio::MultiplexedConnection;
 
 /// Every key a fleet makes, made as each role makes it: the request path's
 /// state and hash key, a publish, a switch, a lift, the CSRF secret and an
-/// instance's report.
+/// instance's report, a rule added at run time.
 async fn make_every_key(url: &str) {
     let backend = ValkeyBackend::builder(as_user(url, "rl-request"))
         .key_prefix("rl:")
@@ -43,6 +43,17 @@ async fn make_every_key(url: &str) {
     let req = RequestAttrs::new("192.0.2.7".parse().unwrap());
     let subject = limiter.subject_of("api", &req).unwrap();
     operator.lift("api", subject).await.expect("a lift");
+    let surge = RuleBuilder::new("surge")
+        .expression(r#"http.request.uri.path eq "/""#)
+        .fixed_window(1, Duration::from_secs(60))
+        .key(["ip"])
+        .expires_at_ms(limiter.now_ms() + 600_000)
+        .build()
+        .expect("a valid rule");
+    operator
+        .add_temporary(surge, "table")
+        .await
+        .expect("the operator adds a rule at run time");
     assert!(
         limiter.check(&req).await.is_forward(),
         "the request path counts"
