@@ -46,12 +46,16 @@ impl ValkeyControl {
 
 /// Runs `tasks` on a thread named `name` with a runtime of its own; on
 /// the caller's runtime (with an error logged) when the operating system
-/// refuses a thread.
+/// refuses a thread. The thread logs to the caller's `tracing`
+/// subscriber, a scoped one included, as the tasks would on the caller's
+/// runtime.
 pub(crate) fn run_apart(name: String, tasks: Vec<Task>) -> Running {
     let (stop, stopped) = oneshot::channel::<()>();
     let slot = Arc::new(Mutex::new(Some(tasks)));
     let theirs = slot.clone();
+    let dispatch = tracing::dispatcher::get_default(|d| d.clone());
     let spawned = std::thread::Builder::new().name(name).spawn(move || {
+        let _logs = tracing::dispatcher::set_default(&dispatch);
         let tasks = theirs.lock().unwrap_or_else(|p| p.into_inner()).take();
         let runtime = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
