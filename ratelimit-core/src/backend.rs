@@ -368,14 +368,6 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
     fn hash_key(&self) -> Option<crate::HashKey> {
         None
     }
-
-    /// The in-memory backend this is, if it is one: a limiter then counts
-    /// a compiled plan's one rule on it directly, without a batch (the same
-    /// answers as [`Backend::check_now_each`]). `None` (the default) for
-    /// every other backend, wrappers of the in-memory one included.
-    fn in_memory(&self) -> Option<&crate::store::MemoryBackend> {
-        None
-    }
 }
 
 fn unsupported() -> BackendError {
@@ -413,9 +405,5 @@ impl<B: Backend + ?Sized> Backend for Arc<B> {
 
     fn hash_key(&self) -> Option<crate::HashKey> {
         (**self).hash_key()
-    }
-
-    fn in_memory(&self) -> Option<&crate::store::MemoryBackend> {
-        (**self).in_memory()
     }
 }

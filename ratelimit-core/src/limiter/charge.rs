@@ -12,7 +12,6 @@
 //! counted in `ratelimit_charge_errors_total`.
 
 use super::future::ChargeFuture;
-use super::overlimit::Asked;
 use super::published::{Entry, Published};
 use super::Limiter;
 use crate::algorithm::Decision;
@@ -153,7 +152,7 @@ impl Limiter {
                         // The refusal of a cost-1 request, until its earliest admission.
                         let mut probe = check.clone().with_mode(CheckMode::Probe);
                         probe.quota = probe.quota.with_cost(1);
-                        self.remember_refusal(Asked::from(&probe), &d, true, now);
+                        self.remember_refusal(&probe, &d, true, now);
                     }
                     d
                 }

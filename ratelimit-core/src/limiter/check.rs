@@ -43,14 +43,6 @@ impl Limiter {
         // Decided in place, in the future returned (a verdict is copied
         // whole at every hand-over).
         let mut out = VerdictFuture::ready(Verdict::forward());
-        // A compiled plan on the in-memory store needs no batch.
-        let compiled = self.compiled(published);
-        let memory = compiled.and_then(|_| self.inner.backend.in_memory());
-        if let (Some(e), Some(memory)) = (compiled, memory) {
-            let local_rules = published.local_rules;
-            self.decide_in_memory(e, memory, req, local_rules, reports, &mut out);
-            return out;
-        }
         with_batch(|batch| self.decide_in(published, req, reports, batch, &mut out));
         out
     }

@@ -14,27 +14,22 @@
 //! verdicts, the stats and the stored state are the same (the differential
 //! proptest in `compiled/tests.rs` runs both on random rule sets).
 //!
-//! On the in-memory backend itself ([`Backend::in_memory`]) the plan also
-//! skips the batch: the one rule is counted on the store directly, and its
-//! answer settled as the batch path settles it (`Settle::counted`, the same
-//! over-limit and penalty caches). That saves the thread's batch, the
-//! check's copy and the backend's loop: 264 instructions of an allowed
-//! request through the tower layer (`layer_calls`, `AXUM=1 SAME=1`).
+//! Every backend, the in-memory one included, answers the plan's check
+//! through the same seam as any batch ([`Backend::check_now_each`], else
+//! [`Backend::check`]): the limiter never asks which backend it has.
 //!
-//! [`Backend::in_memory`]: crate::backend::Backend::in_memory
+//! [`Backend::check_now_each`]: crate::backend::Backend::check_now_each
+//! [`Backend::check`]: crate::backend::Backend::check
 
 use std::sync::Arc;
 
 use super::decide::put_check;
 use super::future::VerdictFuture;
-use super::overlimit::Asked;
 use super::published::{Entry, Published};
 use super::select::{Pending, Selector};
-use super::settle::Settle;
 use super::Limiter;
 use crate::algorithm::CheckQuota;
 use crate::backend::{state_key_with, Batch, CheckMode};
-use crate::store::MemoryBackend;
 use crate::subject::ip_subject;
 use crate::RequestView;
 
@@ -92,47 +87,6 @@ impl Limiter {
         batch.now_ms = now;
         let pending = std::slice::from_ref(&plan.pending);
         self.settle_or_wait(pending, local_rules, reports, batch, out);
-    }
-
-    /// [`Limiter::decide_compiled`] on the in-memory backend `memory`: the
-    /// rule counted on it directly, settled as the answer of
-    /// [`Backend::check_now_each`](crate::backend::Backend::check_now_each)
-    /// would be, without a batch.
-    #[inline(always)]
-    pub(super) fn decide_in_memory(
-        &self,
-        e: &Arc<Entry>,
-        memory: &MemoryBackend,
-        req: &dyn RequestView,
-        local_rules: usize,
-        reports: bool,
-        out: &mut VerdictFuture,
-    ) {
-        let Some(verdict) = out.ready_mut() else {
-            return;
-        };
-        let now = self.inner.clock.now_ms();
-        if self.backstop_refuses(req, now, verdict) {
-            return;
-        }
-        let plan = self.plan_compiled(e, req, now);
-        let p = &plan.pending;
-        let mut settle = Settle::new(self, verdict, now, local_rules, reports);
-        if !settle.cached(p) {
-            let (rule, penalty_ms) = (&e.rule, plan.penalty_ms);
-            let d = memory.count(p.key, now, rule.algorithm, &plan.quota, penalty_ms);
-            let mode = CheckMode::Count;
-            let cost = plan.quota.cost;
-            let asked = Asked {
-                rule,
-                mode,
-                penalty_ms,
-                cost,
-                key: p.key,
-            };
-            settle.counted(p, asked, d);
-        }
-        settle.done();
     }
 
     /// The plan's steps before the backend, after the backstop (which

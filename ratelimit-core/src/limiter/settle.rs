@@ -8,7 +8,6 @@
 //!
 //! [`Backend::check_now_each`]: crate::backend::Backend::check_now_each
 
-use super::overlimit::Asked;
 use super::published::Entry;
 use super::select::Pending;
 use super::Limiter;
@@ -74,27 +73,13 @@ impl<'l, 'v> Settle<'l, 'v> {
         let (decision, failed, cached) = match (check, answer) {
             // The backend answered (the common case, without a call).
             (Some(check), Some(Ok(d))) => {
-                limiter.remember_refusal(Asked::from(check), &d, p.blocks, now);
+                limiter.remember_refusal(check, &d, p.blocks, now);
                 (Some(d), false, false)
             }
             (Some(check), answer) => limiter.resolve(check, answer, now, self.local_rules),
             (None, _) => (None, true, false),
         };
         self.apply(p, decision, failed, cached);
-    }
-
-    /// Settles `p` with `d`, the in-memory store's answer to what was
-    /// `asked` (a compiled plan's count, made without a [`Check`]): as
-    /// [`Settle::answered`] settles the same answer.
-    #[inline(always)]
-    pub(super) fn counted<E: AsRef<Entry>>(
-        &mut self,
-        p: &Pending<E>,
-        asked: Asked<'_>,
-        d: Decision,
-    ) {
-        self.limiter.remember_refusal(asked, &d, p.blocks, self.now);
-        self.apply(p, Some(d), false, false);
     }
 
     /// Completes the verdict, once every rule is settled.
