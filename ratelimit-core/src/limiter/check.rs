@@ -60,9 +60,6 @@ impl Limiter {
         out: &mut VerdictFuture,
     ) {
         let local_rules = published.local_rules;
-        if let Some(e) = self.compiled(published) {
-            return self.decide_compiled(e, req, local_rules, reports, batch, out);
-        }
         let Some(verdict) = out.ready_mut() else {
             return;
         };
@@ -93,7 +90,7 @@ impl Limiter {
         // the backend hands it over (nothing collected), to the verdict in
         // place, and the batch is left for the next request.
         let now = batch.now_ms;
-        let settle = Settle::new(self, verdict, now, local_rules, reports);
+        let settle = Settle::new(&self.inner.caches, verdict, now, local_rules, reports);
         let mut rules = settle.rules(pending.iter(), &batch.checks);
         let mut each = |answer: Result<Decision, BackendError>| rules.answer(answer);
         let at_once =

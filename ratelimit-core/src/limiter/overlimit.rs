@@ -130,7 +130,7 @@ impl OverLimitCache {
     /// Remembers the backend's answer `d` to what was `asked` when it is a
     /// refusal this cache may repeat (see the module docs).
     #[inline]
-    fn remember(&self, asked: &Check, d: &Decision, now: u64) {
+    pub(super) fn remember(&self, asked: &Check, d: &Decision, now: u64) {
         // Inlined: an admission (the common answer) returns here.
         if !d.allowed {
             self.store(asked, d, now);
@@ -197,19 +197,10 @@ impl OverLimitCache {
 }
 
 impl Limiter {
-    /// The hook after a backend answer `d` to what was `asked`: a refusal of a
-    /// blocking rule is remembered until its earliest admission.
-    #[inline]
-    pub(super) fn remember_refusal(&self, asked: &Check, d: &Decision, blocks: bool, now: u64) {
-        if blocks {
-            self.inner.overlimit.remember(asked, d, now);
-        }
-    }
-
     /// Refusals the over-limit cache could not store because it was full of
     /// live ones (those subjects' next requests asked the backend).
     pub fn overlimit_cache_dropped(&self) -> u64 {
-        self.inner.overlimit.dropped()
+        self.inner.caches.overlimit.dropped()
     }
 }
 

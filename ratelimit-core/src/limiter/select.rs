@@ -251,8 +251,22 @@ impl<'a> Selector<'a> {
     }
 
     /// Fills `sel` (empty) with the rules `p` runs for this request: in
-    /// place, as the lists live on the stack.
-    pub(crate) fn select<'p: 'a>(&self, p: &'p Published, sel: &mut Selection<'p>) {
+    /// place, as the lists live on the stack. With `plan` (the set's
+    /// compiled plan, `Published::compiled`: its only rule, a plain
+    /// site-wide `["ip"]` rule) that rule is picked without the loops.
+    pub(crate) fn select<'p: 'a>(
+        &self,
+        p: &'p Published,
+        plan: Option<&'p Arc<Entry>>,
+        sel: &mut Selection<'p>,
+    ) {
+        if let Some(e) = plan {
+            // Never skipped or rejected: the address is always there.
+            if let Pick::Take(t) = self.pick(e) {
+                sel.rules.push(t.pending());
+            }
+            return;
+        }
         for e in &p.site_wide {
             match self.pick(e) {
                 Pick::Take(t) => sel.rules.push(t.pending()),

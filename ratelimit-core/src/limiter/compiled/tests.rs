@@ -341,7 +341,7 @@ fn the_plan_remembers_refusals_on_either_backend() {
         assert!(block_on(l.check(&req)).is_forward());
         assert!(!block_on(l.check(&req)).is_forward());
         let penalty = json.contains("penalty");
-        let held = l.inner.overlimit.clear();
+        let held = l.inner.caches.overlimit.clear();
         assert_eq!(
             held,
             usize::from(!penalty),
