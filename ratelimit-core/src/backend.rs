@@ -22,6 +22,15 @@
 //! store may drop it then (a TTL). The in-memory backend is a
 //! [`StoreBackend`] too, over packed states.
 //!
+//! A store outside the process (a database, a key-value service over the
+//! network) keeps each state as bytes ([`State::encode`], a documented,
+//! versioned format) and implements [`RemoteStore`]: an async read of a
+//! key's bytes and version, and a compare-and-set write. A
+//! [`RemoteBackend`] over it reads, runs [`State::step`] and writes back,
+//! reading again when another writer came first: the same algorithms,
+//! awaited. `ratelimit-core/tests/remote_backend.rs` is one over a map
+//! that awaits between read and write, and passes the whole suite.
+//!
 //! A backend that computes the algorithms elsewhere (the Valkey backend
 //! runs Lua scripts next to the data, one round trip a request)
 //! implements [`Backend`] itself, and reads what a check needs from the
@@ -35,7 +44,8 @@ use std::sync::Arc;
 pub use crate::algorithm::CheckMode;
 use crate::algorithm::{Algorithm, CheckQuota, Decision};
 use crate::rules::Rule;
-pub use crate::store::{State, StateStore, StoreBackend};
+pub use crate::store::{RemoteBackend, RemoteStore, Stored, REMOTE_TRIES};
+pub use crate::store::{State, StateDecodeError, StateStore, StoreBackend};
 use crate::KeyDigest;
 
 pub use crate::store::MemoryBackend;
