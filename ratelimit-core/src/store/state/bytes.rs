@@ -2,33 +2,8 @@
 //! a store outside the process ([`RemoteStore`](crate::backend::RemoteStore))
 //! that keeps it as an opaque value and hands it back.
 //!
-//! # Format, version 1
-//!
-//! Little-endian throughout; `u64` is 8 bytes.
-//!
-//! | offset | size | field |
-//! | --- | --- | --- |
-//! | 0 | 1 | format version: `1` ([`State::FORMAT_VERSION`]) |
-//! | 1 | 1 | algorithm: `0` fixed window, `1` sliding window, `2` token bucket, `3` leaky bucket, `4` distinct |
-//! | 2 | 8 | `expires_at_ms`: when the state stops mattering (Unix ms) |
-//! | 10 | 8 | the end of a penalty (Unix ms), `0` for none |
-//! | 18 | 8 × n | the algorithm's numbers, in order |
-//!
-//! | algorithm | n | numbers |
-//! | --- | --- | --- |
-//! | fixed window | 2 | window start (Unix ms), count |
-//! | sliding window | 3 | window start (Unix ms), current count, previous count |
-//! | token bucket | 2 | spent (in `1 / period_ms` of a token), last update (Unix ms) |
-//! | leaky bucket | 2 | theoretical arrival time (whole ms), its fraction (in `1 / limit` ms) |
-//! | distinct | 17 | period start (Unix ms), then the 1024-bit map as 16 words, bit `i` in word `i / 64` at `1 << (i % 64)` |
-//!
-//! So a state is 34 bytes (42 for a sliding window, 154 for distinct). A
-//! change of the layout takes a new version; [`State::decode`] refuses a
-//! version it does not know, so a store shared by instances of two
-//! versions fails loudly instead of misreading counts. Every time and count
-//! is at most 2^53 (the distinct map's words excepted), and a state decoded
-//! from any bytes that pass is one the algorithms answer without panicking
-//! (corrupted values decide, wrongly perhaps, but decide).
+//! The format (version 1) is documented on [`State::encode`], where the
+//! published docs show it.
 
 use std::fmt;
 
@@ -84,15 +59,39 @@ fn algorithm(code: u8) -> Option<Algorithm> {
 }
 
 impl State {
-    /// The version of the byte format [`State::encode`] writes (see the
-    /// format in the [`backend`](crate::backend) module's `State` docs,
-    /// "Encoded").
+    /// The version of the byte format [`State::encode`] writes.
     pub const FORMAT_VERSION: u8 = 1;
 
-    /// The state as bytes (format version [`State::FORMAT_VERSION`]: a
-    /// version byte, the algorithm, `expires_at_ms`, the penalty's end and
-    /// the algorithm's numbers, little-endian; the table is in the source
-    /// of `store/state/bytes.rs` and in `docs/backends.md`).
+    /// The state as bytes, for a store outside the process
+    /// ([`RemoteStore`](crate::backend::RemoteStore)).
+    ///
+    /// # Format, version 1
+    ///
+    /// Little-endian throughout; `u64` is 8 bytes.
+    ///
+    /// | offset | size | field |
+    /// | --- | --- | --- |
+    /// | 0 | 1 | format version: `1` ([`State::FORMAT_VERSION`]) |
+    /// | 1 | 1 | algorithm: `0` fixed window, `1` sliding window, `2` token bucket, `3` leaky bucket, `4` distinct |
+    /// | 2 | 8 | `expires_at_ms`: when the state stops mattering (Unix ms) |
+    /// | 10 | 8 | the end of a penalty (Unix ms), `0` for none |
+    /// | 18 | 8 × n | the algorithm's numbers, in order |
+    ///
+    /// | algorithm | n | numbers |
+    /// | --- | --- | --- |
+    /// | fixed window | 2 | window start (Unix ms), count |
+    /// | sliding window | 3 | window start (Unix ms), current count, previous count |
+    /// | token bucket | 2 | spent (in `1 / period_ms` of a token), last update (Unix ms) |
+    /// | leaky bucket | 2 | theoretical arrival time (whole ms), its fraction (in `1 / limit` ms) |
+    /// | distinct | 17 | period start (Unix ms), then the 1024-bit map as 16 words, bit `i` in word `i / 64` at `1 << (i % 64)` |
+    ///
+    /// So a state is 34 bytes (42 for a sliding window, 154 for distinct). A
+    /// change of the layout takes a new version; [`State::decode`] refuses a
+    /// version it does not know, so a store shared by instances of two
+    /// versions fails loudly instead of misreading counts. Every time and count
+    /// is at most 2^53 (the distinct map's words excepted), and a state decoded
+    /// from any bytes that pass is one the algorithms answer without panicking
+    /// (corrupted values decide, wrongly perhaps, but decide).
     ///
     /// # Examples
     ///
