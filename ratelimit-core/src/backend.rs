@@ -22,6 +22,15 @@
 //! store may drop it then (a TTL). The in-memory backend is a
 //! [`StoreBackend`] too, over packed states.
 //!
+//! A store outside the process (a database, a key-value service over the
+//! network) keeps each state as bytes ([`State::encode`], a documented,
+//! versioned format) and implements [`RemoteStore`]: an async read of a
+//! key's bytes and version, and a compare-and-set write. A
+//! [`RemoteBackend`] over it reads, runs [`State::step`] and writes back,
+//! reading again when another writer came first: the same algorithms,
+//! awaited. `ratelimit-core/tests/remote_backend.rs` is one over a map
+//! that awaits between read and write, and passes the whole suite.
+//!
 //! A backend that computes the algorithms elsewhere (the Valkey backend
 //! runs Lua scripts next to the data, one round trip a request)
 //! implements [`Backend`] itself, and reads what a check needs from the
@@ -35,7 +44,8 @@ use std::sync::Arc;
 pub use crate::algorithm::CheckMode;
 use crate::algorithm::{Algorithm, CheckQuota, Decision};
 use crate::rules::Rule;
-pub use crate::store::{State, StateStore, StoreBackend};
+pub use crate::store::{RemoteBackend, RemoteStore, Stored, REMOTE_TRIES};
+pub use crate::store::{State, StateDecodeError, StateStore, StoreBackend};
 use crate::KeyDigest;
 
 pub use crate::store::MemoryBackend;
@@ -368,14 +378,6 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
     fn hash_key(&self) -> Option<crate::HashKey> {
         None
     }
-
-    /// The in-memory backend this is, if it is one: a limiter then counts
-    /// a compiled plan's one rule on it directly, without a batch (the same
-    /// answers as [`Backend::check_now_each`]). `None` (the default) for
-    /// every other backend, wrappers of the in-memory one included.
-    fn in_memory(&self) -> Option<&crate::store::MemoryBackend> {
-        None
-    }
 }
 
 fn unsupported() -> BackendError {
@@ -413,9 +415,5 @@ impl<B: Backend + ?Sized> Backend for Arc<B> {
 
     fn hash_key(&self) -> Option<crate::HashKey> {
         (**self).hash_key()
-    }
-
-    fn in_memory(&self) -> Option<&crate::store::MemoryBackend> {
-        (**self).in_memory()
     }
 }

@@ -22,6 +22,7 @@ pub(crate) fn probe_answer(counted: Decision, found: impl FnOnce() -> Decision) 
 }
 
 mod packed;
+mod words;
 pub(crate) use packed::Packed;
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -105,7 +105,12 @@ impl Limiter {
     pub async fn peek_subject(&self, id: &str, subject: KeyDigest) -> Result<Decision, AdminError> {
         let (check, count_rule) = self.check_of(id, subject)?;
         let now = self.now_ms();
-        if let Some(until) = self.inner.penalties.blocked_until(&check.state_key, now) {
+        if let Some(until) = self
+            .inner
+            .caches
+            .penalties
+            .blocked_until(&check.state_key, now)
+        {
             let mut d = Decision::deny(until - now, 0, until - now);
             d.blocked_until_ms = Some(until);
             return Ok(d);
@@ -143,9 +148,9 @@ impl Limiter {
     /// Unknown rule, or the backend failed.
     pub async fn reset_subject(&self, id: &str, subject: KeyDigest) -> Result<(), AdminError> {
         let (check, count_rule) = self.check_of(id, subject)?;
-        self.inner.penalties.lift(&check.state_key);
-        self.inner.overlimit.lift(&check.state_key);
-        self.inner.local.reset(&check.namespace, &subject);
+        self.inner.caches.penalties.lift(&check.state_key);
+        self.inner.caches.overlimit.lift(&check.state_key);
+        self.inner.caches.local.reset(&check.namespace, &subject);
         if count_rule {
             self.inner.counts.reset(&check.namespace, &subject);
             return Ok(());
@@ -167,8 +172,8 @@ impl Limiter {
     /// Unknown rule.
     pub fn lift_cached(&self, id: &str, subject: KeyDigest) -> Result<(), AdminError> {
         let (check, _) = self.check_of(id, subject)?;
-        self.inner.penalties.lift(&check.state_key);
-        self.inner.overlimit.lift(&check.state_key);
+        self.inner.caches.penalties.lift(&check.state_key);
+        self.inner.caches.overlimit.lift(&check.state_key);
         Ok(())
     }
 

@@ -199,15 +199,17 @@ impl LimiterBuilder {
                 key_is_set: self.hash_key.is_some(),
                 seen_key: super::key_change::SeenKey::new(first_key),
                 current: super::current::Current::new(published),
-                penalties: PenaltyCache::new(self.penalty_capacity),
-                overlimit: super::overlimit::OverLimitCache::new(self.overlimit_capacity),
-                local: LocalStore::new(self.local_capacity),
+                caches: super::caches::Caches {
+                    penalties: PenaltyCache::new(self.penalty_capacity),
+                    overlimit: super::overlimit::OverLimitCache::new(self.overlimit_capacity),
+                    local: LocalStore::new(self.local_capacity),
+                    fleet: self.fleet,
+                },
                 counts: LocalStore::new(self.count_capacity),
                 backstop: self.backstop.map(|b| {
                     Backstop::new(b.capacity(self.backstop_capacity.unwrap_or(b.capacity)))
                 }),
                 switches: Switches::default(),
-                fleet: self.fleet,
                 stats: LimiterStats::default(),
                 reports: self.reports,
                 #[cfg(test)]

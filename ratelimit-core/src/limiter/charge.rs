@@ -12,7 +12,6 @@
 //! counted in `ratelimit_charge_errors_total`.
 
 use super::future::ChargeFuture;
-use super::overlimit::Asked;
 use super::published::{Entry, Published};
 use super::Limiter;
 use crate::algorithm::Decision;
@@ -153,7 +152,7 @@ impl Limiter {
                         // The refusal of a cost-1 request, until its earliest admission.
                         let mut probe = check.clone().with_mode(CheckMode::Probe);
                         probe.quota = probe.quota.with_cost(1);
-                        self.remember_refusal(Asked::from(&probe), &d, true, now);
+                        self.inner.caches.remember_refusal(&probe, &d, true, now);
                     }
                     d
                 }
@@ -163,7 +162,7 @@ impl Limiter {
                         _ => "no answer".to_owned(),
                     };
                     let local_answer = (rule.fail_mode == FailMode::Local)
-                        .then(|| self.resolve(check, None, now, local).0)
+                        .then(|| self.inner.caches.resolve(check, None, now, local).0)
                         .flatten();
                     let Some(d) = local_answer else {
                         self.inner.stats.charge_error();
@@ -179,7 +178,11 @@ impl Limiter {
                 continue;
             }
             if let (Some(until), true) = (decision.blocked_until_ms, blocks) {
-                let stored = self.inner.penalties.block(check.state_key, until, now);
+                let stored = self
+                    .inner
+                    .caches
+                    .penalties
+                    .block(check.state_key, until, now);
                 tracing::info!(rule = %rule.id, subject = %check.subject, until, stored, "charge over the limit: key blocked");
             }
             if !blocks {

@@ -43,14 +43,6 @@ impl Limiter {
         // Decided in place, in the future returned (a verdict is copied
         // whole at every hand-over).
         let mut out = VerdictFuture::ready(Verdict::forward());
-        // A compiled plan on the in-memory store needs no batch.
-        let compiled = self.compiled(published);
-        let memory = compiled.and_then(|_| self.inner.backend.in_memory());
-        if let (Some(e), Some(memory)) = (compiled, memory) {
-            let local_rules = published.local_rules;
-            self.decide_in_memory(e, memory, req, local_rules, reports, &mut out);
-            return out;
-        }
         with_batch(|batch| self.decide_in(published, req, reports, batch, &mut out));
         out
     }
@@ -68,9 +60,6 @@ impl Limiter {
         out: &mut VerdictFuture,
     ) {
         let local_rules = published.local_rules;
-        if let Some(e) = self.compiled(published) {
-            return self.decide_compiled(e, req, local_rules, reports, batch, out);
-        }
         let Some(verdict) = out.ready_mut() else {
             return;
         };
@@ -101,7 +90,7 @@ impl Limiter {
         // the backend hands it over (nothing collected), to the verdict in
         // place, and the batch is left for the next request.
         let now = batch.now_ms;
-        let settle = Settle::new(self, verdict, now, local_rules, reports);
+        let settle = Settle::new(&self.inner.caches, verdict, now, local_rules, reports);
         let mut rules = settle.rules(pending.iter(), &batch.checks);
         let mut each = |answer: Result<Decision, BackendError>| rules.answer(answer);
         let at_once =

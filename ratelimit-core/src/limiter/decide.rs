@@ -130,7 +130,7 @@ impl Limiter {
             prefix: Default::default(),
         };
         let sel = &mut plan.sel;
-        selector.select(published, sel);
+        selector.select(published, self.compiled(published), sel);
         if sel.capped {
             inner.stats.capped();
         }
@@ -180,7 +180,7 @@ impl Limiter {
     /// items on the ticket for the response.
     #[inline(always)]
     fn penalties_only(&self, sel: &mut Selection<'_>, now: u64, verdict: &mut Verdict) {
-        let penalties = &self.inner.penalties;
+        let penalties = &self.inner.caches.penalties;
         for p in &sel.penalty_only {
             let key = state_key_with(&p.entry.ns_digest, &p.subject);
             if let (true, Some(until)) = (p.blocks, penalties.blocked_until(&key, now)) {
@@ -277,13 +277,13 @@ impl Limiter {
         now: u64,
     ) -> Option<Decision> {
         let inner = &self.inner;
-        let cached = inner.penalties.blocked_until(key, now).map(|until| {
+        let cached = inner.caches.penalties.blocked_until(key, now).map(|until| {
             let mut d = Decision::deny(until - now, 0, until - now);
             d.blocked_until_ms = Some(until);
             d
         });
         cached.or_else(|| {
-            let refused = || inner.overlimit.refused(key, &entry.rule, cost, now);
+            let refused = || inner.caches.overlimit.refused(key, &entry.rule, cost, now);
             blocks.then(refused).flatten()
         })
     }

@@ -137,7 +137,7 @@ impl Limiter {
             prefix: Default::default(),
         };
         let mut sel = Selection::default();
-        selector.select(&p, &mut sel);
+        selector.select(&p, p.compiled.as_ref(), &mut sel);
         let mut rules = Vec::new();
         for e in &p.site_wide {
             rules.push(self.explain_rule(e, RuleGroup::SiteWide, &sel, req, now));

@@ -70,9 +70,9 @@ impl Limiter {
     #[cold]
     pub(super) fn forget_subjects(&self) {
         let inner = &self.inner;
-        let penalties = inner.penalties.clear();
-        let refusals = inner.overlimit.clear();
-        let local = inner.local.clear() + inner.counts.clear();
+        let penalties = inner.caches.penalties.clear();
+        let refusals = inner.caches.overlimit.clear();
+        let local = inner.caches.local.clear() + inner.counts.clear();
         tracing::info!(
             penalties,
             refusals,

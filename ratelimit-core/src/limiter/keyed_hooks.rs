@@ -85,7 +85,11 @@ impl Limiter {
 
     /// A penalty this instance knows of, as a refusal.
     fn cached_block(&self, check: &Check, now: u64) -> Option<Decision> {
-        let until = self.inner.penalties.blocked_until(&check.state_key, now)?;
+        let until = self
+            .inner
+            .caches
+            .penalties
+            .blocked_until(&check.state_key, now)?;
         let mut d = Decision::deny(until - now, 0, until - now);
         d.blocked_until_ms = Some(until);
         Some(d)
@@ -125,7 +129,12 @@ impl Limiter {
                     }
                     FailMode::Local => {
                         let local_rules = self.published().local_rules;
-                        match self.resolve(check, Some(Err(err)), now, local_rules).0 {
+                        match self
+                            .inner
+                            .caches
+                            .resolve(check, Some(Err(err)), now, local_rules)
+                            .0
+                        {
                             Some(d) => (d, true),
                             None => {
                                 record(Event::FailOpen);
@@ -141,7 +150,7 @@ impl Limiter {
             }
         };
         if let Some(until) = decision.blocked_until_ms {
-            inner.penalties.block(check.state_key, until, now);
+            inner.caches.penalties.block(check.state_key, until, now);
         }
         if decision.allowed {
             record(Event::Allowed);
@@ -170,8 +179,11 @@ impl Limiter {
     /// Forgets a keyed subject: its penalty here, its local count, and its
     /// state in the backend.
     pub(crate) async fn keyed_reset(&self, check: &Check) -> Result<(), BackendError> {
-        self.inner.penalties.lift(&check.state_key);
-        self.inner.local.reset(&check.namespace, &check.subject);
+        self.inner.caches.penalties.lift(&check.state_key);
+        self.inner
+            .caches
+            .local
+            .reset(&check.namespace, &check.subject);
         self.inner.backend.reset(check).await
     }
 }

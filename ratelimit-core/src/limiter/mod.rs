@@ -35,6 +35,7 @@
 
 mod admin;
 mod builder;
+mod caches;
 mod charge;
 mod check;
 mod compiled;
@@ -72,7 +73,7 @@ use crate::backend::Backend;
 use crate::backstop::Backstop;
 use crate::local::LocalStore;
 use crate::rules::RuleSet;
-use crate::switches::{FleetSize, Switches};
+use crate::switches::Switches;
 use crate::{Clock, HashKey};
 
 /// Decides requests against a rule set. Cheap to clone: clones share
@@ -117,13 +118,12 @@ struct Inner {
     seen_key: key_change::SeenKey,
     /// The published rule set.
     current: current::Current,
-    penalties: PenaltyCache,
-    overlimit: overlimit::OverLimitCache,
-    local: LocalStore,
+    /// The decision's local state: penalties, refusals, the local
+    /// fallback.
+    caches: caches::Caches,
     counts: LocalStore,
     backstop: Option<Backstop>,
     switches: Switches,
-    fleet: Arc<dyn FleetSize>,
     stats: LimiterStats,
     /// Whether every verdict carries its per-rule reports.
     reports: bool,
@@ -186,7 +186,7 @@ impl Limiter {
 
     /// The local penalty cache.
     pub fn penalty_cache(&self) -> &PenaltyCache {
-        &self.inner.penalties
+        &self.inner.caches.penalties
     }
 
     /// Counters of the whole limiter.
@@ -202,7 +202,7 @@ impl Limiter {
     /// Subjects that the local stores could not track (fail_mode local and
     /// count rules), because they were full.
     pub fn local_untracked(&self) -> u64 {
-        self.inner.local.untracked() + self.inner.counts.untracked()
+        self.inner.caches.local.untracked() + self.inner.counts.untracked()
     }
 
     /// The clock decisions read.

@@ -71,30 +71,6 @@ struct Refusal {
     rule: Weak<Rule>,
 }
 
-/// What the backend was asked, as far as this cache needs it: a
-/// [`Check`]'s parts, or a compiled plan's count made without one.
-#[derive(Clone, Copy)]
-pub(super) struct Asked<'a> {
-    pub(super) rule: &'a Arc<Rule>,
-    pub(super) mode: CheckMode,
-    pub(super) penalty_ms: Option<u64>,
-    pub(super) cost: u64,
-    pub(super) key: KeyDigest,
-}
-
-impl<'a> From<&'a Check> for Asked<'a> {
-    #[inline(always)]
-    fn from(c: &'a Check) -> Self {
-        Self {
-            rule: &c.rule,
-            mode: c.mode,
-            penalty_ms: c.penalty_ms,
-            cost: c.quota.cost,
-            key: c.state_key,
-        }
-    }
-}
-
 /// Refusals by state key. Capacity 0 turns the cache off.
 #[derive(Debug)]
 pub(crate) struct OverLimitCache {
@@ -154,7 +130,7 @@ impl OverLimitCache {
     /// Remembers the backend's answer `d` to what was `asked` when it is a
     /// refusal this cache may repeat (see the module docs).
     #[inline]
-    fn remember(&self, asked: Asked<'_>, d: &Decision, now: u64) {
+    pub(super) fn remember(&self, asked: &Check, d: &Decision, now: u64) {
         // Inlined: an admission (the common answer) returns here.
         if !d.allowed {
             self.store(asked, d, now);
@@ -163,9 +139,9 @@ impl OverLimitCache {
 
     /// [`OverLimitCache::remember`] of a refusal (out of line).
     #[inline(never)]
-    fn store(&self, asked: Asked<'_>, d: &Decision, now: u64) {
+    fn store(&self, asked: &Check, d: &Decision, now: u64) {
         let Some(map) = &self.map else { return };
-        let rule = asked.rule;
+        let rule = &asked.rule;
         if d.retry_after_ms == 0
             || d.blocked_until_ms.is_some()
             || (asked.mode != CheckMode::Probe && asked.penalty_ms.is_some_and(|p| p > 0))
@@ -176,12 +152,12 @@ impl OverLimitCache {
         }
         let refusal = Refusal {
             until: now.saturating_add(d.retry_after_ms),
-            cost: asked.cost,
+            cost: asked.quota.cost,
             reset_at: now.saturating_add(d.reset_ms),
             rule: Arc::downgrade(rule),
         };
         let until = refusal.until;
-        let key = asked.key;
+        let key = asked.state_key;
         // Before the insert, so no lookup can miss a stored refusal.
         self.stored.fetch_add(1, Ordering::SeqCst);
         let mut shard = map.shard(&key);
@@ -221,20 +197,10 @@ impl OverLimitCache {
 }
 
 impl Limiter {
-    /// The hook after a backend answer `d` to what was `asked` (a
-    /// [`Check`]'s parts, or a compiled plan's count): a refusal of a
-    /// blocking rule is remembered until its earliest admission.
-    #[inline]
-    pub(super) fn remember_refusal(&self, asked: Asked<'_>, d: &Decision, blocks: bool, now: u64) {
-        if blocks {
-            self.inner.overlimit.remember(asked, d, now);
-        }
-    }
-
     /// Refusals the over-limit cache could not store because it was full of
     /// live ones (those subjects' next requests asked the backend).
     pub fn overlimit_cache_dropped(&self) -> u64 {
-        self.inner.overlimit.dropped()
+        self.inner.caches.overlimit.dropped()
     }
 }
 

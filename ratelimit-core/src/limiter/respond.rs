@@ -54,7 +54,7 @@ impl Limiter {
                 continue;
             }
             let until = d.blocked_until_ms.unwrap_or(now + d.retry_after_ms);
-            let stored = inner.penalties.block(item.state_key, until, now);
+            let stored = inner.caches.penalties.block(item.state_key, until, now);
             tracing::info!(rule = %rule.id, subject = %item.subject, until, stored, "count rule over its limit: key blocked");
         }
     }

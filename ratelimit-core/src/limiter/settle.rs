@@ -1,14 +1,15 @@
 //! The second half of a decision: each selected rule's answer (from the
 //! penalty or over-limit cache, or the backend) applied to the verdict in
 //! rule order, with the fail modes (a failed check resolved by its rule's
-//! `fail_mode`, [`Limiter::resolve`]). [`Settle`] takes the rules one at a
+//! `fail_mode`, `Caches::resolve`). It writes to the verdict, the rules'
+//! stats and the `Caches` it is given, never to the limiter. [`Settle`] takes the rules one at a
 //! time through one loop ([`Rules`]), so that the in-memory path can apply
 //! each answer as the backend hands it over ([`Backend::check_now_each`])
 //! without collecting them, and an awaited call its list of answers.
 //!
 //! [`Backend::check_now_each`]: crate::backend::Backend::check_now_each
 
-use super::overlimit::Asked;
+use super::caches::Caches;
 use super::published::Entry;
 use super::select::Pending;
 use super::Limiter;
@@ -22,7 +23,7 @@ use crate::verdict::{HeaderItem, Outcome, RuleReport, Verdict};
 /// order. It borrows the verdict: a verdict is about 120 bytes, and each
 /// move of it cost a copy per request.
 pub(super) struct Settle<'l, 'v> {
-    limiter: &'l Limiter,
+    caches: &'l Caches,
     verdict: &'v mut Verdict,
     unavailable: bool,
     now: u64,
@@ -33,14 +34,14 @@ pub(super) struct Settle<'l, 'v> {
 impl<'l, 'v> Settle<'l, 'v> {
     #[inline]
     pub(super) fn new(
-        limiter: &'l Limiter,
+        caches: &'l Caches,
         verdict: &'v mut Verdict,
         now: u64,
         local_rules: usize,
         reports: bool,
     ) -> Self {
         Self {
-            limiter,
+            caches,
             verdict,
             unavailable: false,
             now,
@@ -70,31 +71,17 @@ impl<'l, 'v> Settle<'l, 'v> {
         check: Option<&Check>,
         answer: Option<Result<Decision, BackendError>>,
     ) {
-        let (limiter, now) = (self.limiter, self.now);
+        let (caches, now) = (self.caches, self.now);
         let (decision, failed, cached) = match (check, answer) {
             // The backend answered (the common case, without a call).
             (Some(check), Some(Ok(d))) => {
-                limiter.remember_refusal(Asked::from(check), &d, p.blocks, now);
+                caches.remember_refusal(check, &d, p.blocks, now);
                 (Some(d), false, false)
             }
-            (Some(check), answer) => limiter.resolve(check, answer, now, self.local_rules),
+            (Some(check), answer) => caches.resolve(check, answer, now, self.local_rules),
             (None, _) => (None, true, false),
         };
         self.apply(p, decision, failed, cached);
-    }
-
-    /// Settles `p` with `d`, the in-memory store's answer to what was
-    /// `asked` (a compiled plan's count, made without a [`Check`]): as
-    /// [`Settle::answered`] settles the same answer.
-    #[inline(always)]
-    pub(super) fn counted<E: AsRef<Entry>>(
-        &mut self,
-        p: &Pending<E>,
-        asked: Asked<'_>,
-        d: Decision,
-    ) {
-        self.limiter.remember_refusal(asked, &d, p.blocks, self.now);
-        self.apply(p, Some(d), false, false);
     }
 
     /// Completes the verdict, once every rule is settled.
@@ -130,7 +117,7 @@ impl<'l, 'v> Settle<'l, 'v> {
             return;
         };
         if let (Some(until), true) = (d.blocked_until_ms, blocks && !cached) {
-            self.limiter.inner.penalties.block(p.key, until, now);
+            self.caches.penalties.block(p.key, until, now);
         }
         let would_limit = !d.allowed && !blocks;
         if !d.allowed && blocks {
@@ -237,41 +224,13 @@ impl Limiter {
         local_rules: usize,
         reports: bool,
     ) -> Verdict {
-        let settle = Settle::new(self, &mut verdict, batch.now_ms, local_rules, reports);
+        let caches = &self.inner.caches;
+        let settle = Settle::new(caches, &mut verdict, batch.now_ms, local_rules, reports);
         let mut rules = settle.rules(pending, &batch.checks);
         for answer in answers {
             rules.answer(answer);
         }
         rules.done();
         verdict
-    }
-
-    /// Turns a backend answer (or its absence) into a decision, following
-    /// the rule's `fail_mode` when the backend failed. Returns (decision,
-    /// failed, from cache).
-    pub(super) fn resolve(
-        &self,
-        check: &Check,
-        answer: Option<Result<Decision, BackendError>>,
-        now: u64,
-        local_rules: usize,
-    ) -> (Option<Decision>, bool, bool) {
-        match answer {
-            Some(Ok(d)) => (Some(d), false, false),
-            _ => {
-                let rule = &check.rule;
-                if rule.fail_mode != FailMode::Local {
-                    return (None, true, false);
-                }
-                // In the check's mode: a probe counts nothing, a charge keeps
-                // its whole cost (at this instance's share of the limit).
-                let fleet = self.inner.fleet.fleet_size();
-                let d = self
-                    .inner
-                    .local
-                    .check_fallback(check, fleet, local_rules, now);
-                (d, d.is_none(), false)
-            }
-        }
     }
 }

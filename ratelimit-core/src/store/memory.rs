@@ -9,7 +9,7 @@
 use super::state_store::unsupported_mode;
 use super::States;
 use super::{State, StateStore, StoreBackend};
-use crate::algorithm::{Algorithm, CheckQuota, Decision};
+use crate::algorithm::Decision;
 use crate::backend::{Backend, BackendError, Batch, BoxFuture, Check, CheckMode};
 use crate::{HashKey, KeyDigest};
 
@@ -83,32 +83,6 @@ impl MemoryBackend {
     /// counted); [`check_now`](Self::check_now) refuses it instead.
     pub fn check_one(&self, c: &Check, now: u64) -> Decision {
         step_packed(self.store.store(), c, now)
-    }
-
-    /// A count of `quota` at `now` on the state keyed `key` (a compiled
-    /// plan's one rule, [`Backend::in_memory`]): the answer
-    /// [`check_one`](Self::check_one) gives a [`CheckMode::Count`] check of
-    /// the same parts.
-    #[inline]
-    pub(crate) fn count(
-        &self,
-        key: KeyDigest,
-        now: u64,
-        algorithm: Algorithm,
-        quota: &CheckQuota,
-        penalty_ms: Option<u64>,
-    ) -> Decision {
-        let states = self.store.store();
-        states.check(
-            key,
-            now,
-            algorithm,
-            CheckMode::Count,
-            quota,
-            penalty_ms,
-            None,
-            evicted_live,
-        )
     }
 
     /// One check of [`check_now`](Self::check_now): `StoreBackend::answer`
@@ -234,10 +208,6 @@ impl Backend for MemoryBackend {
 
     fn hash_key(&self) -> Option<HashKey> {
         self.store.hash_key()
-    }
-
-    fn in_memory(&self) -> Option<&MemoryBackend> {
-        Some(self)
     }
 }
 

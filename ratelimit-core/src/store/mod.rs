@@ -1,5 +1,6 @@
 //! Where states are kept: the store seam below [`Backend`](crate::backend::Backend)
-//! ([`State`], [`State::step`], [`StateStore`], [`StoreBackend`], re-exported in
+//! ([`State`], [`State::step`], [`StateStore`], [`StoreBackend`]; for a store
+//! outside the process [`RemoteStore`] and [`RemoteBackend`]; re-exported in
 //! [`backend`](crate::backend), whose docs say how to write a backend with
 //! them), the in-memory backend built on it, and the bounded map (`Lru`,
 //! sharded as `Sharded`) that every in-process table of the core uses (the
@@ -11,6 +12,7 @@ mod bounded;
 #[allow(dead_code)]
 mod lru;
 mod memory;
+mod remote;
 mod sharded;
 mod state;
 mod state_store;
@@ -19,7 +21,8 @@ mod states;
 pub use bounded::BoundedTable;
 pub(crate) use lru::{CacheLine, HalfLine, Inserted, Lru, WhenFull, IDLE_MAX};
 pub use memory::MemoryBackend;
+pub use remote::{RemoteBackend, RemoteStore, Stored, REMOTE_TRIES};
 pub(crate) use sharded::Sharded;
-pub use state::State;
+pub use state::{State, StateDecodeError};
 pub use state_store::{StateStore, StoreBackend};
 pub(crate) use states::States;

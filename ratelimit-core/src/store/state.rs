@@ -9,6 +9,9 @@
 use crate::algorithm::{Algorithm, CheckMode, Decision, SubjectState};
 use crate::backend::Check;
 
+mod bytes;
+pub use bytes::StateDecodeError;
+
 /// One subject's state under one rule, as a store keeps it: the
 /// algorithm's numbers (a window's count, a bucket's level, a distinct
 /// sketch), the end of a penalty, and when the whole stops mattering.

@@ -1,0 +1,68 @@
+//! [`Caches`]: what a decision keeps in this process between requests
+//! (the penalty cache, the over-limit cache, the `fail_mode: local`
+//! fallback store and the fleet's size that shares it).
+//!
+//! Settling a decision (`settle.rs`) writes to these and to nothing else
+//! of the limiter: it holds a `&Caches`, never the [`Limiter`](super::Limiter),
+//! so its arrows point down.
+
+use std::sync::Arc;
+
+use super::overlimit::OverLimitCache;
+use crate::algorithm::Decision;
+use crate::backend::{BackendError, Check};
+use crate::local::LocalStore;
+use crate::penalty_cache::PenaltyCache;
+use crate::rules::FailMode;
+use crate::switches::FleetSize;
+
+/// The decision's local state (see the module docs).
+#[derive(Debug)]
+pub(super) struct Caches {
+    /// Running penalties, answered without the backend.
+    pub(super) penalties: PenaltyCache,
+    /// Refusals answered locally until their earliest admission.
+    pub(super) overlimit: OverLimitCache,
+    /// The `fail_mode: local` fallback's states.
+    pub(super) local: LocalStore,
+    /// How many instances share the fleet's limits (the local fallback
+    /// counts a share of them).
+    pub(super) fleet: Arc<dyn FleetSize>,
+}
+
+impl Caches {
+    /// The hook after a backend answer `d` to what was `asked`: a refusal
+    /// of a blocking rule is remembered until its earliest admission.
+    #[inline]
+    pub(super) fn remember_refusal(&self, asked: &Check, d: &Decision, blocks: bool, now: u64) {
+        if blocks {
+            self.overlimit.remember(asked, d, now);
+        }
+    }
+
+    /// Turns a backend answer (or its absence) into a decision, following
+    /// the rule's `fail_mode` when the backend failed. Returns (decision,
+    /// failed, from cache).
+    pub(super) fn resolve(
+        &self,
+        check: &Check,
+        answer: Option<Result<Decision, BackendError>>,
+        now: u64,
+        local_rules: usize,
+    ) -> (Option<Decision>, bool, bool) {
+        match answer {
+            Some(Ok(d)) => (Some(d), false, false),
+            _ => {
+                let rule = &check.rule;
+                if rule.fail_mode != FailMode::Local {
+                    return (None, true, false);
+                }
+                // In the check's mode: a probe counts nothing, a charge keeps
+                // its whole cost (at this instance's share of the limit).
+                let fleet = self.fleet.fleet_size();
+                let d = self.local.check_fallback(check, fleet, local_rules, now);
+                (d, d.is_none(), false)
+            }
+        }
+    }
+}
