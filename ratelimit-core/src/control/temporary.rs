@@ -8,6 +8,10 @@ use super::ControlError;
 
 /// A rule added at run time through [`Control::add_temporary`](super::Control::add_temporary),
 /// with who added it and why.
+///
+/// Exhaustive on purpose: a control store outside this crate
+/// (`ratelimit-valkey`) builds it field by field from what it stored; a
+/// new field changes the stored record, a breaking release.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemporaryRule {
     /// The rule; its `expires_at` is when it stops on every instance.
