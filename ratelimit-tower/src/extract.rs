@@ -261,7 +261,8 @@ impl RequestExtractor {
 }
 
 /// The peer address: [`ClientIp`], axum's `ConnectInfo<SocketAddr>`
-/// (feature `axum`), then a plain `SocketAddr`.
+/// (feature `axum`), tonic's `TcpConnectInfo` (feature `tonic`), then a
+/// plain `SocketAddr`.
 pub(crate) fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
     let ext = req.extensions();
     if let Some(ClientIp(ip)) = ext.get::<ClientIp>() {
@@ -270,6 +271,13 @@ pub(crate) fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
     #[cfg(feature = "axum")]
     if let Some(info) = ext.get::<axum::extract::ConnectInfo<SocketAddr>>() {
         return Some(info.0.ip());
+    }
+    #[cfg(feature = "tonic")]
+    if let Some(info) = ext.get::<tonic::transport::server::TcpConnectInfo>() {
+        // `None` when the socket could not say (the connection was gone).
+        if let Some(addr) = info.remote_addr() {
+            return Some(addr.ip());
+        }
     }
     ext.get::<SocketAddr>().map(SocketAddr::ip)
 }

@@ -131,6 +131,7 @@ mod client_ip;
 mod error;
 pub mod extract;
 mod future;
+pub mod grpc;
 #[cfg(any(doc, doctest))]
 pub mod guide;
 pub mod headers;
