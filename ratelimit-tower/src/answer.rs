@@ -6,7 +6,7 @@ use http::{Request, Response};
 use ratelimit_core::limiter::{HeaderItem, ResponseTicket};
 use ratelimit_core::{Limiter, Outcome, Verdict};
 
-use crate::grpc::to_grpc;
+use crate::grpc::{counted_status, to_grpc};
 use crate::meter::Meter;
 use crate::missing_peer::log_missing_peer;
 use crate::shared::Shared;
@@ -116,7 +116,7 @@ pub(crate) fn forwarded<B, M>(
     let ticket = std::mem::take(&mut after.ticket);
     shared
         .limiter
-        .record_response(&ticket, res.status().as_u16());
+        .record_response(&ticket, counted_status(&res));
     let mut res = if ticket.charges() {
         let head_cost = res.extensions().get::<ResponseCost>().map_or(0, |c| c.0);
         let before_end = shared.charge_before_end;

@@ -115,6 +115,43 @@ pub(crate) fn to_grpc(
     Response::from_parts(parts, Bytes::new())
 }
 
+/// The status `count_statuses` rules count for the inner service's
+/// response: its HTTP status, or for a trailers-only gRPC answer (its
+/// `grpc-status` in the head, as tonic answers a unary call's error) the
+/// HTTP status `google.rpc.Code` maps the code to: `NOT_FOUND` counts as
+/// 404, `INTERNAL` as 500. A status sent in trailers after messages is not
+/// seen: the call counts as its HTTP 200.
+#[inline]
+pub(crate) fn counted_status<B>(res: &Response<B>) -> u16 {
+    let status = res.status().as_u16();
+    if status != 200 {
+        return status;
+    }
+    let code = res.headers().get(GRPC_STATUS).map(HeaderValue::as_bytes);
+    match code {
+        Some(code) => http_status_of(code),
+        None => status,
+    }
+}
+
+/// `google.rpc.Code`'s HTTP mapping of a `grpc-status` value.
+fn http_status_of(code: &[u8]) -> u16 {
+    match code {
+        b"0" => 200,
+        b"1" => 499,
+        b"3" | b"9" | b"11" => 400,
+        b"4" => 504,
+        b"5" => 404,
+        b"6" | b"10" => 409,
+        b"7" => 403,
+        b"8" => 429,
+        b"12" => 501,
+        b"14" => 503,
+        b"16" => 401,
+        _ => 500,
+    }
+}
+
 /// The gRPC status code of an HTTP answer: the layer's own (table in the
 /// module docs), then gRPC's mapping of HTTP statuses for the others a
 /// `MakeResponse` may answer.

@@ -98,6 +98,25 @@ fn an_answer_already_in_grpc_is_left_alone() {
 }
 
 #[test]
+fn a_trailers_only_grpc_error_counts_as_its_http_status() {
+    for (code, want) in [
+        ("0", 200),
+        ("5", 404),
+        ("13", 500),
+        ("8", 429),
+        ("16", 401),
+        ("x", 500),
+    ] {
+        let mut res = answer(200, "application/grpc", "");
+        res.headers_mut()
+            .insert(GRPC_STATUS, HeaderValue::from_static(code));
+        assert_eq!(counted_status(&res), want, "{code}");
+    }
+    assert_eq!(counted_status(&answer(200, "application/grpc", "")), 200);
+    assert_eq!(counted_status(&answer(404, "text/plain", "")), 404);
+}
+
+#[test]
 fn control_bytes_never_reach_the_header() {
     let v = percent_encode("a\r\nb\0c");
     assert_eq!(v, "a%0D%0Ab%00c");
