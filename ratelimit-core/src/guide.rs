@@ -14,6 +14,7 @@
 #![doc = "[fleet]: ../../ratelimit_valkey/guide/fleet/index.html"]
 #![doc = "[security]: ../../ratelimit_tower/guide/security/index.html"]
 #![doc = "[charges]: ../../ratelimit_tower/guide/charges/index.html"]
+#![doc = "[grpc]: ../../ratelimit_tower/guide/grpc/index.html"]
 #![doc = "[governor]: ../../ratelimit_tower/guide/migrating_from_tower_governor/index.html"]
 #![doc = "[nginx]: ../../ratelimit_nginx/guide/migrating_from_nginx/index.html"]
 #![doc = "[schema]: crate::rules::RuleSet::json_schema"]

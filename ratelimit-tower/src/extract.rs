@@ -197,7 +197,7 @@ impl RequestExtractor {
     }
 
     /// False when `req` carries no peer address ([`ClientIp`], axum's
-    /// `ConnectInfo<SocketAddr>`, a `SocketAddr`) and
+    /// `ConnectInfo<SocketAddr>`, tonic's `TcpConnectInfo`, a `SocketAddr`) and
     /// [`shared_bucket_without_peer`](Self::shared_bucket_without_peer) is
     /// off: the layer then answers 500 instead of keying it as `0.0.0.0`.
     pub fn has_peer<B>(&self, req: &Request<B>) -> bool {
@@ -252,8 +252,8 @@ impl RequestExtractor {
         if !self.warned_no_peer.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 "ratelimit: no peer address in the request extensions; keying such requests \
-                 as 0.0.0.0, one shared bucket (use ConnectInfo<SocketAddr> with axum or \
-                 SetClientIp with hyper)"
+                 as 0.0.0.0, one shared bucket (use ConnectInfo<SocketAddr> with axum, the \
+                 `tonic` feature with tonic, or SetClientIp with hyper)"
             );
         }
         IpAddr::V4(Ipv4Addr::UNSPECIFIED)
