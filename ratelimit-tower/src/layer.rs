@@ -37,6 +37,9 @@ pub struct RateLimitLayer<M = JsonResponse> {
     legacy_headers: bool,
     charge_before_end: bool,
     grpc_limited: LimitedCode,
+    /// Whether a request without a client address was logged: shared by
+    /// the clones and every service they build, so that it is logged once.
+    missing_peer_logged: Arc<AtomicBool>,
 }
 
 impl RateLimitLayer {
@@ -50,6 +53,7 @@ impl RateLimitLayer {
             legacy_headers: false,
             charge_before_end: false,
             grpc_limited: LimitedCode::ResourceExhausted,
+            missing_peer_logged: Arc::default(),
         }
     }
 
@@ -248,6 +252,7 @@ impl<M> RateLimitLayer<M> {
             legacy_headers: self.legacy_headers,
             charge_before_end: self.charge_before_end,
             grpc_limited: self.grpc_limited,
+            missing_peer_logged: self.missing_peer_logged,
         }
     }
 }
@@ -262,6 +267,7 @@ impl<M: Clone> Clone for RateLimitLayer<M> {
             legacy_headers: self.legacy_headers,
             charge_before_end: self.charge_before_end,
             grpc_limited: self.grpc_limited,
+            missing_peer_logged: self.missing_peer_logged.clone(),
         }
     }
 }
@@ -298,7 +304,7 @@ impl<S, M: Clone> Layer<S> for RateLimitLayer<M> {
             charge_before_end: self.charge_before_end,
             counters: Counters::new(),
             grpc_limited: self.grpc_limited,
-            missing_peer_logged: AtomicBool::new(false),
+            missing_peer_logged: self.missing_peer_logged.clone(),
         };
         RateLimit::from_shared(inner, Arc::new(shared))
     }

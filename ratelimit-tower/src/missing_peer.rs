@@ -21,7 +21,8 @@ with `SetClientIpLayer` in front of the layer; `shared_bucket_without_peer()` ma
 share one bucket instead.\n";
 
 /// Logs the misconfiguration at `error`, the first time `logged` is
-/// still false (once per layer: a flood of such requests would repeat it).
+/// still false (once per layer and its clones: a flood of such requests
+/// would repeat it).
 pub(crate) fn log_missing_peer(logged: &AtomicBool) {
     if !logged.swap(true, Ordering::Relaxed) {
         tracing::error!(

@@ -3,6 +3,7 @@
 //! the answers, which all read it; the layer builds it.
 
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use ratelimit_core::Limiter;
 
@@ -22,6 +23,7 @@ pub(crate) struct Shared<M> {
     pub(crate) counters: Counters,
     /// The gRPC status of a limited call.
     pub(crate) grpc_limited: LimitedCode,
-    /// Whether a request without a client address was logged.
-    pub(crate) missing_peer_logged: AtomicBool,
+    /// Whether a request without a client address was logged (shared with
+    /// the layer and its clones).
+    pub(crate) missing_peer_logged: Arc<AtomicBool>,
 }
