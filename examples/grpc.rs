@@ -27,7 +27,7 @@ use tonic_types::StatusExt;
 
 const RULES: &str = r#"[{
     "id": "health",
-    "expression": "starts_with(http.request.uri.path, \"/grpc.health.v1.Health/\")",
+    "expression": "grpc.service eq \"grpc.health.v1.Health\"",
     "algorithm": "token_bucket",
     "limit": 3,
     "burst": 3,

@@ -34,6 +34,7 @@ macro_rules! chapter {
         #[doc = "[fleet]: ../../../ratelimit_valkey/guide/fleet/index.html"]
         #[doc = "[security]: ../../../ratelimit_tower/guide/security/index.html"]
         #[doc = "[governor]: ../../../ratelimit_tower/guide/migrating_from_tower_governor/index.html"]
+        #[doc = "[grpc]: ../../../ratelimit_tower/guide/grpc/index.html"]
         #[doc = "[nginx]: ../../../ratelimit_nginx/guide/migrating_from_nginx/index.html"]
         #[doc = "[schema]: crate::rules::RuleSet::json_schema"]
         // The operators' guide is not a rustdoc chapter: the admin crate

@@ -107,3 +107,24 @@ async fn metadata_too_large_for_the_rules_is_invalid_argument() {
     assert_eq!(err.code(), Code::InvalidArgument, "{err:?}");
     assert!(err.message().contains("too large"), "{}", err.message());
 }
+
+#[tokio::test]
+async fn a_rule_on_grpc_method_limits_that_method_only() {
+    let rules = r#"[{"id": "checks",
+        "expression": "grpc.service eq \"grpc.health.v1.Health\" and grpc.method eq \"Check\"",
+        "algorithm": "token_bucket", "limit": 1, "burst": 1, "period": "1m", "key": ["ip"]}]"#;
+    let addr = serve_grpc(layer(rules)).await;
+    let mut health = HealthClient::new(channel(addr).await);
+    health
+        .check(check_request(""))
+        .await
+        .expect("the one Check");
+    let err = health.check(check_request("")).await.unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted, "{err:?}");
+    for _ in 0..3 {
+        health
+            .watch(check_request(""))
+            .await
+            .expect("Watch is another method");
+    }
+}

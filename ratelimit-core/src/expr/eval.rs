@@ -63,9 +63,26 @@ fn field_value<'r>(field: &StrField, req: &'r dyn RequestView, jwt_off: bool) ->
         StrField::UserAgent => header_text(req, "user-agent"),
         StrField::Header(name) => header_text(req, name),
         StrField::Cookie => cookie_text(req),
+        StrField::GrpcService => Cow::Borrowed(grpc_names(req.path()).0),
+        StrField::GrpcMethod => Cow::Borrowed(grpc_names(req.path()).1),
         StrField::Claim(_) if jwt_off => Cow::Borrowed(""),
         StrField::Claim(name) => Cow::Borrowed(req.jwt_claim(name).unwrap_or("")),
         StrField::App(name) => Cow::Borrowed(req.app_value(name).unwrap_or("")),
+    }
+}
+
+/// The service and the method a gRPC path names: `/package.Service/Method`
+/// is `("package.Service", "Method")`; a path of another shape (not two
+/// non-empty segments) names neither, `("", "")`.
+fn grpc_names(path: &str) -> (&str, &str) {
+    let names = path.strip_prefix('/').and_then(|rest| rest.split_once('/'));
+    match names {
+        Some((service, method))
+            if !service.is_empty() && !method.is_empty() && !method.contains('/') =>
+        {
+            (service, method)
+        }
+        _ => ("", ""),
     }
 }
 
@@ -144,6 +161,29 @@ mod tests {
             lowered(Cow::Borrowed("already lower")),
             Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn grpc_names_split_a_method_path_and_nothing_else() {
+        for (path, want) in [
+            ("/shop.v1.Orders/Create", ("shop.v1.Orders", "Create")),
+            (
+                "/grpc.health.v1.Health/Check",
+                ("grpc.health.v1.Health", "Check"),
+            ),
+            ("/a/b/c", ("", "")),
+            ("/a/", ("", "")),
+            ("//b", ("", "")),
+            ("/login", ("", "")),
+            ("", ("", "")),
+            ("a/b", ("", "")),
+        ] {
+            assert_eq!(grpc_names(path), want, "{path:?}");
+        }
+        let r = req().with_path("/shop.v1.Orders/Create");
+        let service = test(StrField::GrpcService, StrOp::Eq("shop.v1.Orders".into()));
+        let method = test(StrField::GrpcMethod, StrOp::Eq("Create".into()));
+        assert!(eval(&service, &r, false) && eval(&method, &r, false));
     }
 
     #[test]
