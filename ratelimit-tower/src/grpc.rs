@@ -30,6 +30,8 @@
 //! HTTP status; an answer that already carries `grpc-status` is left as
 //! the `MakeResponse` made it. The guide's gRPC chapter says why each code.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};
@@ -101,9 +103,18 @@ pub(crate) fn to_grpc(
     parts.status = StatusCode::OK;
     let headers = &mut parts.headers;
     headers.remove(CONTENT_LENGTH);
+    headers.reserve(4);
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
-    headers.insert(GRPC_STATUS, HeaderValue::from(u16::from(code)));
-    headers.insert(GRPC_MESSAGE, percent_encode(&message));
+    headers.insert(
+        GRPC_STATUS,
+        HeaderValue::from_static(CODES[usize::from(code)]),
+    );
+    let encoded = match message {
+        // The layer's own texts: printable ASCII without `%`.
+        Cow::Borrowed(text) => HeaderValue::from_static(text),
+        Cow::Owned(ref text) => percent_encode(text),
+    };
+    headers.insert(GRPC_MESSAGE, encoded);
     if let Some(ms) = pushback_ms {
         headers.insert(GRPC_RETRY_PUSHBACK_MS, HeaderValue::from(ms));
         #[cfg(feature = "tonic")]
@@ -170,25 +181,31 @@ fn code_for(status: StatusCode, limited: LimitedCode) -> u8 {
     }
 }
 
+/// The `grpc-status` values, by code.
+const CODES: [&str; 17] = [
+    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16",
+];
+
 /// The `grpc-message` of an HTTP answer: a `text/plain` body as it is (the
-/// missing address names the fix there), otherwise a short text per status.
-fn message_for(status: StatusCode, headers: &HeaderMap, body: &Bytes) -> String {
+/// missing address names the fix there), otherwise a short text per status
+/// (borrowed: printable ASCII without `%`, sent as it is).
+fn message_for(status: StatusCode, headers: &HeaderMap, body: &Bytes) -> Cow<'static, str> {
     let text = headers
         .get(CONTENT_TYPE)
         .is_some_and(|ct| ct.as_bytes().starts_with(b"text/plain"));
     if text && !body.is_empty() {
         let end = body.len().min(MAX_MESSAGE);
-        return String::from_utf8_lossy(&body[..end]).trim().to_owned();
+        return Cow::Owned(String::from_utf8_lossy(&body[..end]).trim().to_owned());
     }
-    match status.as_u16() {
+    Cow::Borrowed(match status.as_u16() {
         429 => "rate limited",
         503 => "rate limiter unavailable",
         400 => "bad request: a value the rate limit rules key on is missing",
         414 => "request path too long for the rate limit rules",
         431 => "request metadata too large for the rate limit rules",
-        _ => status.canonical_reason().unwrap_or("rate limiter answer"),
-    }
-    .to_owned()
+        // Another crate's text: encoded like a body's.
+        _ => return Cow::Owned(status.canonical_reason().unwrap_or("").to_owned()),
+    })
 }
 
 /// The longest `grpc-message` taken from a body, in bytes.

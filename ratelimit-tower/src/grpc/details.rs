@@ -22,22 +22,82 @@ pub(super) fn retry_info(code: u8, message: &str, pushback_ms: u64) -> HeaderVal
     HeaderValue::try_from(encoded).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
-/// The encoded `google.rpc.Status`.
+/// The encoded `google.rpc.Status`, in one buffer of the exact size: the
+/// nested messages' lengths are known before they are written.
 fn status(code: u8, message: &str, pushback_ms: u64) -> Vec<u8> {
-    let mut duration = Vec::new();
-    varint_field(&mut duration, 1, pushback_ms / 1000);
-    // Below a second: never more than 999 999 000 nanoseconds.
-    varint_field(&mut duration, 2, (pushback_ms % 1000) * 1_000_000);
-    let mut retry_info = Vec::new();
-    bytes_field(&mut retry_info, 1, &duration);
-    let mut any = Vec::new();
-    bytes_field(&mut any, 1, RETRY_INFO_TYPE.as_bytes());
-    bytes_field(&mut any, 2, &retry_info);
-    let mut status = Vec::new();
-    varint_field(&mut status, 1, u64::from(code));
-    bytes_field(&mut status, 2, message.as_bytes());
-    bytes_field(&mut status, 3, &any);
-    status
+    let Lengths {
+        secs,
+        nanos,
+        duration,
+        retry_info,
+        any,
+        total,
+    } = Lengths::of(code, message, pushback_ms);
+    let mut out = Vec::with_capacity(total);
+    varint_field(&mut out, 1, u64::from(code));
+    bytes_field(&mut out, 2, message.as_bytes());
+    field_head(&mut out, 3, any);
+    bytes_field(&mut out, 1, RETRY_INFO_TYPE.as_bytes());
+    field_head(&mut out, 2, retry_info);
+    field_head(&mut out, 1, duration);
+    varint_field(&mut out, 1, secs);
+    varint_field(&mut out, 2, nanos);
+    out
+}
+
+/// The parts of a `google.rpc.Status` with a `RetryInfo`, and the encoded
+/// lengths of its nested messages.
+struct Lengths {
+    secs: u64,
+    nanos: u64,
+    duration: usize,
+    retry_info: usize,
+    any: usize,
+    total: usize,
+}
+
+impl Lengths {
+    fn of(code: u8, message: &str, pushback_ms: u64) -> Self {
+        // Below a second: never more than 999 000 000 nanoseconds.
+        let (secs, nanos) = (pushback_ms / 1000, (pushback_ms % 1000) * 1_000_000);
+        let duration = varint_field_len(secs) + varint_field_len(nanos);
+        let retry_info = bytes_field_len(duration);
+        let any = bytes_field_len(RETRY_INFO_TYPE.len()) + bytes_field_len(retry_info);
+        let total = varint_field_len(u64::from(code))
+            + bytes_field_len(message.len())
+            + bytes_field_len(any);
+        Self {
+            secs,
+            nanos,
+            duration,
+            retry_info,
+            any,
+            total,
+        }
+    }
+}
+
+/// The encoded length of a varint field holding `value` (none for 0).
+fn varint_field_len(value: u64) -> usize {
+    if value == 0 {
+        0
+    } else {
+        1 + varint_len(value)
+    }
+}
+
+/// The encoded length of a length-delimited field of `len` bytes.
+fn bytes_field_len(len: usize) -> usize {
+    1 + varint_len(len as u64) + len
+}
+
+fn varint_len(mut value: u64) -> usize {
+    let mut n = 1;
+    while value >= 0x80 {
+        value >>= 7;
+        n += 1;
+    }
+    n
 }
 
 /// A varint field (wire type 0); a zero is left out, as proto3 does.
@@ -50,9 +110,15 @@ fn varint_field(buf: &mut Vec<u8>, field: u8, value: u64) {
 
 /// A length-delimited field (wire type 2).
 fn bytes_field(buf: &mut Vec<u8>, field: u8, value: &[u8]) {
-    varint(buf, (u64::from(field) << 3) | 2);
-    varint(buf, value.len() as u64);
+    field_head(buf, field, value.len());
     buf.extend_from_slice(value);
+}
+
+/// The tag and length of a length-delimited field of `len` bytes, whose
+/// bytes follow.
+fn field_head(buf: &mut Vec<u8>, field: u8, len: usize) {
+    varint(buf, (u64::from(field) << 3) | 2);
+    varint(buf, len as u64);
 }
 
 fn varint(buf: &mut Vec<u8>, mut value: u64) {
@@ -81,6 +147,19 @@ mod tests {
         want.push(any.len() as u8);
         want.extend_from_slice(&any);
         assert_eq!(bytes, want);
+        // The lengths written are the lengths predicted: zero seconds or
+        // nanoseconds left out, a long message's length in two bytes.
+        let long = "m".repeat(300);
+        for (ms, message) in [
+            (1500, "hi"),
+            (0, "x"),
+            (999, "x"),
+            (3_000, &long),
+            (u64::MAX, ""),
+        ] {
+            let bytes = status(14, message, ms);
+            assert_eq!(bytes.len(), Lengths::of(14, message, ms).total, "{ms} ms");
+        }
     }
 
     #[test]
