@@ -52,7 +52,22 @@
 //! `TcpConnectInfo`; build with `--features tonic` for the layer to read
 //! it (`cargo bench -p ratelimit-tower --features tonic --bench layer_calls
 //! --no-run`). The allowed path of a gRPC call is the HTTP one: the layer
-//! looks at the content type only to answer.
+//! looks at the content type only to answer. Issue 37 (2026-12-04, per
+//! request, 1,000 to 2,000 requests, instructions / allocations):
+//!
+//! | `AXUM=1` and | handler alone (`PLAIN=1`) | through the layer | the layer's part |
+//! | --- | --- | --- | --- |
+//! | `SAME=1` (HTTP) | 3,289 / 8 | 4,982 / 8 | +1,693 / 0 |
+//! | `SAME=1 GRPC=1` | 6,038 / 11 | 7,743 / 11 | +1,705 / 0 |
+//! | `REFUSE=1` (HTTP) | | 6,207 / 9 | |
+//! | `REFUSE=1 GRPC=1` | | 13,552 / 17 (17,516 / 30 before the answer was built in place) | |
+//!
+//! An allowed gRPC call costs the layer what an HTTP request does, plus two
+//! lookups in the extensions (axum's `ConnectInfo`, then tonic's
+//! `TcpConnectInfo`). A refused one costs about 4,600 instructions and 5
+//! allocations more than an HTTP refusal, net of the bigger request (2,749
+//! / 3): the pushback's value, the `RetryInfo` in one buffer and its base64,
+//! the boxed verdict, the header map's growth.
 //!
 //! With `SUBSCRIBER` set, a `tracing` subscriber that takes `INFO` and
 //! above is the global default (a service logging at `INFO`, the usual
