@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ratelimit_tests::support::grpc::*;
 use ratelimit_tower::grpc::LimitedCode;
-use ratelimit_tower::RateLimitLayer;
+use ratelimit_tower::{RateLimitLayer, TrustedProxies};
 use tonic::Code;
 use tonic_health::pb::health_client::HealthClient;
 use tonic_types::StatusExt;
@@ -127,4 +127,34 @@ async fn a_rule_on_grpc_method_limits_that_method_only() {
             .await
             .expect("Watch is another method");
     }
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_the_forwarded_client_is_keyed() {
+    let one = r#"[{"id": "per-ip", "expression": "true", "algorithm": "token_bucket",
+        "limit": 1, "burst": 1, "period": "1m", "key": ["ip"]}]"#;
+    let loopback = "127.0.0.1/32".parse().expect("cidr");
+    let layer = layer(one).trusted_proxies(TrustedProxies::cidrs([loopback]));
+    let mut health = HealthClient::new(channel(serve_grpc(layer).await).await);
+    let from = |client: &'static str| {
+        let mut req = tonic::Request::new(check_request(""));
+        req.metadata_mut()
+            .insert("x-forwarded-for", client.parse().unwrap());
+        req
+    };
+    health
+        .check(from("203.0.113.5"))
+        .await
+        .expect("first client");
+    let err = health.check(from("203.0.113.5")).await.unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted, "{err:?}");
+    health
+        .check(from("203.0.113.6"))
+        .await
+        .expect("another client, its own budget");
+    // The proxy's own calls are keyed on the proxy.
+    health
+        .check(check_request(""))
+        .await
+        .expect("the proxy itself");
 }
