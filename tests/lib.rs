@@ -14,10 +14,13 @@
 //! | `hostile_bytes.rs` | hostile bytes over raw TCP through the tower layer (huge, repeated, not UTF-8, 1 MiB claims): answered, keyed right, bounded stores |
 //! | `hostile_forwarded.rs` | odd and invalid forwarded addresses behind trusted proxies: keyed on the right address |
 //! | `hostile_floods.rs` | key-rotation floods: bounded stores |
+//! | `grpc_answers.rs` | a tonic server behind the layer, a tonic client over loopback: `RESOURCE_EXHAUSTED` with pushback, `RetryInfo` and `RateLimit` metadata, `UNAVAILABLE` when configured, `INTERNAL` naming the fix without an address, `INVALID_ARGUMENT` for a missing key and for metadata too large; a rule on `grpc.method`; the forwarded client keyed behind a trusted proxy |
+//! | `grpc_streams.rs` | server, client and bidirectional streams refused at the call; the per-message recipe (keyed API) inside a client stream |
+//! | `grpc_budget.rs` | an HTTP route and a gRPC method share one count (memory; two instances on Valkey); a unary gRPC call charged after its response |
 //!
-//! Every test spawns its own `valkey-server` (see `scripts/install-valkey.sh`
-//! and `VALKEY_SERVER`); without one they fail with the harness's message,
-//! they never skip. Traffic goes to 127.0.0.1 only, every test stops by
+//! Every test that needs Valkey spawns its own `valkey-server` (see
+//! `scripts/install-valkey.sh` and `VALKEY_SERVER`); without one they fail
+//! with the harness's message, they never skip. Traffic goes to 127.0.0.1 only, every test stops by
 //! itself, and the suite takes about two minutes on 2 cores.
 //!
 //! `hostile_bytes::invalid_utf8_query_values_are_keyed_apart` fails on

@@ -8,7 +8,13 @@
 //! ```text
 //! cargo run -p ratelimit-conformance -- --backend memory CASE.json...
 //! cargo run -p ratelimit-conformance -- --backend valkey CASE.json...
+//! cargo run -p ratelimit-conformance -- --backend memory --via grpc CASE.json...
 //! ```
+//!
+//! `--via core` (the default) calls the limiter, `--via tower` sends
+//! `http::Request`s through the tower layer, `--via grpc` makes unary calls
+//! of a tonic client to a tonic server behind the layer over loopback and
+//! reads each gRPC status back as HTTP ([`GrpcHarness`]).
 //!
 //! Beyond the shared format, a case may run a fleet: `"instances": 2` (up
 //! to 8) starts that many limiters on one backend (the in-memory store or
@@ -22,12 +28,14 @@
 #![warn(missing_docs)]
 
 pub mod case;
+pub mod grpc_harness;
 pub mod harness;
 pub mod run;
 pub mod tower_harness;
 pub mod valkey;
 
 pub use case::{Case, ORIGIN_MS};
+pub use grpc_harness::GrpcHarness;
 pub use harness::{Harness, LimiterHarness, Reply};
 pub use run::{check_invalid, load_case, play, rule_set};
 pub use tower_harness::TowerHarness;
@@ -57,6 +65,9 @@ pub enum Via {
     Core,
     /// The tower layer, with `http::Request`s.
     Tower,
+    /// A tonic server behind the tower layer, with a tonic client over
+    /// loopback TCP (see [`GrpcHarness`]).
+    Grpc,
 }
 
 /// Plays `case` on the in-memory backend, through core.
@@ -125,6 +136,10 @@ pub async fn play_via(
             let mut h = TowerHarness::fleet(limiters, clock, toggle);
             to_verdict(play(case, &mut h).await)
         }
+        Via::Grpc => match GrpcHarness::start(limiters, clock, toggle).await {
+            Ok(mut h) => to_verdict(play(case, &mut h).await),
+            Err(e) => Verdict::Failed(format!("grpc harness: {e}")),
+        },
     }
 }
 

@@ -1,10 +1,12 @@
 //! Plays the conformance timeline cases against a backend and reports each.
 //!
-//! `ratelimit-conformance --backend memory|valkey [--via core|tower] CASE.json...`
+//! `ratelimit-conformance --backend memory|valkey [--via core|tower|grpc] CASE.json...`
 //! prints one line per case, then `N passed, M failed` (and `K skipped` when
 //! a case does not apply to the backend), and exits non-zero when anything
 //! failed. `--via tower` plays the requests through the tower layer as
-//! `http::Request`s instead of calling the limiter directly.
+//! `http::Request`s instead of calling the limiter directly; `--via grpc`
+//! plays them as unary calls of a tonic client to a tonic server behind the
+//! layer, over loopback, and reads each gRPC status back as HTTP.
 #![forbid(unsafe_code)]
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -15,7 +17,7 @@ use ratelimit_conformance::{load_case, run_memory_via, ValkeyEnv, Verdict, Via};
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: ratelimit-conformance --backend memory|valkey [--via core|tower] CASE.json..."
+        "usage: ratelimit-conformance --backend memory|valkey [--via core|tower|grpc] CASE.json..."
     );
     ExitCode::from(2)
 }
@@ -40,6 +42,7 @@ fn args() -> Option<Args> {
                 via = match args.next().as_deref() {
                     Some("core") => Via::Core,
                     Some("tower") => Via::Tower,
+                    Some("grpc") => Via::Grpc,
                     _ => return None,
                 }
             }

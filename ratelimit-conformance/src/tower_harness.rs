@@ -21,16 +21,25 @@ use crate::harness::{pick, Harness, Reply, Toggle};
 
 /// What the upstream answers, carried on the request.
 #[derive(Debug, Clone, Copy)]
-struct UpstreamStatus(u16);
+pub(crate) struct UpstreamStatus(pub(crate) u16);
 
 /// What the upstream reports its response cost, carried on the request.
 #[derive(Debug, Clone, Copy)]
-struct UpstreamCost(u64);
+pub(crate) struct UpstreamCost(pub(crate) u64);
 
 const COUNTRY: &str = "x-viewer-country";
 const ASNUM: &str = "x-viewer-asnum";
 const JA4: &str = "x-viewer-ja4";
 const LOCALE: &str = "x-viewer-locale";
+
+/// The viewer headers the harnesses send the case's viewer facts in.
+pub(crate) fn viewer_headers() -> ViewerHeaders {
+    ViewerHeaders::new()
+        .country(HeaderName::from_static(COUNTRY))
+        .asnum(HeaderName::from_static(ASNUM))
+        .ja4(HeaderName::from_static(JA4))
+        .locale(HeaderName::from_static(LOCALE))
+}
 
 /// Plays requests through [`RateLimitLayer`].
 pub struct TowerHarness {
@@ -56,11 +65,7 @@ impl TowerHarness {
     /// A harness around several instances' limiters (at least one), all
     /// on `clock`; requests go to the first until a step names another.
     pub fn fleet(limiters: Vec<Limiter>, clock: ManualClock, toggle: Option<Toggle>) -> Self {
-        let viewer = ViewerHeaders::new()
-            .country(HeaderName::from_static(COUNTRY))
-            .asnum(HeaderName::from_static(ASNUM))
-            .ja4(HeaderName::from_static(JA4))
-            .locale(HeaderName::from_static(LOCALE));
+        let viewer = viewer_headers();
         let layers: Vec<RateLimitLayer> = limiters
             .iter()
             .map(|l| {
@@ -79,7 +84,13 @@ impl TowerHarness {
     }
 }
 
-fn to_http(req: &RequestAttrs, upstream: u16, cost: u64) -> Result<Request<Bytes>, http::Error> {
+/// The case's request as an `http::Request` carrying the client address,
+/// the verified claims and the upstream's answer as extensions.
+pub(crate) fn to_http(
+    req: &RequestAttrs,
+    upstream: u16,
+    cost: u64,
+) -> Result<Request<Bytes>, http::Error> {
     let uri = if req.query.is_empty() {
         req.path.clone()
     } else {

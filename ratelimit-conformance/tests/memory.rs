@@ -1,4 +1,5 @@
-//! Every case of `cases/` on the in-memory backend, through core.
+//! Every case of `cases/` on the in-memory backend, through core, the
+//! tower layer and a tonic server behind it.
 
 use std::path::PathBuf;
 
@@ -19,6 +20,11 @@ async fn every_case_passes_on_memory_or_is_valkey_only() {
 #[tokio::test]
 async fn every_case_passes_through_the_tower_layer() {
     every_case(Via::Tower).await;
+}
+
+#[tokio::test]
+async fn every_case_passes_through_a_tonic_server() {
+    every_case(Via::Grpc).await;
 }
 
 async fn every_case(via: Via) {

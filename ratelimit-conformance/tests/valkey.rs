@@ -1,6 +1,6 @@
 //! Every case of `cases/` on a real Valkey (spawned, or `VALKEY_URL`), the
-//! ones that take Valkey down included, through core and through the tower
-//! layer. Without a server these tests fail, saying how to get one.
+//! ones that take Valkey down included, through core, through the tower
+//! layer and through a tonic server behind it. Without a server these tests fail, saying how to get one.
 
 use std::path::PathBuf;
 
@@ -37,4 +37,9 @@ async fn every_case_passes_on_valkey() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_case_passes_on_valkey_through_the_tower_layer() {
     every_case(Via::Tower).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_case_passes_on_valkey_through_a_tonic_server() {
+    every_case(Via::Grpc).await;
 }

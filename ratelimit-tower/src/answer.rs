@@ -1,14 +1,14 @@
 //! What the layer does with an answer: the inner service's (headers,
 //! counted statuses, the response's charge) or its own (429, 503, 400;
-//! 500, 414, 431 before any rule runs).
+//! 500, 414, 431 before any rule runs), as gRPC to a gRPC call.
 
-use bytes::Bytes;
-use http::{Request, Response, StatusCode};
+use http::{Request, Response};
 use ratelimit_core::limiter::{HeaderItem, ResponseTicket};
 use ratelimit_core::{Limiter, Outcome, Verdict};
 
+use crate::grpc::{counted_status, to_grpc};
 use crate::meter::Meter;
-use crate::missing_peer::missing_peer_answer;
+use crate::missing_peer::log_missing_peer;
 use crate::shared::Shared;
 use crate::{headers, Charge, MakeResponse, ResponseBody, ResponseCost, TooLarge, WouldLimit};
 
@@ -116,7 +116,7 @@ pub(crate) fn forwarded<B, M>(
     let ticket = std::mem::take(&mut after.ticket);
     shared
         .limiter
-        .record_response(&ticket, res.status().as_u16());
+        .record_response(&ticket, counted_status(&res));
     let mut res = if ticket.charges() {
         let head_cost = res.extensions().get::<ResponseCost>().map_or(0, |c| c.0);
         let before_end = shared.charge_before_end;
@@ -144,12 +144,14 @@ pub(crate) fn forwarded<B, M>(
     res
 }
 
-/// The limiter's own answer (never counted by count rules).
+/// The limiter's own answer (never counted by count rules); a gRPC call
+/// (`grpc`) gets it as gRPC.
 pub(crate) fn refused<B, M: MakeResponse>(
     shared: &Shared<M>,
     mut verdict: Verdict,
+    grpc: bool,
 ) -> Response<ResponseBody<B>> {
-    let mut res = own_answer(shared.make_response.make_response(&verdict));
+    let mut res = shared.make_response.make_response(&verdict);
     let now = if shared.legacy_headers {
         shared.limiter.now_ms()
     } else {
@@ -160,32 +162,36 @@ pub(crate) fn refused<B, M: MakeResponse>(
         let ids = std::mem::take(&mut verdict.would_limit);
         res.extensions_mut().insert(WouldLimit(ids));
     }
+    // Counted as the HTTP answer it maps from.
     shared.counters.response(res.status());
-    res
+    if grpc {
+        let pushback = match verdict.outcome {
+            Outcome::Limited => Some(verdict.retry_after_ms.max(1)),
+            Outcome::Unavailable => Some(1000),
+            _ => None,
+        };
+        res = to_grpc(res, pushback, shared.grpc_limited);
+    }
+    res.map(ResponseBody::full)
 }
 
-/// The layer's answer without asking the limiter.
-pub(crate) fn answered<B, M>(shared: &Shared<M>, own: Own) -> Response<ResponseBody<B>> {
-    let res = match own {
-        Own::MissingPeer => missing_peer_answer(),
-        Own::TooLarge(e) => too_large_answer(e.status()),
+/// The layer's answer without asking the limiter; a gRPC call (`grpc`)
+/// gets it as gRPC.
+pub(crate) fn answered<B, M: MakeResponse>(
+    shared: &Shared<M>,
+    own: Own,
+    grpc: bool,
+) -> Response<ResponseBody<B>> {
+    let mut res = match own {
+        Own::MissingPeer => {
+            log_missing_peer(&shared.missing_peer_logged);
+            shared.make_response.missing_peer()
+        }
+        Own::TooLarge(e) => shared.make_response.too_large(e),
     };
     shared.counters.response(res.status());
-    own_answer(res)
-}
-
-/// The body of a 414 or 431: small JSON, like the limiter's own answers.
-fn too_large_answer(status: StatusCode) -> Response<Bytes> {
-    let mut res = Response::new(Bytes::from_static(br#"{"error":"too_large"}"#));
-    *res.status_mut() = status;
-    res.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    res
-}
-
-/// Turns the limiter's own answer into a response.
-fn own_answer<B>(res: Response<Bytes>) -> Response<ResponseBody<B>> {
+    if grpc {
+        res = to_grpc(res, None, shared.grpc_limited);
+    }
     res.map(ResponseBody::full)
 }

@@ -4,9 +4,10 @@
 //! extension that the nginx-compatible layers of `ratelimit-nginx` read too.
 //!
 //! The layer looks for the peer address in the request's extensions, in this
-//! order: [`ClientIp`], axum's `ConnectInfo<SocketAddr>` (feature `axum`), a
-//! plain `SocketAddr`. A bare hyper server knows the address from `accept`
-//! and wraps its service in [`SetClientIp`] to insert it. Trusted-proxy
+//! order: [`ClientIp`], axum's `ConnectInfo<SocketAddr>` (feature `axum`),
+//! tonic's `TcpConnectInfo` (feature `tonic`), a plain `SocketAddr`. A bare
+//! hyper server knows the address from `accept` and wraps its service in
+//! [`SetClientIp`] to insert it. Trusted-proxy
 //! selection ([`TrustedProxies`](crate::TrustedProxies)) applies on top.
 //!
 //! # Examples

@@ -197,7 +197,7 @@ impl RequestExtractor {
     }
 
     /// False when `req` carries no peer address ([`ClientIp`], axum's
-    /// `ConnectInfo<SocketAddr>`, a `SocketAddr`) and
+    /// `ConnectInfo<SocketAddr>`, tonic's `TcpConnectInfo`, a `SocketAddr`) and
     /// [`shared_bucket_without_peer`](Self::shared_bucket_without_peer) is
     /// off: the layer then answers 500 instead of keying it as `0.0.0.0`.
     pub fn has_peer<B>(&self, req: &Request<B>) -> bool {
@@ -252,8 +252,8 @@ impl RequestExtractor {
         if !self.warned_no_peer.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 "ratelimit: no peer address in the request extensions; keying such requests \
-                 as 0.0.0.0, one shared bucket (use ConnectInfo<SocketAddr> with axum or \
-                 SetClientIp with hyper)"
+                 as 0.0.0.0, one shared bucket (use ConnectInfo<SocketAddr> with axum, the \
+                 `tonic` feature with tonic, or SetClientIp with hyper)"
             );
         }
         IpAddr::V4(Ipv4Addr::UNSPECIFIED)
@@ -261,7 +261,8 @@ impl RequestExtractor {
 }
 
 /// The peer address: [`ClientIp`], axum's `ConnectInfo<SocketAddr>`
-/// (feature `axum`), then a plain `SocketAddr`.
+/// (feature `axum`), tonic's `TcpConnectInfo` (feature `tonic`), then a
+/// plain `SocketAddr`.
 pub(crate) fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
     let ext = req.extensions();
     if let Some(ClientIp(ip)) = ext.get::<ClientIp>() {
@@ -270,6 +271,13 @@ pub(crate) fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
     #[cfg(feature = "axum")]
     if let Some(info) = ext.get::<axum::extract::ConnectInfo<SocketAddr>>() {
         return Some(info.0.ip());
+    }
+    #[cfg(feature = "tonic")]
+    if let Some(info) = ext.get::<tonic::transport::server::TcpConnectInfo>() {
+        // `None` when the socket could not say (the connection was gone).
+        if let Some(addr) = info.remote_addr() {
+            return Some(addr.ip());
+        }
     }
     ext.get::<SocketAddr>().map(SocketAddr::ip)
 }

@@ -21,6 +21,7 @@ use tower_service::Service;
 use tracing::Span;
 
 use crate::answer::{answered, charge_for, forwarded, passed, refused, After, Own};
+use crate::grpc::is_grpc;
 use crate::observe::observe;
 use crate::shared::Shared;
 use crate::{MakeResponse, ResponseBody};
@@ -77,9 +78,16 @@ pin_project! {
         Refused {
             verdict: Verdict,
         },
+        // The same, for a gRPC call: a variant of its own rather than a
+        // flag, and boxed, or every future would be 8 bytes larger (two
+        // inline verdicts leave the enum no niche for its tag).
+        RefusedGrpc {
+            verdict: Box<Verdict>,
+        },
         // The layer's own answer, without asking the limiter.
         Answered {
             own: Own,
+            grpc: bool,
         },
         Done,
     }
@@ -135,16 +143,28 @@ where
     /// the first poll.
     pub(crate) fn refused(
         verdict: Verdict,
+        grpc: bool,
         shared: Arc<Shared<M>>,
         span: Option<Box<Span>>,
     ) -> Self {
-        Self::with(State::Refused { verdict }, shared, span)
+        let state = match grpc {
+            true => State::RefusedGrpc {
+                verdict: Box::new(verdict),
+            },
+            false => State::Refused { verdict },
+        };
+        Self::with(state, shared, span)
     }
 
     /// A future that answers without asking the limiter (no client address:
-    /// 500; a URI or header too long: 414 / 431).
-    pub(crate) fn answered(own: Own, shared: Arc<Shared<M>>, span: Option<Box<Span>>) -> Self {
-        Self::with(State::Answered { own }, shared, span)
+    /// 500; a URI or header too long: 414 / 431); as gRPC for a gRPC call.
+    pub(crate) fn answered(
+        own: Own,
+        grpc: bool,
+        shared: Arc<Shared<M>>,
+        span: Option<Box<Span>>,
+    ) -> Self {
+        Self::with(State::Answered { own, grpc }, shared, span)
     }
 
     #[inline(always)]
@@ -173,12 +193,13 @@ where
                     let verdict = ready!(Pin::new(&mut checking.check).poll(cx));
                     observe(&this.shared.counters, this.span.as_deref(), &verdict);
                     let taken = this.state.as_mut().project_replace(State::Done);
-                    if verdict.outcome != Outcome::Forward {
-                        return Poll::Ready(Ok(refused(this.shared, verdict)));
-                    }
                     let StateTake::Checking { checking } = taken else {
                         return Poll::Pending;
                     };
+                    if verdict.outcome != Outcome::Forward {
+                        let grpc = is_grpc(checking.request.headers());
+                        return Poll::Ready(Ok(refused(this.shared, verdict, grpc)));
+                    }
                     let Checking { request, inner, .. } = *checking;
                     this.state.set(call(inner, request, verdict));
                 }
@@ -198,17 +219,18 @@ where
                     this.state.set(State::Done);
                     return Poll::Ready(res);
                 }
-                StateProj::Refused { .. } => {
-                    let taken = this.state.as_mut().project_replace(State::Done);
-                    let StateTake::Refused { verdict } = taken else {
-                        return Poll::Pending;
+                StateProj::Refused { .. } | StateProj::RefusedGrpc { .. } => {
+                    let (verdict, grpc) = match this.state.as_mut().project_replace(State::Done) {
+                        StateTake::Refused { verdict } => (verdict, false),
+                        StateTake::RefusedGrpc { verdict } => (*verdict, true),
+                        _ => return Poll::Pending,
                     };
-                    return Poll::Ready(Ok(refused(this.shared, verdict)));
+                    return Poll::Ready(Ok(refused(this.shared, verdict, grpc)));
                 }
-                StateProj::Answered { own } => {
-                    let own = *own;
+                StateProj::Answered { own, grpc } => {
+                    let (own, grpc) = (*own, *grpc);
                     this.state.set(State::Done);
-                    return Poll::Ready(Ok(answered(this.shared, own)));
+                    return Poll::Ready(Ok(answered(this.shared, own, grpc)));
                 }
                 StateProj::Done => return Poll::Pending,
             }

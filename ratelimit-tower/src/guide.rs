@@ -57,6 +57,7 @@ macro_rules! chapter {
         #[doc = "[charge_add]: crate::Charge::add"]
         #[doc = "[charge_before_end]: crate::RateLimitLayer::charge_before_end"]
         #[doc = "[limiter_charge]: ratelimit_core::Limiter::charge"]
+        #[doc = "[charges]: crate::guide::charges"]
         #[doc = include_str!(concat!("../docs/", $file))]
         pub mod $name {}
     };
@@ -65,6 +66,7 @@ macro_rules! chapter {
 chapter!(getting_started, "getting-started.md");
 chapter!(security, "security.md");
 chapter!(charges, "charges.md");
+chapter!(grpc, "grpc.md");
 chapter!(
     migrating_from_tower_governor,
     "migrating-from-tower-governor.md"

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use ratelimit_core::backend::Backend;
@@ -9,6 +10,7 @@ use ratelimit_core::rules::{RuleError, RuleFileError, RuleSet};
 use ratelimit_core::Limiter;
 use tower_layer::Layer;
 
+use crate::grpc::LimitedCode;
 use crate::key_extractor::KeyParts;
 use crate::observe::Counters;
 use crate::shared::Shared;
@@ -34,6 +36,10 @@ pub struct RateLimitLayer<M = JsonResponse> {
     make_response: M,
     legacy_headers: bool,
     charge_before_end: bool,
+    grpc_limited: LimitedCode,
+    /// Whether a request without a client address was logged: shared by
+    /// the clones and every service they build, so that it is logged once.
+    missing_peer_logged: Arc<AtomicBool>,
 }
 
 impl RateLimitLayer {
@@ -46,6 +52,8 @@ impl RateLimitLayer {
             make_response: JsonResponse,
             legacy_headers: false,
             charge_before_end: false,
+            grpc_limited: LimitedCode::ResourceExhausted,
+            missing_peer_logged: Arc::default(),
         }
     }
 
@@ -218,7 +226,23 @@ impl<M> RateLimitLayer<M> {
         self
     }
 
-    /// Builds the limiter's own answers with `make_response` instead.
+    /// The gRPC status of a limited gRPC call: `RESOURCE_EXHAUSTED` by
+    /// default, or [`LimitedCode::Unavailable`]. Every other answer's
+    /// status is fixed (see [`grpc`](crate::grpc)).
+    ///
+    /// ```
+    /// use ratelimit_tower::grpc::LimitedCode;
+    /// use ratelimit_tower::RateLimitLayer;
+    ///
+    /// let layer = RateLimitLayer::per_ip_per_minute(100).grpc_limited_code(LimitedCode::Unavailable);
+    /// # let _ = layer;
+    /// ```
+    pub fn grpc_limited_code(mut self, code: LimitedCode) -> Self {
+        self.grpc_limited = code;
+        self
+    }
+
+    /// Builds the layer's own answers with `make_response` instead.
     pub fn make_response<M2>(self, make_response: M2) -> RateLimitLayer<M2> {
         RateLimitLayer {
             limiter: self.limiter,
@@ -227,6 +251,8 @@ impl<M> RateLimitLayer<M> {
             make_response,
             legacy_headers: self.legacy_headers,
             charge_before_end: self.charge_before_end,
+            grpc_limited: self.grpc_limited,
+            missing_peer_logged: self.missing_peer_logged,
         }
     }
 }
@@ -240,6 +266,8 @@ impl<M: Clone> Clone for RateLimitLayer<M> {
             make_response: self.make_response.clone(),
             legacy_headers: self.legacy_headers,
             charge_before_end: self.charge_before_end,
+            grpc_limited: self.grpc_limited,
+            missing_peer_logged: self.missing_peer_logged.clone(),
         }
     }
 }
@@ -251,6 +279,7 @@ impl<M> fmt::Debug for RateLimitLayer<M> {
             .field("key_parts", &self.keys)
             .field("legacy_headers", &self.legacy_headers)
             .field("charge_before_end", &self.charge_before_end)
+            .field("grpc_limited", &self.grpc_limited)
             .finish_non_exhaustive()
     }
 }
@@ -274,6 +303,8 @@ impl<S, M: Clone> Layer<S> for RateLimitLayer<M> {
             legacy_headers: self.legacy_headers,
             charge_before_end: self.charge_before_end,
             counters: Counters::new(),
+            grpc_limited: self.grpc_limited,
+            missing_peer_logged: self.missing_peer_logged.clone(),
         };
         RateLimit::from_shared(inner, Arc::new(shared))
     }

@@ -15,9 +15,10 @@
 //!   `on_missing_key: reject` under a blocking rule),
 //!
 //! (replaceable, see [`MakeResponse`]). A request that carries no client
-//! address (no [`ClientIp`], no axum `ConnectInfo<SocketAddr>`, no
-//! `SocketAddr` extension) gets 500 with a body naming the fix, and an
-//! error is logged: keyed alike, all such clients would share one bucket.
+//! address (no [`ClientIp`], no axum `ConnectInfo<SocketAddr>`, no tonic
+//! `TcpConnectInfo` with the `tonic` feature, no `SocketAddr` extension)
+//! gets 500 with a body naming the fix, and an error is logged (once):
+//! keyed alike, all such clients would share one bucket.
 //! [`RateLimitLayer::shared_bucket_without_peer`] asks for that bucket on
 //! purpose. Before any rule runs, a request whose path, query or a header
 //! the rules read is longer than they may read gets 414 URI Too Long or 431
@@ -25,7 +26,10 @@
 //! ([`RateLimitLayer::max_uri_bytes`], [`extract::TooLarge`]): rules never
 //! decide on a prefix of what the application sees. Every answer carries the
 //! `RateLimit-Policy` / `RateLimit` headers of the rules that ask for them
-//! ([`headers`]). The inner service's status is counted for
+//! ([`headers`]). A gRPC call (`content-type: application/grpc*`, a tonic
+//! server behind the layer) gets each of these answers as a trailers-only
+//! gRPC status instead: `RESOURCE_EXHAUSTED` with `grpc-retry-pushback-ms`
+//! for a limit ([`grpc`]). The inner service's status is counted for
 //! `count_statuses` rules, and what its response cost (a [`ResponseCost`]
 //! extension, or a [`Charge`] it adds to while streaming) is charged to
 //! `charge: response` rules when the body ends ([`charge`]); the limiter's
@@ -88,6 +92,9 @@
 //! - [Charging what a response cost](crate::guide::charges): `charge:
 //!   response` rules, [`ResponseCost`] and [`Charge`], when the charge lands
 //!   and how far past the limit a client can get.
+//! - [gRPC](crate::guide::grpc): a tonic server behind the layer, the
+//!   answers as gRPC statuses, rules for methods, one budget across HTTP
+//!   and gRPC, streams.
 //! - [Migrating from tower-governor](crate::guide::migrating_from_tower_governor).
 //! - The rule format, expressions, the keyed API and every metric: the
 //!   [guide's index](../ratelimit_core/guide/index.html) in `ratelimit-core`.
@@ -117,6 +124,11 @@
 //!   `ConnectInfo<SocketAddr>`, and adds [`RateLimitLayer::for_axum`]
 //!   ([`AxumLayer`]): the layer answering axum's own body type, which axum
 //!   passes on as it is (it boxes any other body type on every response).
+//! - `tonic`: reads the client address from tonic's `TcpConnectInfo` (not
+//!   `TlsConnectInfo`, which needs a TLS stack: see the
+//!   [gRPC chapter](crate::guide::grpc)), and adds a
+//!   `grpc-status-details-bin` with `google.rpc.RetryInfo` to limited gRPC
+//!   answers. The gRPC answers themselves need no feature.
 //!
 //! # MSRV
 //!
@@ -135,6 +147,7 @@ mod client_ip;
 mod error;
 pub mod extract;
 mod future;
+pub mod grpc;
 #[cfg(any(doc, doctest))]
 pub mod guide;
 pub mod headers;

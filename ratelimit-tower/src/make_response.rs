@@ -1,5 +1,5 @@
-//! [`MakeResponse`] and its default [`JsonResponse`]: the limiter's own
-//! answers (429, 503, 400).
+//! [`MakeResponse`] and its default [`JsonResponse`]: the layer's own
+//! answers (429, 503, 400; 500 without a client address; 414, 431).
 
 use std::cell::RefCell;
 
@@ -8,8 +8,11 @@ use http::header::{CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderValue, Response, StatusCode};
 use ratelimit_core::{Outcome, Verdict};
 
-/// Builds the answer to a request the limiter stops (any outcome but
-/// forward): 429, 503 and 400.
+use crate::TooLarge;
+
+/// Builds the layer's own answers: to a request the limiter stops (any
+/// outcome but forward: 429, 503 and 400), to a request without a client
+/// address (500) and to one too large for the rules to read (414, 431).
 ///
 /// [`JsonResponse`], the default, answers
 ///
@@ -19,11 +22,15 @@ use ratelimit_core::{Outcome, Verdict};
 /// | backend unavailable (`fail_mode: closed`) | 503 | `1` | `{"error":"unavailable"}` |
 /// | missing key with `on_missing_key: reject` | 400 | | `{"error":"bad_request"}` |
 ///
-/// with `Content-Type: application/json`. (Requests too large for the rules
-/// to read whole are answered 414 or 431 before the limiter is asked, not
-/// through [`MakeResponse`]; see [`TooLarge`](crate::extract::TooLarge).)
-/// The message stays generic on purpose: it never says how many attempts
-/// are left.
+/// with `Content-Type: application/json`; [`MakeResponse::missing_peer`]
+/// and [`MakeResponse::too_large`] answer the rest, before the limiter is
+/// asked. The message stays generic on purpose: it never says how many
+/// attempts are left.
+///
+/// For a gRPC request (`content-type: application/grpc*`) the layer then
+/// turns whatever this answers into a trailers-only gRPC response, mapped
+/// by its HTTP status (see [`grpc`](crate::grpc)); an answer that already
+/// carries `grpc-status` is sent as it is.
 ///
 /// Replace it with anything implementing this trait, such as a closure
 /// `Fn(&Verdict) -> http::Response<Bytes>`. Whatever it answers, the layer
@@ -56,6 +63,29 @@ use ratelimit_core::{Outcome, Verdict};
 pub trait MakeResponse {
     /// The response for `verdict`.
     fn make_response(&self, verdict: &Verdict) -> Response<Bytes>;
+
+    /// The response to a request that carries no client address: by
+    /// default 500 with a `text/plain` body naming the fix (the layer logs
+    /// the misconfiguration at `error` once either way).
+    fn missing_peer(&self) -> Response<Bytes> {
+        crate::missing_peer::missing_peer_answer()
+    }
+
+    /// The response to a request too large for the rules to read whole: by
+    /// default `too_large.status()` (414 or 431) with
+    /// `{"error":"too_large"}`.
+    fn too_large(&self, too_large: TooLarge) -> Response<Bytes> {
+        too_large_answer(too_large.status())
+    }
+}
+
+/// The body of a 414 or 431: small JSON, like the limiter's own answers.
+fn too_large_answer(status: StatusCode) -> Response<Bytes> {
+    let mut res = Response::new(Bytes::from_static(br#"{"error":"too_large"}"#));
+    *res.status_mut() = status;
+    res.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    res
 }
 
 impl<F> MakeResponse for F

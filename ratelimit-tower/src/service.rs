@@ -12,6 +12,7 @@ use tracing::Span;
 use crate::answer::{charge_for, After, Own};
 use crate::extract::find_peer;
 use crate::future::ResponseFuture;
+use crate::grpc::is_grpc;
 use crate::observe::observe;
 use crate::shared::Shared;
 use crate::{JsonResponse, MakeResponse, ResponseBody, TooLarge};
@@ -23,7 +24,8 @@ use crate::{JsonResponse, MakeResponse, ResponseBody, TooLarge};
 /// counting its status for `count_statuses` rules) or answer 429, 503 or
 /// 400 with `M`. A request too large for the rules to read whole is
 /// answered 414 or 431 before any rule runs (see
-/// [`TooLarge`](crate::extract::TooLarge)). `poll_ready` is the inner service's; errors are the inner
+/// [`TooLarge`](crate::extract::TooLarge)). A gRPC call gets each answer
+/// as gRPC (see [`grpc`](crate::grpc)). `poll_ready` is the inner service's; errors are the inner
 /// service's.
 pub struct RateLimit<S, M = JsonResponse> {
     inner: S,
@@ -83,7 +85,7 @@ where
         // One look for the peer address, for this check and the view.
         let peer = find_peer(&req);
         if !shared.extractor.accepts(peer) {
-            return missing_peer(shared);
+            return missing_peer(is_grpc(req.headers()), shared);
         }
         // One read of the published rules for both the headers to copy and
         // the check; per-rule reports only while their events are enabled
@@ -98,7 +100,7 @@ where
             // A compiled plan reads only the address and the cost.
             let view = match shared.extractor.try_address_at(&req, peer) {
                 Ok(view) => view,
-                Err(e) => return too_large(e, shared),
+                Err(e) => return too_large(e, is_grpc(req.headers()), shared),
             };
             span = request_span(listened, &req);
             entered = span.as_deref().map(Span::enter);
@@ -107,7 +109,7 @@ where
             let mut viewed = shared.extractor.try_view_at(&req, needed, peer);
             let view = match &mut viewed {
                 Ok(view) => view,
-                Err(e) => return too_large(*e, shared),
+                Err(e) => return too_large(*e, is_grpc(req.headers()), shared),
             };
             // The key extractors read the head the view borrows; they never
             // see a request refused for its size.
@@ -134,7 +136,8 @@ where
         observe(&shared.counters, span.as_deref(), &verdict);
         if verdict.outcome != Outcome::Forward {
             drop(entered);
-            return ResponseFuture::refused(verdict, shared.clone(), span);
+            let grpc = is_grpc(req.headers());
+            return ResponseFuture::refused(verdict, grpc, shared.clone(), span);
         }
         let charge = charge_for(&verdict, &mut req);
         let future = self.inner.call(req);
@@ -166,22 +169,26 @@ fn request_span<B>(listened: bool, req: &Request<B>) -> Option<Box<Span>> {
 }
 
 /// The 500 answer for a request without a peer address.
-fn missing_peer<S, ReqB, M>(shared: &Arc<Shared<M>>) -> ResponseFuture<S, ReqB, M>
+fn missing_peer<S, ReqB, M>(grpc: bool, shared: &Arc<Shared<M>>) -> ResponseFuture<S, ReqB, M>
 where
     S: Service<Request<ReqB>>,
 {
-    ResponseFuture::answered(Own::MissingPeer, shared.clone(), None)
+    ResponseFuture::answered(Own::MissingPeer, grpc, shared.clone(), None)
 }
 
 /// The 414 or 431 answer for a request too large for the rules to read.
-fn too_large<S, ReqB, M>(e: TooLarge, shared: &Arc<Shared<M>>) -> ResponseFuture<S, ReqB, M>
+fn too_large<S, ReqB, M>(
+    e: TooLarge,
+    grpc: bool,
+    shared: &Arc<Shared<M>>,
+) -> ResponseFuture<S, ReqB, M>
 where
     S: Service<Request<ReqB>>,
 {
     let span = span_listened()
         .then(|| tracing::debug_span!("ratelimit", outcome = "too_large"))
         .and_then(kept);
-    ResponseFuture::answered(Own::TooLarge(e), shared.clone(), span)
+    ResponseFuture::answered(Own::TooLarge(e), grpc, shared.clone(), span)
 }
 
 /// Whether a request's `ratelimit` span can reach anyone: a `tracing`

@@ -2,8 +2,12 @@
 //! `Arc` per layer. Below the service, its future and the code that builds
 //! the answers, which all read it; the layer builds it.
 
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
 use ratelimit_core::Limiter;
 
+use crate::grpc::LimitedCode;
 use crate::key_extractor::KeyParts;
 use crate::observe::Counters;
 use crate::RequestExtractor;
@@ -17,4 +21,9 @@ pub(crate) struct Shared<M> {
     pub(crate) legacy_headers: bool,
     pub(crate) charge_before_end: bool,
     pub(crate) counters: Counters,
+    /// The gRPC status of a limited call.
+    pub(crate) grpc_limited: LimitedCode,
+    /// Whether a request without a client address was logged (shared with
+    /// the layer and its clones).
+    pub(crate) missing_peer_logged: Arc<AtomicBool>,
 }

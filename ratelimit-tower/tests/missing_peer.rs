@@ -49,6 +49,26 @@ async fn a_request_without_a_peer_address_gets_500_naming_the_fix() {
 }
 
 #[tokio::test]
+async fn the_misconfiguration_is_logged_at_error_once_per_layer() {
+    let (logs, _guard) = ratelimit_testkit::log_capture::LogCapture::install();
+    let layer = layer(BY_IP, &clock());
+    for _ in 0..3 {
+        assert_eq!(call(&layer, bare()).await.0, 500);
+    }
+    let errors = logs.with_at_least(tracing::Level::ERROR, "no client address");
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(errors[0].contains("`tonic` feature"), "{}", errors[0]);
+    // Another layer (another server) says it again.
+    let other = layer_of(BY_IP);
+    assert_eq!(call(&other, bare()).await.0, 500);
+    assert_eq!(logs.with("no client address").len(), 2);
+}
+
+fn layer_of(json: &str) -> RateLimitLayer {
+    layer(json, &clock())
+}
+
+#[tokio::test]
 async fn axum_served_without_connect_info_gets_500_not_a_shared_bucket() {
     let app = Router::new()
         .route("/", get(ok))

@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod fault_answers;
 pub mod fault_calls;
 pub mod faults;
+pub mod grpc;
 pub mod hostile;
 pub mod http;
 pub mod load;

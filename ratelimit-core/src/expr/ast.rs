@@ -43,6 +43,8 @@ impl Node {
                 | StrField::Query
                 | StrField::Method
                 | StrField::Host
+                | StrField::GrpcService
+                | StrField::GrpcMethod
                 | StrField::Claim(_)
                 | StrField::App(_) => {}
             },
@@ -106,6 +108,10 @@ pub(super) enum StrField {
     UserAgent,
     /// `http.cookie`
     Cookie,
+    /// `grpc.service`: `package.Service` of a `/package.Service/Method` path.
+    GrpcService,
+    /// `grpc.method`: `Method` of a `/package.Service/Method` path.
+    GrpcMethod,
     /// `http.request.headers["name"]`; the name is lower-cased.
     Header(String),
     /// `http.request.jwt.claims["name"]` (or `…[0]`): a verified claim.
@@ -189,6 +195,8 @@ pub(super) fn lookup_field(name: &str) -> Option<FieldKind> {
         "http.host" => FieldKind::Str(StrField::Host),
         "http.user_agent" => FieldKind::Str(StrField::UserAgent),
         "http.cookie" => FieldKind::Str(StrField::Cookie),
+        "grpc.service" => FieldKind::Str(StrField::GrpcService),
+        "grpc.method" => FieldKind::Str(StrField::GrpcMethod),
         "ip.src" => FieldKind::Ip,
         HEADERS_FIELD => FieldKind::Headers,
         CLAIMS_FIELD => FieldKind::Claims,
@@ -226,6 +234,8 @@ mod tests {
             "http.host",
             "http.user_agent",
             "http.cookie",
+            "grpc.service",
+            "grpc.method",
             "ip.src",
             "http.request.headers",
         ] {

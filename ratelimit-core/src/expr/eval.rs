@@ -63,9 +63,26 @@ fn field_value<'r>(field: &StrField, req: &'r dyn RequestView, jwt_off: bool) ->
         StrField::UserAgent => header_text(req, "user-agent"),
         StrField::Header(name) => header_text(req, name),
         StrField::Cookie => cookie_text(req),
+        StrField::GrpcService => Cow::Borrowed(grpc_names(req.path()).0),
+        StrField::GrpcMethod => Cow::Borrowed(grpc_names(req.path()).1),
         StrField::Claim(_) if jwt_off => Cow::Borrowed(""),
         StrField::Claim(name) => Cow::Borrowed(req.jwt_claim(name).unwrap_or("")),
         StrField::App(name) => Cow::Borrowed(req.app_value(name).unwrap_or("")),
+    }
+}
+
+/// The service and the method a gRPC path names: `/package.Service/Method`
+/// is `("package.Service", "Method")`; a path of another shape (not two
+/// non-empty segments) names neither, `("", "")`.
+fn grpc_names(path: &str) -> (&str, &str) {
+    let names = path.strip_prefix('/').and_then(|rest| rest.split_once('/'));
+    match names {
+        Some((service, method))
+            if !service.is_empty() && !method.is_empty() && !method.contains('/') =>
+        {
+            (service, method)
+        }
+        _ => ("", ""),
     }
 }
 
@@ -108,83 +125,4 @@ fn lowered(value: Cow<'_, str>) -> Cow<'_, str> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::expr::ast::Subject;
-
-    use crate::RequestAttrs;
-
-    fn req() -> RequestAttrs {
-        RequestAttrs::new("192.0.2.1".parse().unwrap())
-    }
-
-    fn test(field: StrField, op: StrOp) -> Node {
-        Node::Str(StrTest {
-            subject: Subject {
-                field,
-                lower: false,
-            },
-            op,
-        })
-    }
-
-    #[test]
-    fn simple_fields_are_borrowed_not_copied() {
-        let r = req().with_path("/a").with_header("x-k", "v");
-        assert!(matches!(
-            field_value(&StrField::Path, &r, false),
-            Cow::Borrowed("/a")
-        ));
-        let header = StrField::Header("x-k".into());
-        assert!(matches!(
-            field_value(&header, &r, false),
-            Cow::Borrowed("v")
-        ));
-        assert!(matches!(
-            lowered(Cow::Borrowed("already lower")),
-            Cow::Borrowed(_)
-        ));
-    }
-
-    #[test]
-    fn lowered_handles_non_ascii_upper_case() {
-        assert_eq!(lowered(Cow::Borrowed("ÉCOLE.Example")), "école.example");
-    }
-
-    #[test]
-    fn missing_header_is_the_empty_string() {
-        let field = StrField::Header("x-missing".into());
-        assert!(eval(
-            &test(field.clone(), StrOp::Eq(String::new())),
-            &req(),
-            false
-        ));
-        assert!(eval(&test(field, StrOp::Ne("x".into())), &req(), false));
-    }
-
-    #[test]
-    fn invalid_utf8_header_is_compared_lossily() {
-        let r = req().with_header("x-bin", b"a\xffb");
-        let op = StrOp::Eq("a\u{fffd}b".into());
-        assert!(eval(&test(StrField::Header("x-bin".into()), op), &r, false));
-    }
-
-    #[test]
-    fn several_cookie_headers_are_joined_with_semicolon_space() {
-        let r = req()
-            .with_header("Cookie", "a=1")
-            .with_header("Cookie", "b=2");
-        assert_eq!(cookie_text(&r), "a=1; b=2");
-        assert_eq!(cookie_text(&req()), "");
-        assert!(matches!(
-            cookie_text(&req().with_header("cookie", "a=1")),
-            Cow::Borrowed("a=1")
-        ));
-    }
-
-    #[test]
-    fn empty_and_or_follow_the_identities() {
-        assert!(eval(&Node::And(vec![]), &req(), false));
-        assert!(!eval(&Node::Or(vec![]), &req(), false));
-    }
-}
+mod tests;
