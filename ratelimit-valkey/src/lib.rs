@@ -75,9 +75,9 @@
 //! A check past that (a bucket's burst above about 10^8 with a 24 h
 //! period; never the window limits a validated rule allows) is answered
 //! with a `Protocol` error rather than an inexact decision. A bucket's key
-//! holds what gives its last count back under any quota, so a publish
-//! that changes `limit` or `burst` keeps the tokens (the level), refilled
-//! (drained) at the new rate, as the core does.
+//! holds the limit it was written under beside its level, so a publish
+//! that changes `limit` keeps the level, refilled (or drained) at the new
+//! rate, as the core does.
 //!
 //! # Minimum supported Rust version
 //!

@@ -8,10 +8,10 @@
 //! rounded, and a publish that changes the rate keeps the level, which
 //! drains at the new rate (a TAT, a time, would rescale the level by the
 //! change). With equal settings it admits exactly what the token bucket
-//! admits (the token bucket runs this arithmetic on what its bucket
-//! lacks). Retry-After is the time until one request fits.
+//! admits: its level is the token bucket's `spent`, so the arithmetic is
+//! the token bucket's. Retry-After is the time until one request fits.
 
-use super::{ceil_div, div_rem, narrow, CheckQuota, Decision, MAX_CHARGED_UNITS};
+use super::{token_bucket, CheckQuota, Decision};
 
 /// The stored state of one subject: the level and when it was updated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -26,121 +26,53 @@ pub(crate) struct State {
 }
 
 impl State {
-    /// A level of `spent` units at `updated_ms`, under `limit` units a ms.
+    /// The token bucket whose tokens spent are this level.
     #[inline(always)]
-    fn at(spent: u128, updated_ms: u64, limit: u128) -> Self {
-        Self {
-            level: narrow(spent),
-            updated_ms,
-            empty_ms: updated_ms.saturating_add(narrow(ceil_div(spent, limit))),
+    fn as_spent(self) -> token_bucket::State {
+        token_bucket::State {
+            spent: self.level,
+            updated_ms: self.updated_ms,
+            full_ms: self.empty_ms,
         }
+    }
+
+    #[inline(always)]
+    fn from_spent(s: token_bucket::State) -> Self {
+        Self {
+            level: s.spent,
+            updated_ms: s.updated_ms,
+            empty_ms: s.full_ms,
+        }
+    }
+
+    #[inline(always)]
+    fn with_spent(&mut self, f: impl FnOnce(&mut token_bucket::State) -> Decision) -> Decision {
+        let mut s = self.as_spent();
+        let d = f(&mut s);
+        *self = Self::from_spent(s);
+        d
     }
 }
 
-/// The quota in units of `1 / period` of a request, and the level of
-/// `state` once drained up to `now`: what a check and a charge start from.
-struct Drained {
-    /// One request, in units (the period in ms).
-    p: u128,
-    /// Units drained per ms.
-    limit: u128,
-    /// The bucket's size, in units.
-    capacity: u128,
-    /// The level at `now`, in units.
-    spent: u128,
-}
-
-impl Drained {
-    #[inline(always)]
-    fn at(state: &State, now: u64, q: &CheckQuota) -> Self {
-        let p = q.period_ms.max(1) as u128;
-        let limit = q.limit.max(1) as u128;
-        let elapsed = now.saturating_sub(state.updated_ms) as u128;
-        // An ended state holds nothing (see `State`).
-        let spent = if now >= state.empty_ms {
-            0
-        } else {
-            (state.level as u128).saturating_sub(elapsed.saturating_mul(limit))
-        };
-        Self {
-            p,
-            limit,
-            capacity: q.burst as u128 * p,
-            spent,
-        }
-    }
-}
-
-/// Checks one request at `now` (Unix ms) and updates `state` when it is
-/// admitted: the level drained since the last update, plus `cost`
-/// requests, fits in `burst`. A refusal leaves the level and its time as
-/// they were: they drain to the same level at any later time as the
-/// drained state would, and the last update stays that of the last
-/// admitted request, from which a publish's new rate counts (as the
-/// Valkey script, which writes nothing on a refusal under an unchanged
-/// limit). Only the end of a live state moves, to where the current rate
-/// puts it (after a publish that changed the limit).
-// Inlinable into the in-memory store's count path (`Packed::count`).
-#[inline]
+/// Checks one request at `now` (Unix ms) and updates `state`: the level
+/// drained since the last update, plus `cost` requests, fits in `burst`.
+#[inline(always)]
 pub(crate) fn check(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
-    let Drained {
-        p,
-        limit,
-        capacity,
-        spent,
-    } = Drained::at(state, now, q);
-    let need = spent + q.cost as u128 * p;
-    if need <= capacity {
-        let remaining = narrow(div_rem(capacity - need, p).0);
-        *state = State::at(need, now.max(state.updated_ms), limit);
-        return Decision::allow(remaining, narrow(ceil_div(need, limit)));
-    }
-    if now < state.empty_ms {
-        *state = State::at(state.level as u128, state.updated_ms, limit);
-    }
-    let remaining = narrow(div_rem(capacity - spent.min(capacity), p).0);
-    let retry = if q.cost > q.burst {
-        q.period_ms
-    } else {
-        narrow(ceil_div(need - capacity, limit))
-    };
-    Decision::deny(retry, remaining, narrow(ceil_div(spent, limit)))
+    state.with_spent(|s| token_bucket::check(s, now, q))
 }
 
 /// Charges `q.cost` at `now` whether or not it fits: the level may pass the
-/// bucket's size (saturating at [`MAX_CHARGED_UNITS`] units), drained at
-/// the usual rate. Admitted while the bucket does not overflow; else
-/// Retry-After is when a request of cost 1 fits again.
+/// bucket's size (saturating at [`MAX_CHARGED_UNITS`](super::MAX_CHARGED_UNITS)
+/// units), drained at the usual rate. Admitted while the bucket does not
+/// overflow; else Retry-After is when a request of cost 1 fits again.
 pub(crate) fn charge(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
-    let Drained {
-        p,
-        limit,
-        capacity,
-        spent,
-    } = Drained::at(state, now, q);
-    let mut charged = spent + q.cost as u128 * p;
-    if charged > MAX_CHARGED_UNITS {
-        charged = spent.max(MAX_CHARGED_UNITS);
-    }
-    *state = State::at(charged, now.max(state.updated_ms), limit);
-    let spent = state.level as u128;
-    let reset = narrow(ceil_div(spent, limit));
-    if spent <= capacity {
-        return Decision::allow(narrow(div_rem(capacity - spent, p).0), reset);
-    }
-    // As a refused check of cost 1 would say.
-    let retry = if q.burst == 0 {
-        q.period_ms
-    } else {
-        narrow(ceil_div(spent + p - capacity, limit))
-    };
-    Decision::deny(retry, 0, reset)
+    state.with_spent(|s| token_bucket::charge(s, now, q))
 }
 
-/// When the bucket is empty again (Unix ms), so the state can be dropped:
-/// at the rate of its last update (see [`State`]).
-pub(crate) fn expires_at(state: &State, _q: &CheckQuota) -> u64 {
-    state.empty_ms
+/// When the bucket is empty again (Unix ms), so the state can be dropped.
+#[inline(always)]
+pub(crate) fn expires_at(state: &State, q: &CheckQuota) -> u64 {
+    token_bucket::expires_at(&state.as_spent(), q)
 }
 
 #[cfg(test)]

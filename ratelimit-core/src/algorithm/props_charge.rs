@@ -161,10 +161,9 @@ proptest! {
             sliding_window::charge(&mut sw, t, &qc);
             prop_assert_eq!(sw.current as u128, capped(before as u128, c128, sliding_window::MAX_CHARGED as u128));
             token_bucket::charge(&mut tb, t, &q0);
-            let spent = |tb: &token_bucket::State| (q.burst as i128 * p as i128 - tb.tokens as i128) as u128;
-            let before = spent(&tb);
+            let before = tb.spent as u128;
             token_bucket::charge(&mut tb, t, &qc);
-            prop_assert_eq!(spent(&tb), capped(before, c128 * p, MAX_CHARGED_UNITS));
+            prop_assert_eq!(tb.spent as u128, capped(before, c128 * p, MAX_CHARGED_UNITS));
             leaky_bucket::charge(&mut lb, t, &q0);
             let before = lb.level as u128;
             leaky_bucket::charge(&mut lb, t, &qc);
@@ -196,8 +195,7 @@ proptest! {
             }
             if token_bucket::check(&mut tb.clone(), t, &one).allowed {
                 token_bucket::charge(&mut tb, t, &qc);
-                let spent = q.burst as i128 * p as i128 - tb.tokens as i128;
-                prop_assert!(spent <= ((q.burst as u128 + room) * p) as i128);
+                prop_assert!(tb.spent as u128 <= (q.burst as u128 + room) * p);
             }
             if leaky_bucket::check(&mut lb.clone(), t, &one).allowed {
                 leaky_bucket::charge(&mut lb, t, &qc);

@@ -19,7 +19,7 @@
 //! | `penalty.rs` | the penalty cache, a penalty seen and reset by another instance, log rules never blocking |
 //! | `fail_mode.rs` | `open`, `closed` and `local` with the backend down; a cached refusal standing through an outage |
 //! | `charge.rs` | charging after the response: the exact retry, admission while not spent, penalties, two instances, publish, fail modes |
-//! | `publish.rs` | what a publish keeps: a bucket's level across a rate or burst change (a token bucket's tokens capped at a lowered burst), a window's count across a limit change, fresh on a period or algorithm change until changed back, a running penalty's end |
+//! | `publish.rs` | what a publish keeps: a bucket's level across a rate or burst change, a window's count across a limit change, fresh on a period or algorithm change until changed back, a running penalty's end |
 //! | `overlimit.rs` | the over-limit cache against the backend alone, backend calls in a flood, publish and reset |
 
 mod charge;
@@ -73,7 +73,7 @@ pub use penalty::{
 };
 pub use probe::Probe;
 pub use publish::{
-    a_burst_change_caps_the_tokens_and_keeps_the_level, a_limit_change_keeps_the_window_count,
+    a_burst_change_keeps_the_level, a_limit_change_keeps_the_window_count,
     a_rate_change_keeps_the_bucket_level, a_running_penalty_keeps_its_end,
     period_algorithm_and_removal_start_fresh_until_changed_back,
 };
@@ -188,7 +188,7 @@ macro_rules! scenarios {
             a_charge_the_backend_cannot_take_goes_local_or_is_counted,
             a_rate_change_keeps_the_bucket_level,
             a_limit_change_keeps_the_window_count,
-            a_burst_change_caps_the_tokens_and_keeps_the_level,
+            a_burst_change_keeps_the_level,
             period_algorithm_and_removal_start_fresh_until_changed_back,
             a_running_penalty_keeps_its_end,
         );

@@ -199,7 +199,8 @@ pub(crate) fn invocation(
         Algorithm::FixedWindow => (fixed_window(&p), q.cost),
         Algorithm::SlidingWindow => (sliding_window(&p)?, q.cost),
         Algorithm::TokenBucket => (token_bucket(&p)?, q.cost),
-        // The leaky bucket's parameters are the token bucket's.
+        // The leaky bucket runs the token bucket's check (its level is
+        // the tokens spent), with the same parameters.
         Algorithm::LeakyBucket => (token_bucket(&p)?, q.cost),
         Algorithm::Distinct => (distinct(&p, check.bit), 1),
         _ => return Err(unknown(check)),
@@ -240,7 +241,7 @@ fn sliding_window(p: &Params) -> Result<Vec<Arg>, BackendError> {
     Ok(vec![Arg::U(q.limit), Arg::U(p.period)])
 }
 
-/// `token_bucket.lua` and `leaky_bucket.lua`: the limit, the capacity
+/// `token_bucket.lua` (the leaky bucket's too): the limit, the capacity
 /// (burst * period) and the period.
 fn token_bucket(p: &Params) -> Result<Vec<Arg>, BackendError> {
     // The script's need is cost * period, a charge's at most 2^51

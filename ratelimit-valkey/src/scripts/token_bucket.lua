@@ -1,9 +1,8 @@
 -- Token bucket: up to `burst` tokens, starts full, refills at `limit` per
--- `period` up to `burst`; a request takes `cost` tokens. Tokens are
--- counted in units of 1/period of a token, as the core does, so no
--- fraction is rounded. What the bucket lacks (the capacity less its
--- tokens, none when they pass it) drains as the leaky bucket's level
--- does: the arithmetic below is leaky_bucket.lua's, on that.
+-- `period`; a request takes `cost` tokens. Tokens are counted in units of
+-- 1/period of a token, as the core does, so no fraction is rounded. The
+-- leaky bucket runs this check too (as the core: its level is the tokens
+-- spent; its head's digit is 4).
 --
 -- ARGV[p]     limit (refill units per ms)
 -- ARGV[p + 1] capacity: burst * period
@@ -12,31 +11,26 @@
 -- cost * max(period, 1) units, a charge's at most 2^51.)
 -- Reply       the decision (see the prelude)
 --
--- Storage: the tokens and the time from their count to the key's expiry
--- (`span`), as one negative integer whose decimal digits are, from the
--- last: the span's width less 7 (1 to 9), the sign of the tokens (0, or 1
--- below zero: a debt), the span on that width (8 digits up to 27 hours),
--- then the tokens' magnitude, -(tokens * 10^(w + 2) + span * 100 + sign *
--- 10 + w - 7): each part keeps its place whatever the others hold, so two
--- values of one width and sign differ by an INCRBY of the parts'
--- differences. Written from decimal strings, so that no Lua number passes
--- 2^53. The key expires when the bucket is full again at the quota of
--- that count, which gives the count's time back (the expiry less the
--- span) whatever the quota is now: a publish that changes the limit
--- keeps the tokens, refilled at the new rate from their count on, one
--- that lowers the burst caps them at it, one that raises it keeps them. A
--- full bucket is no key. A non-negative integer is the former storage,
--- the units spent, read under the current quota. The caller checks that
--- capacity + need < 2^53 (for a charge: capacity + period < 2^52), so a
--- count's need is exact.
+-- Storage: the units spent and the limit they were written under, as one
+-- negative integer, -(spent * 10^10 + limit) (a limit is at most 10^9),
+-- written from decimal strings so that no Lua number passes 2^53; the key
+-- expires when the bucket is full again at that limit, updated_ms +
+-- ceil(spent / limit), which gives updated_ms back whatever the limit is
+-- now: a publish that changes the rate keeps the tokens, refilled at the
+-- new rate from the last update on. A full bucket is no key. A
+-- non-negative integer is the former storage, the units spent alone,
+-- read under the current limit. The caller checks that capacity + need
+-- < 2^53 (for a charge: capacity + period < 2^52), so a count's need is
+-- exact.
 --
 -- So a live key (expiring at `exp`, after `now`) written under the
--- current quota lacks at most (exp - now) * limit units now: exactly that
--- less the rounding when it was written at or before `now`. After a
--- count that fits, the key expires at exp + floor(need / limit) or one ms
--- later (again by the rounding), whichever was the write's time. (Written
--- under another quota, it may lack more: the expiry read with GETEX on
--- that guess is put back when the count is refused.)
+-- current limit holds at most (exp - now) * limit units now: exactly that
+-- less the rounding, ceil(spent / limit) * limit - spent, when it was
+-- written at or before `now`, and its `spent` otherwise, which is less.
+-- After a count that fits, the key expires at exp + floor(need / limit)
+-- or one ms later (again by the rounding), whichever was the write's
+-- time. (Written under another limit, it may hold more: the expiry read
+-- with GETEX on that guess is put back when the count is refused.)
 local MAX_CHARGED = 2251799813685248
 
 -- The token bucket check, part one: its common path, a count of a live
@@ -81,49 +75,30 @@ if raw == MARKER then
   local left = exp - now
   return string.format('2 %d 0 %d %d', left, left, exp)
 end
--- What the key holds: the tokens (`tokens`) counted at `updated`, and
--- what the bucket then lacked under the current quota (`spent`); `short`
--- when the value has an 8-digit span and no debt (a count's write is then
--- an INCRBY by the difference). Anything else (not a number, a malformed
--- value) reads as a full bucket.
-local spent, updated, short, tokens, span = 0, 0, false, 0, 0
+-- What the key holds: the units spent and the limit they were written
+-- under (`wrote`); `same` when that is the current limit (the write is
+-- then an INCRBY by the difference). Anything else (not a number, a
+-- malformed value) reads as a full bucket.
+local spent, updated, same = 0, 0, false
 if raw then
+  local wrote = limit
   local n = #raw
   if string.byte(raw) == 45 then
-    -- '-', the tokens' magnitude (none when 0), the span, the sign, the
-    -- span's width less 7.
-    local w = (string.byte(raw, n) or 0) - 41
-    local last = n - 2 - w
-    local t = 0
-    if last >= 2 then
-      t = tonumber(string.sub(raw, 2, last))
-    else
-      last = 1
+    -- '-': -(spent * 10^10 + limit), its two decimal parts read apart.
+    wrote = n > 11 and tonumber(string.sub(raw, n - 9))
+    spent = wrote and wrote >= 1 and tonumber(string.sub(raw, 2, n - 10))
+    if not spent then
+      spent, wrote = 0, limit
     end
-    span = w >= 8 and w <= 16 and n >= 4 and t and tonumber(string.sub(raw, last + 1, n - 2))
-    if span then
-      tokens = t
-      if string.byte(raw, n - 1) == 49 then
-        tokens = -t
-      end
-      short = w == 8 and tokens >= 0
-      updated = exp - span
-      if tokens < capacity then
-        spent = capacity - tokens
-      end
-    else
-      updated, tokens, span = exp, capacity, 0
-    end
+    same = wrote == limit
   else
     spent = tonumber(raw) or 0
-    tokens = capacity - spent
-    -- exp - ceil(spent / limit), written out (as ceil_div, in the rest).
-    local r = spent % limit
-    updated = exp - (spent - r) / limit
-    if r > 0 then
-      updated = updated - 1
-    end
-    span = exp - updated
+  end
+  -- exp - ceil(spent / wrote), written out (as ceil_div, in the rest).
+  local r = spent % wrote
+  updated = exp - (spent - r) / wrote
+  if r > 0 then
+    updated = updated - 1
   end
 end
 
@@ -158,25 +133,14 @@ if need <= capacity and not charge then
   end
   if not probe then
     -- set_until(value, at + reset, raw) (see helpers.lua), inline: an
-    -- INCRBY by the difference of two short values (tokens and span, each
-    -- part's difference, borrowing so that both have one sign) as a
-    -- decimal string, exact at any size; else the key made afresh.
-    -- Nothing lacking (a full bucket) is no key.
+    -- INCRBY by the difference of the spent parts (their limit the same)
+    -- as a decimal string, exact at any size; else the key made afresh.
+    -- Nothing spent is no key (never -limit, which could be the marker).
     local target = at + reset + offset
-    local a, b = tokens - (capacity - need), span - reset
-    if a > 0 and b < 0 then
-      a, b = a - 1, b + 100000000
-    elseif a < 0 and b > 0 then
-      a, b = a + 1, b - 100000000
-    end
     if
-      short
+      same
       and need > 0
-      and reset < 100000000
-      and (
-        (a == 0 and b == 0)
-        or type(redis.pcall('INCRBY', key, a == 0 and string.format('%d00', b) or string.format('%d%08d00', a, math.abs(b)))) == 'number'
-      )
+      and (need == spent or type(redis.pcall('INCRBY', key, string.format('%d0000000000', spent - need))) == 'number')
     then
       if pexp ~= target then
         redis.call('PEXPIREAT', key, target)
@@ -186,15 +150,7 @@ if need <= capacity and not charge then
         redis.call('DEL', key)
       end
       if need > 0 then
-        -- The tokens, never below zero here; the span at least 1 ms.
-        local w = 8
-        if reset >= 100000000 then
-          w = #string.format('%d', reset)
-        end
-        local value = string.format('-%d0%d', reset, w - 7)
-        if need < capacity then
-          value = string.format('-%d%0' .. w .. 'd0%d', capacity - need, reset, w - 7)
-        end
+        local value = string.format('-%d%010d', need, limit)
         if type(redis.pcall('INCRBY', key, value)) == 'number' then
           redis.call('PEXPIREAT', key, target)
         else
@@ -253,36 +209,23 @@ if not charge then
     reset = reset + 1
   end
   if penalty == 0 then
-    if raw and not probe then
-      -- The key's end under the current quota: the count's time plus what
-      -- the bucket lacks at the current rate (as the core moves its
-      -- state's end). Rewritten with the same tokens when it moved (a
-      -- publish changed the limit or the burst), or deleted when past.
+    if raw and not same and not probe then
+      -- Written under another limit (a publish changed it), or in the
+      -- former storage: the same spent and last update under the current
+      -- limit, the key expiring when the bucket is full at the rate now
+      -- (as the core moves its state's end).
       local r = spent % limit
       local e = updated + (spent - r) / limit
       if r > 0 then
         e = e + 1
       end
-      if e ~= exp then
-        redis.call('DEL', key)
-        if spent > 0 and e > now then
-          -- The same tokens, the new span (see the header).
-          local g, t, w, sp = 0, tokens, 8, e - updated
-          if t < 0 then
-            g, t = 1, -t
-          end
-          if sp >= 100000000 then
-            w = #string.format('%d', sp)
-          end
-          local value = string.format('-%d%d%d', sp, g, w - 7)
-          if t > 0 then
-            value = string.format('-%d%0' .. w .. 'd%d%d', t, sp, g, w - 7)
-          end
-          if type(redis.pcall('INCRBY', key, value)) == 'number' then
-            redis.call('PEXPIREAT', key, e + offset)
-          else
-            redis.call('SET', key, value, 'PXAT', e + offset)
-          end
+      redis.call('DEL', key)
+      if spent > 0 and e > now then
+        local value = string.format('-%d%010d', spent, limit)
+        if type(redis.pcall('INCRBY', key, value)) == 'number' then
+          redis.call('PEXPIREAT', key, e + offset)
+        else
+          redis.call('SET', key, value, 'PXAT', e + offset)
         end
       end
     end

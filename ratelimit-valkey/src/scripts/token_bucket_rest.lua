@@ -23,20 +23,7 @@ if charge then
   local reset = ceil_div(debt, limit)
   if debt <= capacity or penalty == 0 then
     if debt > 0 then
-      -- The tokens (below zero past the capacity) and the span (see
-      -- token_bucket.lua).
-      local g, t, w = 0, capacity - debt, 8
-      if t < 0 then
-        g, t = 1, -t
-      end
-      if reset >= 100000000 then
-        w = #string.format('%d', reset)
-      end
-      local value = string.format('-%d%d%d', reset, g, w - 7)
-      if t > 0 then
-        value = string.format('-%d%0' .. w .. 'd%d%d', t, reset, g, w - 7)
-      end
-      set_until(value, at + reset, raw)
+      set_until(string.format('-%d%010d', debt, limit), at + reset, raw)
     elseif pexp ~= -2 then
       redis.call('DEL', key)
     end

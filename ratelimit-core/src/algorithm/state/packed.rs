@@ -15,7 +15,7 @@
 //! | blocked | algorithm (3 bits); the algorithm's state is fresh | the penalty's end is the idle time |
 //! | fixed window | span (29 bits, ms), count (32 bits) | window start = idle - span |
 //! | sliding window | unit (1 bit: ms or s), span (20 bits), current (20 bits), previous (20 bits) | window start = idle - span |
-//! | token bucket | span (28 bits, ms), tokens (33 bits, zigzag) | last count = idle - span; full again = idle |
+//! | token bucket | span (28 bits, ms), spent (33 bits) | last update = idle - span; full again = idle |
 //! | leaky bucket | span (28 bits, ms), level (33 bits) | last update = idle - span; empty again = idle |
 
 use std::num::NonZeroU64;
@@ -233,17 +233,13 @@ impl Layout for token_bucket::State {
             return None;
         }
         let span = fits(idle.checked_sub(self.updated_ms)?, 28)?;
-        // The tokens zigzag-encoded: a debt (below zero) packs too.
-        let t = self.tokens;
-        let zigzag = ((t << 1) ^ (t >> 63)) as u64;
-        Some(TOKEN | span << 3 | fits(zigzag, 33)? << 31)
+        Some(TOKEN | span << 3 | fits(self.spent, 33)? << 31)
     }
 
     #[inline(always)]
     fn unpack(w: u64, idle: u64) -> Self {
-        let zigzag = w >> 31;
         Self {
-            tokens: (zigzag >> 1) as i64 ^ -((zigzag & 1) as i64),
+            spent: w >> 31,
             updated_ms: idle.wrapping_sub(field(w, 3, 28)),
             full_ms: idle,
         }

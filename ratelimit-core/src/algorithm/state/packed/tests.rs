@@ -72,11 +72,11 @@ fn values_past_the_fields_are_kept_whole() {
                 previous: 0,
             }),
         ),
-        // Tokens past 32 bits and a sign.
+        // Spent past 33 bits.
         state(
             0,
             Inner::Token(token_bucket::State {
-                tokens: 1 << 33,
+                spent: 1 << 33,
                 updated_ms: T0,
                 full_ms: T0 + 1,
             }),
