@@ -70,6 +70,14 @@ impl TopK {
         }
     }
 
+    /// The subjects held without a label (at most `capacity`).
+    pub(crate) fn unlabeled(&self) -> impl Iterator<Item = &KeyDigest> {
+        self.slots
+            .iter()
+            .filter(|s| s.label.is_none())
+            .map(|s| &s.subject)
+    }
+
     /// The subjects, most frequent first, with their (upper-bound) counts
     /// and labels.
     pub(crate) fn top(&self) -> Vec<(KeyDigest, u64, Option<&str>)> {

@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use crate::heavy::TopK;
+use crate::heavy::{TopK, DEFAULT_TOP};
 use crate::KeyDigest;
 
 /// What happened to a request under one rule.
@@ -90,10 +90,14 @@ pub struct RuleStats {
     counts: [AtomicU64; 8],
     metrics: [metrics::Counter; 8],
     top_limited: Mutex<TopK>,
-    /// A fingerprint of the last subject recorded in `top_limited` without
-    /// a label (0: none): its next request gives the label. One relaxed
-    /// load per rule and request tests it.
-    wanted: AtomicU64,
+    /// The fingerprints of the subjects held in `top_limited` without a
+    /// label (0: a free place): the next request of each gives its label,
+    /// so clients that take turns are all labelled (issue 39, finding 5).
+    /// At most the sketch's 16 subjects.
+    wanted: [AtomicU64; DEFAULT_TOP],
+    /// How many of `wanted` are set: one relaxed load per rule and request
+    /// when every subject held has its label.
+    wanting: AtomicU64,
 }
 
 /// The fingerprint `RuleStats::wanted` holds: never 0.
@@ -111,7 +115,8 @@ impl RuleStats {
             counts: Default::default(),
             metrics: EVENTS.map(|e| metrics::counter!(e.metric(), "rule" => id.to_owned())),
             top_limited: Mutex::default(),
-            wanted: AtomicU64::new(0),
+            wanted: Default::default(),
+            wanting: AtomicU64::new(0),
         }
     }
 
@@ -124,35 +129,45 @@ impl RuleStats {
     /// Counts a refusal (or, for a log rule, a would-be refusal) of
     /// `subject` in the heavy-hitters sketch.
     pub(crate) fn record_subject(&self, subject: KeyDigest) {
-        let unlabeled = self
-            .top_limited
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add(subject);
-        if unlabeled {
-            self.wanted.store(fingerprint(&subject), Ordering::Relaxed);
+        let mut top = self.top_limited.lock().unwrap_or_else(|p| p.into_inner());
+        if top.add(subject) {
+            self.want_labels(&top);
         }
+    }
+
+    /// Sets `wanted` to the subjects `top` holds without a label (called
+    /// under its lock, after a change).
+    fn want_labels(&self, top: &TopK) {
+        let mut n = 0;
+        for (w, subject) in self.wanted.iter().zip(top.unlabeled()) {
+            w.store(fingerprint(subject), Ordering::Relaxed);
+            n += 1;
+        }
+        for w in &self.wanted[n..] {
+            w.store(0, Ordering::Relaxed);
+        }
+        self.wanting.store(n as u64, Ordering::Relaxed);
     }
 
     /// Whether the sketch waits for `subject`'s label (then give it with
     /// [`RuleStats::give_label`]).
     #[inline(always)]
     pub(crate) fn wants_label(&self, subject: &KeyDigest) -> bool {
-        let w = self.wanted.load(Ordering::Relaxed);
-        w != 0 && w == fingerprint(subject)
+        self.wanting.load(Ordering::Relaxed) != 0 && self.wants_label_of(subject)
+    }
+
+    #[cold]
+    fn wants_label_of(&self, subject: &KeyDigest) -> bool {
+        let fp = fingerprint(subject);
+        self.wanted.iter().any(|w| w.load(Ordering::Relaxed) == fp)
     }
 
     /// `subject`'s readable label, read from one of its requests.
     #[cold]
     pub(crate) fn give_label(&self, subject: KeyDigest, label: &str) {
-        let fp = fingerprint(&subject);
-        let _ = self
-            .wanted
-            .compare_exchange(fp, 0, Ordering::Relaxed, Ordering::Relaxed);
-        self.top_limited
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .set_label(subject, label);
+        let mut top = self.top_limited.lock().unwrap_or_else(|p| p.into_inner());
+        top.set_label(subject, label);
+        self.want_labels(&top);
     }
 
     /// The subjects this rule limited (or, for a log rule, would have

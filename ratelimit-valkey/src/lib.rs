@@ -69,16 +69,15 @@
 //!
 //! # Limits
 //!
-//! Lua numbers are doubles. The token bucket needs
-//! `(burst + cost) * period_ms < 2^53` and the leaky bucket
-//! `(burst + cost) * period_ms / limit < 2^52` ms, with limit and period
-//! below 2^31; the sliding window needs `period_ms^2 < 2^53` (periods up
-//! to about 26 h) and a limit below 2^31. A check past that (a bucket's
-//! burst above about 10^8 with a 24 h period; never the window limits a
-//! validated rule allows) is answered with a `Protocol` error rather than
-//! an inexact decision. After a change of
-//! `limit` the token bucket reads its stored refill time under the new
-//! limit for that first request.
+//! Lua numbers are doubles. The buckets need
+//! `(burst + cost) * period_ms < 2^53`; the sliding window needs
+//! `period_ms^2 < 2^53` (periods up to about 26 h) and a limit below 2^31.
+//! A check past that (a bucket's burst above about 10^8 with a 24 h
+//! period; never the window limits a validated rule allows) is answered
+//! with a `Protocol` error rather than an inexact decision. A bucket's key
+//! holds the limit it was written under beside its level, so a publish
+//! that changes `limit` keeps the level, refilled (or drained) at the new
+//! rate, as the core does.
 //!
 //! # Minimum supported Rust version
 //!

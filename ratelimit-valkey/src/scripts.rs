@@ -71,17 +71,21 @@ macro_rules! single_source {
 
 /// An algorithm in the batch script: its function of one check (its key
 /// `k`, its head at `ARGV[o]`, the call's `now` and `offset` as arguments,
-/// not upvalues), the check as one check's script runs it; made only when
-/// the batch uses it.
+/// not upvalues), named `$name`, the check of `$file` (the algorithm's own
+/// by default) as one check's script runs it; made only when the batch
+/// uses it.
 macro_rules! batch_part {
     ($digit:literal, $name:literal) => {
+        batch_part!($digit, $name, $name)
+    };
+    ($digit:literal, $name:literal, $file:literal) => {
         concat!(
             "if uses",
             $digit,
             " then\n",
             $name,
             " = function(k, o, now, offset)\n",
-            check!($digit, $name),
+            check!($digit, $file),
             "end\nend\n"
         )
     };
@@ -96,7 +100,9 @@ pub(crate) const SOURCES: [&str; 6] = [
     single_source!("1", "fixed_window", "2"),
     single_source!("2", "sliding_window", "2"),
     single_source!("3", "token_bucket", "3"),
-    single_source!("4", "leaky_bucket", "6"),
+    // The leaky bucket's level is the token bucket's tokens spent (see
+    // `ratelimit_core`'s leaky bucket): the same check, its own digit.
+    single_source!("4", "token_bucket", "3"),
     single_source!("5", "distinct", "4"),
     concat!(
         include_str!("scripts/prelude.lua"),
@@ -106,7 +112,7 @@ pub(crate) const SOURCES: [&str; 6] = [
         batch_part!("1", "fixed_window"),
         batch_part!("2", "sliding_window"),
         batch_part!("3", "token_bucket"),
-        batch_part!("4", "leaky_bucket"),
+        batch_part!("4", "leaky_bucket", "token_bucket"),
         batch_part!("5", "distinct"),
         include_str!("scripts/batch.lua")
     ),
@@ -123,9 +129,8 @@ static SCRIPTS: LazyLock<[Script; 6]> = LazyLock::new(|| SOURCES.map(Script::new
 /// algorithm's digit (1 fixed window, 2 sliding window, 3 token bucket, 4
 /// leaky bucket, 5 distinct) for a count of cost 1 without a penalty, else
 /// followed by the mode's digit (0 count, 1 probe, 2 charge), the penalty
-/// in ms if any and `x` and the cost if not 1 (the cost of fixed window,
-/// sliding window and token bucket checks, the others' is in their
-/// parameters): `2` counts, `21` probes, `2030000` counts with a 30 s
+/// in ms if any and `x` and the cost if not 1 (distinct's is always 1):
+/// `2` counts, `21` probes, `2030000` counts with a 30 s
 /// penalty, `20x5` counts 5 (see the header of each script for the
 /// parameters). These arguments are private to this crate's version: a
 /// script is called by its SHA, so versions that send different arguments

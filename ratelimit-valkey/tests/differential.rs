@@ -10,7 +10,10 @@
 //! holds their arithmetic to the core's: small quotas (many refusals), and
 //! large ones (limits up to 10^9, periods up to a day, costs up to beyond
 //! the limit) where products pass 2^53 and the scripts' exact `muldiv` and
-//! split divisions are needed. `PROPTEST_CASES` sets the cases per test.
+//! split divisions are needed; and small ones with a publish mid-way that
+//! changes the rule's `limit`, `burst` or `period` (issue 39: the token
+//! bucket's script misread its state after a change of limit, which no
+//! timeline had). `PROPTEST_CASES` sets the cases per test.
 
 use std::time::Duration;
 
@@ -41,6 +44,9 @@ struct Case {
     penalty_s: Option<u64>,
     start: u64,
     steps: Vec<(u64, u64, Option<u16>, CheckMode)>,
+    /// A publish before step `.0` that changes the rule's limit, period
+    /// (seconds) and burst to `.1`, `.2`, `.3` (same id).
+    publish: Option<(usize, u64, u64, u64)>,
 }
 
 /// A step's mode and, for a charge, its cost: `share` in per mille of the
@@ -104,8 +110,34 @@ fn case(algo: Algo) -> impl Strategy<Value = Case> {
                 penalty_s,
                 start,
                 steps,
+                publish: None,
             }
         })
+}
+
+/// A small case with a publish mid-way that changes `limit`, `burst` or
+/// `period` (or several): the stored state is kept, rescaled or started
+/// fresh as `docs/rules.md` ("What a publish keeps") says, alike on both.
+fn publish_case(algo: Algo) -> impl Strategy<Value = Case> {
+    let change = (0usize..40, 1u64..=6, 1u64..=4, 1u64..=6, 0u8..7);
+    (case(algo), change).prop_map(|(mut c, (at, limit, period_s, burst, which))| {
+        // Which fields change: limit, period, burst, as bits (0: limit
+        // alone).
+        let pick = |bit: u8, new: u64, old: u64| {
+            if which & bit != 0 || which == 0 && bit == 1 {
+                new
+            } else {
+                old
+            }
+        };
+        c.publish = Some((
+            at % (c.steps.len() + 1),
+            pick(1, limit, c.limit),
+            pick(2, period_s, c.period_s),
+            pick(4, burst, c.burst),
+        ));
+        c
+    })
 }
 
 /// Large quotas: steps a random share of the period apart, costs a random
@@ -142,14 +174,10 @@ fn big_case(algo: Algo) -> impl Strategy<Value = Case> {
     )
         .prop_map(move |(limit, period_s, burst, penalty_s, start, steps)| {
             let period_ms = period_s * 1000;
-            // Within the crate's documented limits: the token bucket needs
-            // (burst + cost) * period below 2^53, the leaky bucket
-            // (burst + cost) * period / limit ms below 2^52.
+            // Within the crate's documented limits: the buckets need
+            // (burst + cost) * period below 2^53.
             let burst = match algo {
-                Algo::Token => burst.min((1u64 << 53) / period_ms / 4).max(1),
-                Algo::Leaky => burst
-                    .min(limit.saturating_mul(1 << 50) / period_ms / 4)
-                    .max(1),
+                Algo::Token | Algo::Leaky => burst.min((1u64 << 53) / period_ms / 4).max(1),
                 _ => burst,
             };
             let base = if bucket { burst } else { limit };
@@ -171,19 +199,21 @@ fn big_case(algo: Algo) -> impl Strategy<Value = Case> {
                 penalty_s,
                 start: period_ms * start / 1000,
                 steps,
+                publish: None,
             }
         })
 }
 
-fn rule(algo: Algo, c: &Case) -> Rule {
-    let p = Duration::from_secs(c.period_s);
-    let b = RuleBuilder::new(unique("d")).key(["ip"]);
+/// The rule of `c`, with the id `id`, at `(limit, period_s, burst)`.
+fn rule(algo: Algo, c: &Case, id: &str, (limit, period_s, burst): (u64, u64, u64)) -> Rule {
+    let p = Duration::from_secs(period_s);
+    let b = RuleBuilder::new(id).key(["ip"]);
     let b = match algo {
-        Algo::Fixed => b.fixed_window(c.limit, p),
-        Algo::Sliding => b.sliding_window(c.limit, p),
-        Algo::Token => b.token_bucket(c.limit, p, c.burst),
-        Algo::Leaky => b.leaky_bucket(c.limit, p, c.burst),
-        Algo::Distinct => b.distinct("path", c.limit, p),
+        Algo::Fixed => b.fixed_window(limit, p),
+        Algo::Sliding => b.sliding_window(limit, p),
+        Algo::Token => b.token_bucket(limit, p, burst),
+        Algo::Leaky => b.leaky_bucket(limit, p, burst),
+        Algo::Distinct => b.distinct("path", limit, p),
     };
     let b = match c.penalty_s {
         Some(s) => b.penalty(Duration::from_secs(s)),
@@ -192,7 +222,19 @@ fn rule(algo: Algo, c: &Case) -> Rule {
     b.build().expect("valid rule")
 }
 
+/// Which cases a run draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Small,
+    Large,
+    Publish,
+}
+
 fn run(algo: Algo, big: bool) {
+    run_kind(algo, if big { Kind::Large } else { Kind::Small });
+}
+
+fn run_kind(algo: Algo, kind: Kind) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -209,17 +251,21 @@ fn run(algo: Algo, big: bool) {
         failure_persistence: None,
         ..Config::default()
     });
-    let strategy = if big {
-        big_case(algo).boxed()
-    } else {
-        case(algo).boxed()
+    let strategy = match kind {
+        Kind::Small => case(algo).boxed(),
+        Kind::Large => big_case(algo).boxed(),
+        Kind::Publish => publish_case(algo).boxed(),
     };
     let result = runner.run(&strategy, |c| {
-        let rule = rule(algo, &c);
+        let id = unique("d");
+        let mut rule = rule(algo, &c, &id, (c.limit, c.period_s, c.burst));
         let memory = MemoryBackend::with_capacity(16);
         let mut conn = conn.clone();
         let mut now = T0 + c.start;
         for (i, &(dt, cost, bit, mode)) in c.steps.iter().enumerate() {
+            if let Some((_, limit, period_s, burst)) = c.publish.filter(|p| p.0 == i) {
+                rule = self::rule(algo, &c, &id, (limit, period_s, burst));
+            }
             now += dt;
             let check = check_of(&template, &rule, "203.0.113.7", cost, bit).with_mode(mode);
             let key = backend.key_of(&check);
@@ -248,7 +294,7 @@ fn run(algo: Algo, big: bool) {
         Ok(())
     });
     if let Err(e) = result {
-        panic!("{algo:?} (large: {big}): {e}");
+        panic!("{algo:?} ({kind:?}): {e}");
     }
 }
 
@@ -307,4 +353,32 @@ fn distinct_scripts_match_the_core() {
 #[test]
 fn distinct_scripts_match_the_core_on_large_quotas() {
     run(Algo::Distinct, true);
+}
+
+#[test]
+fn fixed_window_scripts_match_the_core_across_publishes() {
+    run_kind(Algo::Fixed, Kind::Publish);
+}
+
+#[test]
+fn sliding_window_scripts_match_the_core_across_publishes() {
+    run_kind(Algo::Sliding, Kind::Publish);
+}
+
+/// Issue 39, finding 7: the token bucket's script read its last update
+/// from the key's expiry under the current limit, which a publish that
+/// changed the limit made wrong.
+#[test]
+fn token_bucket_scripts_match_the_core_across_publishes() {
+    run_kind(Algo::Token, Kind::Publish);
+}
+
+#[test]
+fn leaky_bucket_scripts_match_the_core_across_publishes() {
+    run_kind(Algo::Leaky, Kind::Publish);
+}
+
+#[test]
+fn distinct_scripts_match_the_core_across_publishes() {
+    run_kind(Algo::Distinct, Kind::Publish);
 }

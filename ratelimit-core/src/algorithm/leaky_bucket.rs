@@ -2,135 +2,77 @@
 //! empty; each request adds `cost`; the bucket drains at `limit` per
 //! `period`. A request that would overflow is refused, never queued.
 //!
-//! The state is the theoretical arrival time (TAT) in ticks of
-//! `1 / limit` ms, so one request is exactly `period_ms` ticks and nothing is
-//! rounded. With equal settings it admits exactly what the token bucket
-//! admits. Retry-After is the time until one request fits.
+//! The state is the bucket's level when it was last updated, in units of
+//! `1 / period` of a request (one request is `period_ms` units, and the
+//! bucket drains `limit` units per ms), and that time: so nothing is
+//! rounded, and a publish that changes the rate keeps the level, which
+//! drains at the new rate (a TAT, a time, would rescale the level by the
+//! change). With equal settings it admits exactly what the token bucket
+//! admits: its level is the token bucket's `spent`, so the arithmetic is
+//! the token bucket's. Retry-After is the time until one request fits.
 
-use super::{ceil_div, div_rem, narrow, CheckQuota, Decision, MAX_CHARGED_UNITS};
+use super::{token_bucket, CheckQuota, Decision};
 
-/// The stored state of one subject: the theoretical arrival time.
+/// The stored state of one subject: the level and when it was updated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct State {
-    /// Whole milliseconds of the TAT (Unix ms).
-    pub(crate) tat_ms: u64,
-    /// The fraction of a millisecond, in `1 / limit` ms (`< limit`).
-    pub(crate) tat_frac: u64,
+    /// The level, in units of `1 / period_ms` of a request.
+    pub(crate) level: u64,
+    /// When `level` was last updated (Unix ms).
+    pub(crate) updated_ms: u64,
+    /// When the bucket is empty again at the rate of that update (Unix
+    /// ms): the state ends then, whatever the rate is now.
+    pub(crate) empty_ms: u64,
 }
 
 impl State {
-    fn ticks(&self, limit: u128) -> u128 {
-        self.tat_ms as u128 * limit + self.tat_frac as u128
-    }
-
-    fn from_ticks(t: u128, limit: u128) -> Self {
-        Self {
-            tat_ms: narrow(t / limit),
-            tat_frac: narrow(t % limit),
-        }
-    }
-
-    /// `from_ticks(now x limit + level)`, in the small numbers: the level
-    /// (ticks past `now`) mostly fits in 64 bits, where the TAT in ticks
-    /// does not.
+    /// The token bucket whose tokens spent are this level.
     #[inline(always)]
-    fn at_level(now: u64, level: u128, limit: u128) -> Self {
-        let (ms, frac) = div_rem(level, limit);
-        Self {
-            tat_ms: narrow(now as u128 + ms),
-            tat_frac: narrow(frac),
+    fn as_spent(self) -> token_bucket::State {
+        token_bucket::State {
+            spent: self.level,
+            updated_ms: self.updated_ms,
+            full_ms: self.empty_ms,
         }
     }
-}
 
-/// The quota and `now` in ticks of `1 / limit` ms: what a check and a
-/// charge start from.
-struct Ticks {
-    /// Ticks per ms.
-    limit: u128,
-    /// One request, in ticks (the period in ms).
-    t: u128,
-    /// The bucket's size, in ticks.
-    tolerance: u128,
-    /// `now` in ticks.
-    now_t: u128,
-}
-
-impl Ticks {
     #[inline(always)]
-    fn at(now: u64, q: &CheckQuota) -> Self {
-        let limit = q.limit.max(1) as u128;
-        let t = q.period_ms.max(1) as u128;
+    fn from_spent(s: token_bucket::State) -> Self {
         Self {
-            limit,
-            t,
-            tolerance: q.burst as u128 * t,
-            now_t: now as u128 * limit,
+            level: s.spent,
+            updated_ms: s.updated_ms,
+            empty_ms: s.full_ms,
         }
+    }
+
+    #[inline(always)]
+    fn with_spent(&mut self, f: impl FnOnce(&mut token_bucket::State) -> Decision) -> Decision {
+        let mut s = self.as_spent();
+        let d = f(&mut s);
+        *self = Self::from_spent(s);
+        d
     }
 }
 
-/// Checks one request at `now` (Unix ms) and updates `state`.
+/// Checks one request at `now` (Unix ms) and updates `state`: the level
+/// drained since the last update, plus `cost` requests, fits in `burst`.
 #[inline(always)]
 pub(crate) fn check(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
-    let Ticks {
-        limit,
-        t,
-        tolerance,
-        now_t,
-    } = Ticks::at(now, q);
-    // Ticks past `now`: the bucket's level before and after the request.
-    let level = state.ticks(limit).max(now_t) - now_t;
-    let new_level = level + q.cost as u128 * t;
-    if new_level <= tolerance {
-        *state = State::at_level(now, new_level, limit);
-        let remaining = narrow(div_rem(tolerance - new_level, t).0);
-        return Decision::allow(remaining, narrow(ceil_div(new_level, limit)));
-    }
-    let remaining = narrow(div_rem(tolerance.saturating_sub(level), t).0);
-    let retry = if q.cost > q.burst {
-        q.period_ms
-    } else {
-        narrow(ceil_div(new_level - tolerance, limit))
-    };
-    Decision::deny(retry, remaining, narrow(ceil_div(level, limit)))
+    state.with_spent(|s| token_bucket::check(s, now, q))
 }
 
 /// Charges `q.cost` at `now` whether or not it fits: the level may pass the
-/// bucket's size (the TAT moves on by the whole cost, the level saturating
-/// at [`MAX_CHARGED_UNITS`] ticks). Admitted while the bucket does not
+/// bucket's size (saturating at [`MAX_CHARGED_UNITS`](super::MAX_CHARGED_UNITS)
+/// units), drained at the usual rate. Admitted while the bucket does not
 /// overflow; else Retry-After is when a request of cost 1 fits again.
 pub(crate) fn charge(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
-    let Ticks {
-        limit,
-        t,
-        tolerance,
-        now_t,
-    } = Ticks::at(now, q);
-    let tat = state.ticks(limit).max(now_t);
-    let mut level = tat - now_t + q.cost as u128 * t;
-    if level > MAX_CHARGED_UNITS {
-        level = (tat - now_t).max(MAX_CHARGED_UNITS);
-    }
-    *state = State::from_ticks(now_t + level, limit);
-    let level = state.ticks(limit).max(now_t) - now_t;
-    let reset = narrow(ceil_div(level, limit));
-    if level <= tolerance {
-        return Decision::allow(narrow(div_rem(tolerance - level, t).0), reset);
-    }
-    // As a refused check of cost 1 would say.
-    let retry = if q.burst == 0 {
-        q.period_ms
-    } else {
-        narrow(ceil_div(level + t - tolerance, limit))
-    };
-    Decision::deny(retry, 0, reset)
+    state.with_spent(|s| token_bucket::charge(s, now, q))
 }
 
 /// When the bucket is empty again (Unix ms), so the state can be dropped.
 #[inline(always)]
-pub(crate) fn expires_at(state: &State, _q: &CheckQuota) -> u64 {
-    state.tat_ms.saturating_add((state.tat_frac > 0) as u64)
+pub(crate) fn expires_at(state: &State, q: &CheckQuota) -> u64 {
+    token_bucket::expires_at(&state.as_spent(), q)
 }
 
 #[cfg(test)]

@@ -7,16 +7,35 @@
 
 use super::{ceil_div, div_rem, narrow, CheckQuota, Decision, MAX_CHARGED_UNITS};
 
-/// The stored state of one subject: tokens spent (not yet refilled) and when.
+/// The stored state of one subject: tokens spent (not yet refilled), when,
+/// and when the bucket is full again at the rate of that update.
 ///
 /// Storing what is spent rather than what is left makes the default state a
-/// full bucket.
+/// full bucket. The state ends at `full_ms` whatever the rate is now (as a
+/// Valkey key expires): after a publish that changes the limit, the spent
+/// tokens refill at the new rate until then, and the bucket is full from
+/// then on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct State {
     /// Spent tokens, in units of `1 / period_ms` of a token.
     pub(crate) spent: u64,
     /// When `spent` was last updated (Unix ms).
     pub(crate) updated_ms: u64,
+    /// When the state ends (Unix ms): `updated_ms + ceil(spent / limit)`
+    /// under the limit of that update.
+    pub(crate) full_ms: u64,
+}
+
+impl State {
+    /// `spent` units at `updated_ms`, under `limit` units a ms.
+    #[inline(always)]
+    fn at(spent: u128, updated_ms: u64, limit: u128) -> Self {
+        Self {
+            spent: narrow(spent),
+            updated_ms,
+            full_ms: updated_ms.saturating_add(narrow(ceil_div(spent, limit))),
+        }
+    }
 }
 
 /// The quota in units of `1 / period` of a token, and what `state` has
@@ -38,16 +57,29 @@ impl Drained {
         let p = q.period_ms.max(1) as u128;
         let limit = q.limit.max(1) as u128;
         let elapsed = now.saturating_sub(state.updated_ms) as u128;
+        // An ended state holds nothing (see `State`).
+        let spent = if now >= state.full_ms {
+            0
+        } else {
+            (state.spent as u128).saturating_sub(elapsed.saturating_mul(limit))
+        };
         Self {
             p,
             limit,
             capacity: q.burst as u128 * p,
-            spent: (state.spent as u128).saturating_sub(elapsed.saturating_mul(limit)),
+            spent,
         }
     }
 }
 
-/// Checks one request at `now` (Unix ms) and updates `state`.
+/// Checks one request at `now` (Unix ms) and updates `state` when it is
+/// admitted. A refusal leaves the tokens spent and their time as they
+/// were: they refill to the same tokens at any later time as the drained
+/// state would, and the last update stays that of the last admitted
+/// request, from which a publish's new rate counts (as the Valkey script,
+/// which writes nothing on a refusal under an unchanged limit). Only the
+/// end of a live state moves, to where the current rate puts it (after a
+/// publish that changed the limit).
 // Inlinable into the in-memory store's count path (`Packed::count`).
 #[inline]
 pub(crate) fn check(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
@@ -58,29 +90,21 @@ pub(crate) fn check(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
         spent,
     } = Drained::at(state, now, q);
     let need = spent + q.cost as u128 * p;
-    let (decision, spent) = if need <= capacity {
+    if need <= capacity {
         let remaining = narrow(div_rem(capacity - need, p).0);
-        (
-            Decision::allow(remaining, narrow(ceil_div(need, limit))),
-            need,
-        )
+        *state = State::at(need, now.max(state.updated_ms), limit);
+        return Decision::allow(remaining, narrow(ceil_div(need, limit)));
+    }
+    if now < state.full_ms {
+        *state = State::at(state.spent as u128, state.updated_ms, limit);
+    }
+    let remaining = narrow(div_rem(capacity - spent.min(capacity), p).0);
+    let retry = if q.cost > q.burst {
+        q.period_ms
     } else {
-        let remaining = narrow(div_rem(capacity - spent.min(capacity), p).0);
-        let retry = if q.cost > q.burst {
-            q.period_ms
-        } else {
-            narrow(ceil_div(need - capacity, limit))
-        };
-        (
-            Decision::deny(retry, remaining, narrow(ceil_div(spent, limit))),
-            spent,
-        )
+        narrow(ceil_div(need - capacity, limit))
     };
-    *state = State {
-        spent: narrow(spent),
-        updated_ms: now.max(state.updated_ms),
-    };
-    decision
+    Decision::deny(retry, remaining, narrow(ceil_div(spent, limit)))
 }
 
 /// Charges `q.cost` at `now` whether or not it fits: the tokens spent may
@@ -98,10 +122,7 @@ pub(crate) fn charge(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
     if charged > MAX_CHARGED_UNITS {
         charged = spent.max(MAX_CHARGED_UNITS);
     }
-    *state = State {
-        spent: narrow(charged),
-        updated_ms: now.max(state.updated_ms),
-    };
+    *state = State::at(charged, now.max(state.updated_ms), limit);
     let spent = state.spent as u128;
     let reset = narrow(ceil_div(spent, limit));
     if spent <= capacity {
@@ -116,83 +137,11 @@ pub(crate) fn charge(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
     Decision::deny(retry, 0, reset)
 }
 
-/// When the bucket is full again (Unix ms), so the state can be dropped.
-pub(crate) fn expires_at(state: &State, q: &CheckQuota) -> u64 {
-    state.updated_ms.saturating_add(narrow(ceil_div(
-        state.spent as u128,
-        q.limit.max(1) as u128,
-    )))
+/// When the bucket is full again (Unix ms), so the state can be dropped:
+/// at the rate of its last update (see [`State`]).
+pub(crate) fn expires_at(state: &State, _q: &CheckQuota) -> u64 {
+    state.full_ms
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const T0: u64 = 1_767_225_600_000;
-
-    /// Seed table: limit 10 per 1m, burst 5: one token every 6 s.
-    #[test]
-    fn seed_scenario_table() {
-        let q = CheckQuota::per_minute(10).allow_burst(5);
-        let mut s = State::default();
-        for i in 0..5 {
-            assert!(check(&mut s, T0, &q).allowed, "request {i} at 0:00");
-        }
-        let d = check(&mut s, T0, &q);
-        assert_eq!((d.allowed, d.retry_after_ms), (false, 6_000));
-        assert!(check(&mut s, T0 + 6_000, &q).allowed);
-        let d = check(&mut s, T0 + 6_000, &q);
-        assert_eq!((d.allowed, d.retry_after_ms), (false, 6_000));
-        for i in 0..4 {
-            assert!(check(&mut s, T0 + 30_000, &q).allowed, "0:30 #{i}");
-        }
-        for _ in 0..2 {
-            let d = check(&mut s, T0 + 30_000, &q);
-            assert_eq!((d.allowed, d.retry_after_ms), (false, 6_000));
-        }
-    }
-
-    #[test]
-    fn fractional_refill_is_exact() {
-        // 7 per minute: a token every 8571.43 ms; the next fits at 8572 ms.
-        let q = CheckQuota::per_minute(7).allow_burst(1);
-        let mut s = State::default();
-        assert!(check(&mut s, T0, &q).allowed);
-        let d = check(&mut s, T0, &q);
-        assert_eq!(d.retry_after_ms, 8_572);
-        assert!(!check(&mut s, T0 + 8_571, &q).allowed);
-        assert!(check(&mut s, T0 + 8_572, &q).allowed);
-    }
-
-    #[test]
-    fn remaining_counts_whole_tokens() {
-        let q = CheckQuota::per_minute(10).allow_burst(5);
-        let mut s = State::default();
-        let d = check(&mut s, T0, &q);
-        assert_eq!((d.remaining, d.reset_ms), (4, 6_000));
-    }
-
-    /// 10 per minute, burst 5, 8 charged at once: a debt of 3 tokens; one
-    /// more fits after 4 tokens refill, 24 s; whole again after 48 s.
-    #[test]
-    fn a_charge_leaves_a_debt_refilled_at_the_rate() {
-        let q = CheckQuota::per_minute(10).allow_burst(5);
-        let mut s = State::default();
-        let d = charge(&mut s, T0, &q.with_cost(8));
-        assert_eq!(d, Decision::deny(24_000, 0, 48_000));
-        assert_eq!(s.spent, 8 * 60_000);
-        assert!(!check(&mut s.clone(), T0 + 23_999, &q).allowed);
-        let d = check(&mut s, T0 + 24_000, &q);
-        assert_eq!((d.allowed, d.remaining), (true, 0));
-    }
-
-    #[test]
-    fn a_charge_within_the_bucket_is_admitted() {
-        let q = CheckQuota::per_minute(10).allow_burst(5);
-        let mut s = State::default();
-        assert_eq!(
-            charge(&mut s, T0, &q.with_cost(5)),
-            Decision::allow(0, 30_000)
-        );
-    }
-}
+mod tests;

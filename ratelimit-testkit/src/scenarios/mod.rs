@@ -19,6 +19,7 @@
 //! | `penalty.rs` | the penalty cache, a penalty seen and reset by another instance, log rules never blocking |
 //! | `fail_mode.rs` | `open`, `closed` and `local` with the backend down; a cached refusal standing through an outage |
 //! | `charge.rs` | charging after the response: the exact retry, admission while not spent, penalties, two instances, publish, fail modes |
+//! | `publish.rs` | what a publish keeps: a bucket's level across a rate or burst change, a window's count across a limit change, fresh on a period or algorithm change until changed back, a running penalty's end |
 //! | `overlimit.rs` | the over-limit cache against the backend alone, backend calls in a flood, publish and reset |
 
 mod charge;
@@ -28,6 +29,7 @@ mod operator;
 mod overlimit;
 mod penalty;
 mod probe;
+mod publish;
 mod valkey;
 
 use std::future::Future;
@@ -70,6 +72,11 @@ pub use penalty::{
     penalty_cache_answers_without_the_backend,
 };
 pub use probe::Probe;
+pub use publish::{
+    a_burst_change_keeps_the_level, a_limit_change_keeps_the_window_count,
+    a_rate_change_keeps_the_bucket_level, a_running_penalty_keeps_its_end,
+    period_algorithm_and_removal_start_fresh_until_changed_back,
+};
 pub use valkey::ValkeyBackends;
 
 /// The time every scenario starts at: 2026-01-01T00:00:00Z, in Unix ms.
@@ -179,6 +186,11 @@ macro_rules! scenarios {
             instances_on_one_backend_share_the_charged_total,
             a_charge_on_a_rule_published_away_or_of_zero_is_a_no_op,
             a_charge_the_backend_cannot_take_goes_local_or_is_counted,
+            a_rate_change_keeps_the_bucket_level,
+            a_limit_change_keeps_the_window_count,
+            a_burst_change_keeps_the_level,
+            period_algorithm_and_removal_start_fresh_until_changed_back,
+            a_running_penalty_keeps_its_end,
         );
     };
     (@each $backends:expr; $($name:ident),* $(,)?) => {

@@ -23,7 +23,7 @@ for i = 1, #KEYS do
   elseif a == '3' then
     run, n = token_bucket, 4
   elseif a == '4' then
-    run, n = leaky_bucket, 7
+    run, n = leaky_bucket, 4
   end
   -- The time as arguments: a function that reads the script's locals
   -- holds them as upvalues, which cost it when it is made (each call) and

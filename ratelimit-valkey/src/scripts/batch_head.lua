@@ -33,7 +33,7 @@ do
     elseif a == '3' then
       uses3, o = true, o + 4
     elseif a == '4' then
-      uses4, o = true, o + 7
+      uses4, o = true, o + 4
     elseif a == '5' then
       uses5, o = true, o + 5
     else

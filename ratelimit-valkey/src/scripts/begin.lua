@@ -16,8 +16,8 @@ local EXACT = 9007199254740992
 local MARKER = '-1'
 
 -- The check being decided: its key, penalty in ms, mode, cost (of a fixed
--- window, sliding window or token bucket check: the others' is in their
--- parameters), and the key's expiry as Valkey holds it (`pexp`: -2
+-- window, sliding window, token bucket or leaky bucket check: distinct's
+-- is 1), and the key's expiry as Valkey holds it (`pexp`: -2
 -- absent, -1 none, else Unix ms, plus the offset with injected time) and
 -- in script time (`exp`: nil when absent, without expiry, or already
 -- past; a stale key counts as absent).

@@ -62,7 +62,7 @@ local function set_until(value, at, old)
   end
   local o = old and tonumber(old)
   local v = tonumber(value)
-  if o and v and o > -EXACT and o < EXACT and v < EXACT then
+  if o and v and o > -EXACT and o < EXACT and v > -EXACT and v < EXACT then
     local ok = true
     if v ~= o then
       ok = type(redis.pcall('INCRBY', key, v - o)) == 'number'

@@ -51,8 +51,8 @@ pub(crate) struct Head {
     pub(crate) mode: u8,
     /// The penalty in ms, 0 for none.
     pub(crate) penalty: u64,
-    /// The cost of a fixed window, sliding window or token bucket check
-    /// (1 for the others: their cost is in their parameters).
+    /// The cost of a fixed window, sliding window, token bucket or leaky
+    /// bucket check (1 for distinct, which counts values).
     pub(crate) cost: u64,
 }
 
@@ -119,9 +119,6 @@ pub(crate) fn push_check(cmd: &mut Cmd, inv: &Invocation) {
     }
 }
 
-/// The most a charge leaves in a bucket, in units (as the core).
-const MAX_CHARGED_UNITS: u128 = 1 << 51;
-
 /// A mode the rule's algorithm does not support: `distinct` only counts.
 fn unsupported(check: &Check) -> BackendError {
     BackendError::new(
@@ -154,12 +151,11 @@ fn too_large(what: &str) -> BackendError {
     )
 }
 
-/// What an algorithm's parameters need of a check: its quota, whether it
-/// charges, and the call's time (the leaky bucket's bound).
+/// What an algorithm's parameters need of a check: its quota and whether
+/// it charges.
 struct Params<'c> {
     q: &'c CheckQuota,
     charge: bool,
-    now_ms: u64,
     /// The period, at least 1 ms.
     period: u64,
     /// The limit, at least 1.
@@ -194,7 +190,6 @@ pub(crate) fn invocation(
     let p = Params {
         q,
         charge: mode == 2,
-        now_ms,
         period: q.period_ms.max(1),
         limit: q.limit.max(1),
     };
@@ -204,7 +199,9 @@ pub(crate) fn invocation(
         Algorithm::FixedWindow => (fixed_window(&p), q.cost),
         Algorithm::SlidingWindow => (sliding_window(&p)?, q.cost),
         Algorithm::TokenBucket => (token_bucket(&p)?, q.cost),
-        Algorithm::LeakyBucket => (leaky_bucket(&p)?, 1),
+        // The leaky bucket runs the token bucket's check (its level is
+        // the tokens spent), with the same parameters.
+        Algorithm::LeakyBucket => (token_bucket(&p)?, q.cost),
         Algorithm::Distinct => (distinct(&p, check.bit), 1),
         _ => return Err(unknown(check)),
     };
@@ -244,8 +241,8 @@ fn sliding_window(p: &Params) -> Result<Vec<Arg>, BackendError> {
     Ok(vec![Arg::U(q.limit), Arg::U(p.period)])
 }
 
-/// `token_bucket.lua`: the limit, the capacity (burst * period) and the
-/// period.
+/// `token_bucket.lua` (the leaky bucket's too): the limit, the capacity
+/// (burst * period) and the period.
 fn token_bucket(p: &Params) -> Result<Vec<Arg>, BackendError> {
     // The script's need is cost * period, a charge's at most 2^51
     // units (see token_bucket.lua), which stays exact when this holds.
@@ -262,35 +259,6 @@ fn token_bucket(p: &Params) -> Result<Vec<Arg>, BackendError> {
     Ok(vec![
         Arg::U(p.limit),
         Arg::U(capacity as u64),
-        Arg::U(q.period_ms),
-    ])
-}
-
-/// `leaky_bucket.lua`: the limit, the cost and the tolerance (burst) as
-/// whole ms and remainders of `1 / limit` ms, and the period.
-fn leaky_bucket(p: &Params) -> Result<Vec<Arg>, BackendError> {
-    let q = p.q;
-    let (l, period) = (p.limit as u128, p.period as u128);
-    // A charge's cost * period, in bucket units: at most what a bucket
-    // holds after a charge (as the core), so the scripts stay exact.
-    let cost = if p.charge {
-        (q.cost as u128 * period).min(MAX_CHARGED_UNITS)
-    } else {
-        q.cost as u128 * period
-    };
-    let tol = q.burst as u128 * period;
-    if (cost + tol) / l + p.now_ms as u128 >= LUA_EXACT / 2
-        || p.limit >= LUA_FACTOR
-        || p.period >= LUA_FACTOR
-    {
-        return Err(too_large("leaky bucket burst * period / limit"));
-    }
-    Ok(vec![
-        Arg::U(p.limit),
-        Arg::U((cost / l) as u64),
-        Arg::U((cost % l) as u64),
-        Arg::U((tol / l) as u64),
-        Arg::U((tol % l) as u64),
         Arg::U(q.period_ms),
     ])
 }

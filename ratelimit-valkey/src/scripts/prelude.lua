@@ -17,8 +17,8 @@
 --          window, 3 token bucket, 4 leaky bucket, 5 distinct) alone for
 --          the common case, a count of cost 1 without a penalty; else
 --          followed by the mode's digit, the penalty in ms if any, and
---          `x` and the cost if not 1 (a fixed window, sliding window or
---          token bucket check's: the others' is in their parameters).
+--          `x` and the cost if not 1 (distinct counts values: its
+--          cost is 1).
 --          The mode (see `CheckMode`): "0" count the request when it
 --          fits; "1" probe: decide as a count would, write nothing, start
 --          no penalty; "2" charge: add the cost whether or not it fits

@@ -1,6 +1,8 @@
 -- Token bucket: up to `burst` tokens, starts full, refills at `limit` per
 -- `period`; a request takes `cost` tokens. Tokens are counted in units of
--- 1/period of a token, as the core does, so no fraction is rounded.
+-- 1/period of a token, as the core does, so no fraction is rounded. The
+-- leaky bucket runs this check too (as the core: its level is the tokens
+-- spent; its head's digit is 4).
 --
 -- ARGV[p]     limit (refill units per ms)
 -- ARGV[p + 1] capacity: burst * period
@@ -9,17 +11,26 @@
 -- cost * max(period, 1) units, a charge's at most 2^51.)
 -- Reply       the decision (see the prelude)
 --
--- Storage: the units spent, as an integer; the key expires when the bucket
--- is full again, updated_ms + ceil(spent / limit), which gives updated_ms
--- back. The caller checks that capacity + need < 2^53 (for a charge:
--- capacity + period < 2^52), so a count's need is exact.
+-- Storage: the units spent and the limit they were written under, as one
+-- negative integer, -(spent * 10^10 + limit) (a limit is at most 10^9),
+-- written from decimal strings so that no Lua number passes 2^53; the key
+-- expires when the bucket is full again at that limit, updated_ms +
+-- ceil(spent / limit), which gives updated_ms back whatever the limit is
+-- now: a publish that changes the rate keeps the tokens, refilled at the
+-- new rate from the last update on. A full bucket is no key. A
+-- non-negative integer is the former storage, the units spent alone,
+-- read under the current limit. The caller checks that capacity + need
+-- < 2^53 (for a charge: capacity + period < 2^52), so a count's need is
+-- exact.
 --
--- So a live key (expiring at `exp`, after `now`) holds at most
--- (exp - now) * limit units now: exactly that less the rounding,
--- ceil(spent / limit) * limit - spent, when it was written at or before
--- `now`, and its `spent` otherwise, which is less. After a count that
--- fits, the key expires at exp + floor(need / limit) or one ms later
--- (again by the rounding), whichever was the write's time.
+-- So a live key (expiring at `exp`, after `now`) written under the
+-- current limit holds at most (exp - now) * limit units now: exactly that
+-- less the rounding, ceil(spent / limit) * limit - spent, when it was
+-- written at or before `now`, and its `spent` otherwise, which is less.
+-- After a count that fits, the key expires at exp + floor(need / limit)
+-- or one ms later (again by the rounding), whichever was the write's
+-- time. (Written under another limit, it may hold more: the expiry read
+-- with GETEX on that guess is put back when the count is refused.)
 local MAX_CHARGED = 2251799813685248
 
 -- The token bucket check, part one: its common path, a count of a live
@@ -45,9 +56,10 @@ end
 -- A count that fits whatever a live key holds (see the header) reads
 -- it with GETEX, moving its expiry to where the count most likely puts it:
 -- the write is then one INCRBY. (A penalty marker gets its expiry back.)
-local raw
+local raw, moved
 if exp and not (probe or charge) and (exp - now) * limit + need_cost <= capacity then
   local before = pexp
+  moved = before
   local ms = need_cost / limit + 0.5
   pexp = exp + ms - ms % 1 + offset
   raw = redis.call('GETEX', key, 'PXAT', pexp)
@@ -63,14 +75,28 @@ if raw == MARKER then
   local left = exp - now
   return string.format('2 %d 0 %d %d', left, left, exp)
 end
--- The number the key holds (nil when absent or not a number).
-local old = raw and tonumber(raw)
-local spent, updated = 0, 0
+-- What the key holds: the units spent and the limit they were written
+-- under (`wrote`); `same` when that is the current limit (the write is
+-- then an INCRBY by the difference). Anything else (not a number, a
+-- malformed value) reads as a full bucket.
+local spent, updated, same = 0, 0, false
 if raw then
-  spent = old or 0
-  -- exp - ceil(spent / limit), written out (as ceil_div, in the rest).
-  local r = spent % limit
-  updated = exp - (spent - r) / limit
+  local wrote = limit
+  local n = #raw
+  if string.byte(raw) == 45 then
+    -- '-': -(spent * 10^10 + limit), its two decimal parts read apart.
+    wrote = n > 11 and tonumber(string.sub(raw, n - 9))
+    spent = wrote and wrote >= 1 and tonumber(string.sub(raw, 2, n - 10))
+    if not spent then
+      spent, wrote = 0, limit
+    end
+    same = wrote == limit
+  else
+    spent = tonumber(raw) or 0
+  end
+  -- exp - ceil(spent / wrote), written out (as ceil_div, in the rest).
+  local r = spent % wrote
+  updated = exp - (spent - r) / wrote
   if r > 0 then
     updated = updated - 1
   end
@@ -106,14 +132,15 @@ if need <= capacity and not charge then
     reset = reset + 1
   end
   if not probe then
-    -- set_until(need, at + reset, raw) (see helpers.lua), inline and
-    -- from numbers.
+    -- set_until(value, at + reset, raw) (see helpers.lua), inline: an
+    -- INCRBY by the difference of the spent parts (their limit the same)
+    -- as a decimal string, exact at any size; else the key made afresh.
+    -- Nothing spent is no key (never -limit, which could be the marker).
     local target = at + reset + offset
     if
-      old
-      and old > -EXACT
-      and old < EXACT
-      and (need == old or type(redis.pcall('INCRBY', key, need - old)) == 'number')
+      same
+      and need > 0
+      and (need == spent or type(redis.pcall('INCRBY', key, string.format('%d0000000000', spent - need))) == 'number')
     then
       if pexp ~= target then
         redis.call('PEXPIREAT', key, target)
@@ -122,8 +149,15 @@ if need <= capacity and not charge then
       if pexp ~= -2 then
         redis.call('DEL', key)
       end
-      redis.call('INCRBY', key, need)
-      redis.call('PEXPIREAT', key, target)
+      if need > 0 then
+        local value = string.format('-%d%010d', need, limit)
+        if type(redis.pcall('INCRBY', key, value)) == 'number' then
+          redis.call('PEXPIREAT', key, target)
+        else
+          -- Past a 64-bit integer: kept as a string.
+          redis.call('SET', key, value, 'PXAT', target)
+        end
+      end
     end
   end
   -- floor((capacity - need) / unit), exactly (as divmod).
@@ -142,6 +176,11 @@ end
 -- Without a penalty, replied here (refuse(), see helpers.lua, inline); a
 -- penalty is started by the rest.
 local retry, room, reset = period, 0, 0
+if moved then
+  -- The GETEX guess was for a count that fits: put the expiry back.
+  redis.call('PEXPIREAT', key, moved)
+  pexp = moved
+end
 if not charge then
   -- retry = ceil((need - capacity) / limit), written out (as ceil_div).
   if need_cost <= capacity then
@@ -170,6 +209,26 @@ if not charge then
     reset = reset + 1
   end
   if penalty == 0 then
+    if raw and not same and not probe then
+      -- Written under another limit (a publish changed it), or in the
+      -- former storage: the same spent and last update under the current
+      -- limit, the key expiring when the bucket is full at the rate now
+      -- (as the core moves its state's end).
+      local r = spent % limit
+      local e = updated + (spent - r) / limit
+      if r > 0 then
+        e = e + 1
+      end
+      redis.call('DEL', key)
+      if spent > 0 and e > now then
+        local value = string.format('-%d%010d', spent, limit)
+        if type(redis.pcall('INCRBY', key, value)) == 'number' then
+          redis.call('PEXPIREAT', key, e + offset)
+        else
+          redis.call('SET', key, value, 'PXAT', e + offset)
+        end
+      end
+    end
     return string.format('0 %d %d %d 0', retry, room, reset)
   end
 end

@@ -23,7 +23,7 @@ if charge then
   local reset = ceil_div(debt, limit)
   if debt <= capacity or penalty == 0 then
     if debt > 0 then
-      set_until(string.format('%d', debt), at + reset, raw)
+      set_until(string.format('-%d%010d', debt, limit), at + reset, raw)
     elseif pexp ~= -2 then
       redis.call('DEL', key)
     end

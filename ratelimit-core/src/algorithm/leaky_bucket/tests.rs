@@ -30,57 +30,66 @@ fn huge_limits_do_not_overflow() {
     for i in 0..100 {
         assert!(check(&mut s, T0 + i, &q).allowed);
     }
-    // Each request is 0.0864 ms of drain: the last one leaves T0 + 99.0864.
+    // Each request is 0.0864 ms of drain: the last one leaves 0.0864 ms,
+    // 86,400,000 units, draining at 10^9 units a ms.
     assert_eq!(expires_at(&s, &q), T0 + 100);
-    assert_eq!(s.tat_frac, 86_400_000);
+    assert_eq!((s.level, s.updated_ms), (86_400_000, T0 + 99));
 }
 
-/// `check` as it was written on the TAT in ticks (128-bit divisions).
-fn check_in_ticks(state: &mut State, now: u64, q: &CheckQuota) -> Decision {
-    let limit = q.limit.max(1) as u128;
-    let t = q.period_ms.max(1) as u128;
-    let tolerance = q.burst as u128 * t;
-    let now_t = now as u128 * limit;
-    let tat = state.ticks(limit).max(now_t);
-    let new_tat = tat + q.cost as u128 * t;
-    if new_tat - now_t <= tolerance {
-        *state = State::from_ticks(new_tat, limit);
-        let remaining = narrow((tolerance - (new_tat - now_t)) / t);
-        return Decision::allow(remaining, narrow(ceil_div(new_tat - now_t, limit)));
+/// Issue 39, finding 7: a bucket full at 60 a minute (burst 5),
+/// republished at 6 a minute at the same instant, keeps its level of 5,
+/// which drains at the new rate: 3 s later it holds 4.7, so a request is
+/// refused and one fits in 7 s.
+#[test]
+fn a_slower_rate_keeps_the_level_and_drains_it_at_the_new_rate() {
+    let fast = CheckQuota::per_minute(60).allow_burst(5);
+    let slow = CheckQuota::per_minute(6).allow_burst(5);
+    let mut s = State::default();
+    for i in 0..5 {
+        assert!(check(&mut s, T0, &fast).allowed, "request {i}");
     }
-    let level = tat - now_t;
-    let remaining = narrow(tolerance.saturating_sub(level) / t);
-    let retry = if q.cost > q.burst {
-        q.period_ms
-    } else {
-        narrow(ceil_div(new_tat - now_t - tolerance, limit))
-    };
-    Decision::deny(retry, remaining, narrow(ceil_div(level, limit)))
+    let d = check(&mut s, T0 + 3_000, &slow);
+    assert_eq!((d.allowed, d.retry_after_ms), (false, 7_000), "{d:?}");
+    assert!(!check(&mut s, T0 + 9_999, &slow).allowed);
+    assert!(check(&mut s, T0 + 10_000, &slow).allowed);
 }
 
-proptest::proptest! {
-    /// Counting the level past `now` decides and moves the TAT exactly
-    /// as counting the TAT in ticks does, small numbers or huge.
-    #[test]
-    fn the_level_is_the_tat_in_ticks(
-        limit in proptest::prop_oneof![1..=20u64, 1..=u64::MAX],
-        period in proptest::prop_oneof![1..=86_400_000u64, 1..=u64::MAX],
-        burst in proptest::prop_oneof![0..=20u64, 0..=u64::MAX],
-        cost in proptest::prop_oneof![0..=3u64, 0..=u64::MAX],
-        tat_ms in proptest::prop_oneof![T0 - 10_000..T0 + 10_000_000, 0..=u64::MAX],
-        tat_frac in 0..=u64::MAX,
-        now in proptest::prop_oneof![T0..T0 + 100_000, 0..=u64::MAX],
-    ) {
-        let q = CheckQuota::new(limit, period).allow_burst(burst).with_cost(cost);
-        let s = State { tat_ms, tat_frac: tat_frac % limit };
-        // Where the ticks form does not overflow (quotas are far below).
-        let (l, t) = (limit as u128, period as u128);
-        let tat = s.ticks(l).max(now as u128 * l);
-        proptest::prop_assume!(tat.checked_add(cost as u128 * t).is_some());
-        let (mut a, mut b) = (s, s);
-        proptest::prop_assert_eq!(check(&mut a, now, &q), check_in_ticks(&mut b, now, &q));
-        proptest::prop_assert_eq!(a, b);
+/// Sped up from 6 to 60 a minute: the level of 5 drains a request a
+/// second, so 3 s later 3 requests pass and the 4th is refused for 1 s.
+#[test]
+fn a_faster_rate_keeps_the_level_and_drains_it_at_the_new_rate() {
+    let slow = CheckQuota::per_minute(6).allow_burst(5);
+    let fast = CheckQuota::per_minute(60).allow_burst(5);
+    let mut s = State::default();
+    for i in 0..5 {
+        assert!(check(&mut s, T0, &slow).allowed, "request {i}");
     }
+    for i in 0..3 {
+        assert!(
+            check(&mut s, T0 + 3_000, &fast).allowed,
+            "request {i} at 3 s"
+        );
+    }
+    let d = check(&mut s, T0 + 3_000, &fast);
+    assert_eq!((d.allowed, d.retry_after_ms), (false, 1_000), "{d:?}");
+}
+
+/// A burst changed keeps the level: lowered below it, the bucket refuses
+/// until the level drains under the new burst; raised, the level fits
+/// with more room.
+#[test]
+fn a_burst_change_keeps_the_level() {
+    let q = CheckQuota::per_minute(60).allow_burst(5);
+    let mut s = State::default();
+    for _ in 0..5 {
+        assert!(check(&mut s, T0, &q).allowed);
+    }
+    let lower = q.allow_burst(2);
+    let d = check(&mut s.clone(), T0, &lower);
+    assert_eq!((d.allowed, d.retry_after_ms), (false, 4_000));
+    let higher = q.allow_burst(8);
+    let d = check(&mut s, T0, &higher);
+    assert_eq!((d.allowed, d.remaining), (true, 2));
 }
 
 /// The token bucket's debt example: 8 charged into a bucket of 5.
@@ -90,7 +99,8 @@ fn a_charge_overflows_the_bucket_and_drains_at_the_rate() {
     let mut s = State::default();
     let d = charge(&mut s, T0, &q.with_cost(8));
     assert_eq!(d, Decision::deny(24_000, 0, 48_000));
-    assert_eq!(s.tat_ms, T0 + 48_000);
+    assert_eq!((s.level, s.updated_ms), (8 * 60_000, T0));
+    assert_eq!(expires_at(&s, &q), T0 + 48_000);
     assert!(!check(&mut s.clone(), T0 + 23_999, &q).allowed);
     let d = check(&mut s, T0 + 24_000, &q);
     assert_eq!((d.allowed, d.remaining), (true, 0));

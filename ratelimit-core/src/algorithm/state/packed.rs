@@ -15,8 +15,8 @@
 //! | blocked | algorithm (3 bits); the algorithm's state is fresh | the penalty's end is the idle time |
 //! | fixed window | span (29 bits, ms), count (32 bits) | window start = idle - span |
 //! | sliding window | unit (1 bit: ms or s), span (20 bits), current (20 bits), previous (20 bits) | window start = idle - span |
-//! | token bucket | span (28 bits, ms), spent (33 bits) | last update = idle - span |
-//! | leaky bucket | fraction (61 bits) | theoretical arrival (ms) = idle - (fraction > 0) |
+//! | token bucket | span (28 bits, ms), spent (33 bits) | last update = idle - span; full again = idle |
+//! | leaky bucket | span (28 bits, ms), level (33 bits) | last update = idle - span; empty again = idle |
 
 use std::num::NonZeroU64;
 
@@ -229,6 +229,9 @@ impl Layout for token_bucket::State {
 
     #[inline(always)]
     fn pack(&self, idle: u64) -> Option<u64> {
+        if self.full_ms != idle {
+            return None;
+        }
         let span = fits(idle.checked_sub(self.updated_ms)?, 28)?;
         Some(TOKEN | span << 3 | fits(self.spent, 33)? << 31)
     }
@@ -238,6 +241,7 @@ impl Layout for token_bucket::State {
         Self {
             spent: w >> 31,
             updated_ms: idle.wrapping_sub(field(w, 3, 28)),
+            full_ms: idle,
         }
     }
 }
@@ -247,18 +251,19 @@ impl Layout for leaky_bucket::State {
 
     #[inline(always)]
     fn pack(&self, idle: u64) -> Option<u64> {
-        if self.tat_ms.checked_add(u64::from(self.tat_frac > 0)) != Some(idle) {
+        if self.empty_ms != idle {
             return None;
         }
-        Some(LEAKY | fits(self.tat_frac, 61)? << 3)
+        let span = fits(idle.checked_sub(self.updated_ms)?, 28)?;
+        Some(LEAKY | span << 3 | fits(self.level, 33)? << 31)
     }
 
     #[inline(always)]
     fn unpack(w: u64, idle: u64) -> Self {
-        let tat_frac = w >> 3;
         Self {
-            tat_ms: idle.wrapping_sub(u64::from(tat_frac > 0)),
-            tat_frac,
+            level: w >> 31,
+            updated_ms: idle.wrapping_sub(field(w, 3, 28)),
+            empty_ms: idle,
         }
     }
 }

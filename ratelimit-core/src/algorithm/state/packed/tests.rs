@@ -78,14 +78,16 @@ fn values_past_the_fields_are_kept_whole() {
             Inner::Token(token_bucket::State {
                 spent: 1 << 33,
                 updated_ms: T0,
+                full_ms: T0 + 1,
             }),
         ),
-        // A fraction past 61 bits.
+        // A level past 33 bits.
         state(
             0,
             Inner::Leaky(leaky_bucket::State {
-                tat_ms: T0,
-                tat_frac: 1 << 61,
+                level: 1 << 33,
+                updated_ms: T0,
+                empty_ms: T0 + 1,
             }),
         ),
         // A counting state beside a penalty's end.
