@@ -7,8 +7,8 @@
 //! | --- | --- |
 //! | fixed window | window start, count |
 //! | sliding window | window start, current, previous |
-//! | token bucket | spent, last update |
-//! | leaky bucket | TAT (whole ms), TAT fraction |
+//! | token bucket | spent, last update, end (full again) |
+//! | leaky bucket | level, last update, end (empty again) |
 //! | distinct | period start, then the 16 words of the 1024-bit map |
 
 use super::{Algorithm, Inner, SubjectState};
@@ -18,8 +18,8 @@ impl SubjectState {
     /// How many numbers follow the penalty's end for `algorithm`.
     pub(crate) const fn word_count(algorithm: Algorithm) -> usize {
         match algorithm {
-            Algorithm::FixedWindow | Algorithm::TokenBucket | Algorithm::LeakyBucket => 2,
-            Algorithm::SlidingWindow => 3,
+            Algorithm::FixedWindow => 2,
+            Algorithm::SlidingWindow | Algorithm::TokenBucket | Algorithm::LeakyBucket => 3,
             Algorithm::Distinct => 17,
         }
     }
@@ -31,8 +31,8 @@ impl SubjectState {
         match &self.inner {
             Inner::Fixed(s) => out.extend([s.window_start, s.count]),
             Inner::Sliding(s) => out.extend([s.window_start, s.current, s.previous]),
-            Inner::Token(s) => out.extend([s.spent, s.updated_ms]),
-            Inner::Leaky(s) => out.extend([s.tat_ms, s.tat_frac]),
+            Inner::Token(s) => out.extend([s.spent, s.updated_ms, s.full_ms]),
+            Inner::Leaky(s) => out.extend([s.level, s.updated_ms, s.empty_ms]),
             Inner::Distinct(s) => {
                 out.push(s.period_start);
                 out.extend(s.bits);
@@ -61,10 +61,12 @@ impl SubjectState {
             Algorithm::TokenBucket => Inner::Token(token_bucket::State {
                 spent: w[0],
                 updated_ms: w[1],
+                full_ms: w[2],
             }),
             Algorithm::LeakyBucket => Inner::Leaky(leaky_bucket::State {
-                tat_ms: w[0],
-                tat_frac: w[1],
+                level: w[0],
+                updated_ms: w[1],
+                empty_ms: w[2],
             }),
             Algorithm::Distinct => {
                 let mut bits = [0u64; 16];

@@ -81,11 +81,12 @@ impl State {
     /// | --- | --- | --- |
     /// | fixed window | 2 | window start (Unix ms), count |
     /// | sliding window | 3 | window start (Unix ms), current count, previous count |
-    /// | token bucket | 2 | spent (in `1 / period_ms` of a token), last update (Unix ms) |
-    /// | leaky bucket | 2 | theoretical arrival time (whole ms), its fraction (in `1 / limit` ms) |
+    /// | token bucket | 3 | spent (in `1 / period_ms` of a token), last update (Unix ms), when it is full again at the limit of that update (Unix ms) |
+    /// | leaky bucket | 3 | level (in `1 / period_ms` of a request), last update (Unix ms), when it is empty again at the rate of that update (Unix ms) |
     /// | distinct | 17 | period start (Unix ms), then the 1024-bit map as 16 words, bit `i` in word `i / 64` at `1 << (i % 64)` |
     ///
-    /// So a state is 34 bytes (42 for a sliding window, 154 for distinct). A
+    /// So a state is 34 bytes for a fixed window (42 for a sliding window or
+    /// a bucket, 154 for distinct). A
     /// change of the layout takes a new version; [`State::decode`] refuses a
     /// version it does not know, so a store shared by instances of two
     /// versions fails loudly instead of misreading counts. Every time and count
