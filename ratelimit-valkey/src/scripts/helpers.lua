@@ -53,7 +53,8 @@ end
 -- A value that fits in 64 bits is kept as an integer inside the key object
 -- (SET from a script would store a string): an integer the script knows is
 -- changed in place with INCRBY by the difference, and the expiry is only
--- written when it moves; otherwise the key is made afresh with INCRBY.
+-- written when it moves; a missing key is made with INCRBY, another
+-- value replaced with SET.
 local function set_until(value, at, old)
   local target = at + offset
   if #value > 18 then
@@ -74,11 +75,15 @@ local function set_until(value, at, old)
       return
     end
   end
-  if pexp ~= -2 then
-    redis.call('DEL', key)
+  -- No key: made with INCRBY. A key of other content: one SET over it;
+  -- never DEL then write, which a slot being migrated refuses (the key is
+  -- no longer local).
+  if pexp == -2 then
+    redis.call('INCRBY', key, value)
+    redis.call('PEXPIREAT', key, target)
+  else
+    redis.call('SET', key, value, 'PXAT', target)
   end
-  redis.call('INCRBY', key, value)
-  redis.call('PEXPIREAT', key, target)
 end
 
 -- Refused by the algorithm, which says `retry`, `remaining` and `reset`:

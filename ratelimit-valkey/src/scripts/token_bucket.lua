@@ -145,19 +145,20 @@ if need <= capacity and not charge then
       if pexp ~= target then
         redis.call('PEXPIREAT', key, target)
       end
-    else
-      if pexp ~= -2 then
-        redis.call('DEL', key)
+    elseif need > 0 then
+      -- No key: made with INCRBY (an integer inside the key object) when
+      -- the value fits 64 bits. A key of other content: one SET over it
+      -- (a string, made an integer by the next INCRBY); never DEL then
+      -- write, which a slot being migrated refuses (the key is no longer
+      -- local).
+      local value = string.format('-%d%010d', need, limit)
+      if pexp == -2 and type(redis.pcall('INCRBY', key, value)) == 'number' then
+        redis.call('PEXPIREAT', key, target)
+      else
+        redis.call('SET', key, value, 'PXAT', target)
       end
-      if need > 0 then
-        local value = string.format('-%d%010d', need, limit)
-        if type(redis.pcall('INCRBY', key, value)) == 'number' then
-          redis.call('PEXPIREAT', key, target)
-        else
-          -- Past a 64-bit integer: kept as a string.
-          redis.call('SET', key, value, 'PXAT', target)
-        end
-      end
+    elseif pexp ~= -2 then
+      redis.call('DEL', key)
     end
   end
   -- floor((capacity - need) / unit), exactly (as divmod).
@@ -219,14 +220,10 @@ if not charge then
       if r > 0 then
         e = e + 1
       end
-      redis.call('DEL', key)
       if spent > 0 and e > now then
-        local value = string.format('-%d%010d', spent, limit)
-        if type(redis.pcall('INCRBY', key, value)) == 'number' then
-          redis.call('PEXPIREAT', key, e + offset)
-        else
-          redis.call('SET', key, value, 'PXAT', e + offset)
-        end
+        redis.call('SET', key, string.format('-%d%010d', spent, limit), 'PXAT', e + offset)
+      else
+        redis.call('DEL', key)
       end
     end
     return string.format('0 %d %d %d 0', retry, room, reset)
