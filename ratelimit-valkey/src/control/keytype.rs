@@ -41,6 +41,15 @@ impl Keys {
         }
     }
 
+    /// The switches.
+    pub(crate) fn expect_switches(&self) -> Expect<'_> {
+        Expect {
+            key: &self.switches,
+            kind: "hash",
+            what: "the switches, each `1` or `0`",
+        }
+    }
+
     /// The registry's index of instances.
     pub(crate) fn expect_instances(&self) -> Expect<'_> {
         Expect {

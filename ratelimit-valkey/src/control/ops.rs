@@ -168,8 +168,11 @@ impl ValkeyControl {
             self.keys.channel.as_bytes(),
         ];
         let keys = [self.keys.switches.as_str()];
-        let _: u64 = self.conn.script(&self.scripts.switch, &keys, &args).await?;
-        Ok(())
+        let flipped = self.conn.script::<u64>(&self.scripts.switch, &keys, &args);
+        match flipped.await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.name_key(e, self.keys.expect_switches()).await),
+        }
     }
 
     async fn csrf_now(&self) -> Result<[u8; 32], ControlError> {
