@@ -30,7 +30,7 @@ use tonic::transport::{Channel, Server};
 use tonic::Status;
 use tonic_prost::ProstCodec;
 
-use crate::harness::{pick, Harness, Reply, Toggle};
+use crate::harness::{pick, publish_all, set_up, Harness, Reply, Toggle};
 use crate::tower_harness::{viewer_headers, UpstreamCost, UpstreamStatus};
 
 mod wire;
@@ -177,17 +177,11 @@ impl Harness for GrpcHarness {
     }
 
     fn set_backend_up(&mut self, up: bool) -> Result<(), String> {
-        match &mut self.toggle {
-            Some(t) => t(up),
-            None => Err("this backend cannot be taken down".into()),
-        }
+        set_up(&mut self.toggle, up)
     }
 
     fn publish(&mut self, rules: RuleSet) -> Result<(), String> {
-        for l in &self.limiters {
-            l.publish(rules.clone());
-        }
-        Ok(())
+        publish_all(&self.limiters, &rules)
     }
 
     fn use_instance(&mut self, i: usize) -> Result<(), String> {

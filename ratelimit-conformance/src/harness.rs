@@ -55,6 +55,23 @@ pub trait Harness {
     fn use_instance(&mut self, i: usize) -> Result<(), String>;
 }
 
+/// Takes the backend down (`up` false) or back up through `toggle`, or
+/// says that this backend cannot be taken down.
+pub(crate) fn set_up(toggle: &mut Option<Toggle>, up: bool) -> Result<(), String> {
+    match toggle {
+        Some(t) => t(up),
+        None => Err("this backend cannot be taken down".into()),
+    }
+}
+
+/// Publishes `rules` on every one of `instances`.
+pub(crate) fn publish_all(instances: &[Limiter], rules: &RuleSet) -> Result<(), String> {
+    for l in instances {
+        l.publish(rules.clone());
+    }
+    Ok(())
+}
+
 /// The instance `i` of `all`, or an error naming how many there are.
 pub(crate) fn pick<T: Clone>(all: &[T], i: usize) -> Result<T, String> {
     all.get(i).cloned().ok_or_else(|| {
@@ -162,17 +179,11 @@ impl Harness for LimiterHarness {
     }
 
     fn set_backend_up(&mut self, up: bool) -> Result<(), String> {
-        match &mut self.toggle {
-            Some(t) => t(up),
-            None => Err("this backend cannot be taken down".into()),
-        }
+        set_up(&mut self.toggle, up)
     }
 
     fn publish(&mut self, rules: RuleSet) -> Result<(), String> {
-        for l in &self.instances {
-            l.publish(rules.clone());
-        }
-        Ok(())
+        publish_all(&self.instances, &rules)
     }
 
     fn use_instance(&mut self, i: usize) -> Result<(), String> {

@@ -17,7 +17,7 @@ use ratelimit_tower::{
 };
 use tower::{Layer, ServiceExt};
 
-use crate::harness::{pick, Harness, Reply, Toggle};
+use crate::harness::{pick, publish_all, set_up, Harness, Reply, Toggle};
 
 /// What the upstream answers, carried on the request.
 #[derive(Debug, Clone, Copy)]
@@ -178,17 +178,11 @@ impl Harness for TowerHarness {
     }
 
     fn set_backend_up(&mut self, up: bool) -> Result<(), String> {
-        match &mut self.toggle {
-            Some(t) => t(up),
-            None => Err("this backend cannot be taken down".into()),
-        }
+        set_up(&mut self.toggle, up)
     }
 
     fn publish(&mut self, rules: RuleSet) -> Result<(), String> {
-        for l in &self.limiters {
-            l.publish(rules.clone());
-        }
-        Ok(())
+        publish_all(&self.limiters, &rules)
     }
 
     fn use_instance(&mut self, i: usize) -> Result<(), String> {
