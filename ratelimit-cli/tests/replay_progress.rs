@@ -34,8 +34,11 @@ fn on_a_terminal_the_bar_shows_bytes_rate_and_time_left() {
         rules.display(),
         log.display()
     );
+    // A terminal says what it is: without `TERM` (CI, `env -i`) indicatif
+    // takes the terminal for a dumb one and draws nothing.
     let out = Command::new("script")
         .args(["-qec", &command, "/dev/null"])
+        .env("TERM", "xterm-256color")
         .output()
         .expect("util-linux's `script` runs (apt-get install bsdutils)");
     let seen = String::from_utf8_lossy(&out.stdout);
