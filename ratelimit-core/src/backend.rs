@@ -378,6 +378,16 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
     fn hash_key(&self) -> Option<crate::HashKey> {
         None
     }
+
+    /// Whether [`Backend::hash_key`] may answer differently later (`true`,
+    /// the default). A backend whose key is fixed when it is made (the
+    /// in-memory backend, a [`StoreBackend`](crate::backend::StoreBackend),
+    /// a [`RemoteBackend`](crate::backend::RemoteBackend)) answers `false`:
+    /// the limiter then reads the key once, when it is built, and a
+    /// decision's only call into the backend is the check itself.
+    fn hash_key_changes(&self) -> bool {
+        true
+    }
 }
 
 fn unsupported() -> BackendError {
@@ -415,5 +425,9 @@ impl<B: Backend + ?Sized> Backend for Arc<B> {
 
     fn hash_key(&self) -> Option<crate::HashKey> {
         (**self).hash_key()
+    }
+
+    fn hash_key_changes(&self) -> bool {
+        (**self).hash_key_changes()
     }
 }

@@ -178,3 +178,58 @@ fn a_keyed_handle_made_before_the_change_hashes_with_the_new_key() {
         "the handle follows the limiter's key"
     );
 }
+
+/// A backend that counts the limiter's asks for its key, fixed or not.
+#[derive(Debug)]
+struct Counted {
+    memory: MemoryBackend,
+    fixed: bool,
+    asked: std::sync::atomic::AtomicUsize,
+}
+
+impl Backend for Counted {
+    fn check<'a>(&'a self, batch: &'a Batch) -> BoxFuture<'a, Vec<Result<Decision, BackendError>>> {
+        self.memory.check(batch)
+    }
+
+    fn hash_key(&self) -> Option<HashKey> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        Some(OLD)
+    }
+
+    fn hash_key_changes(&self) -> bool {
+        !self.fixed
+    }
+}
+
+/// Asks made by building a limiter over a backend (`fixed` or not) and
+/// deciding 50 requests, and the subject it gave.
+fn asks(fixed: bool) -> (usize, ratelimit_core::KeyDigest) {
+    let backend = Arc::new(Counted {
+        memory: MemoryBackend::default(),
+        fixed,
+        asked: Default::default(),
+    });
+    let rules = r#"[{"id": "api", "expression": "true", "algorithm": "fixed_window",
+        "limit": 100, "period": "1m", "key": ["ip"]}]"#;
+    let l = Limiter::builder(RuleSet::from_json_at(rules, T0).expect("rules"))
+        .clock(ManualClock::new(T0))
+        .backend(backend.clone())
+        .build();
+    block_on(async {
+        for _ in 0..50 {
+            assert!(l.check(&req("203.0.113.7")).await.is_forward());
+        }
+    });
+    let subject = l.subject_of("api", &req("203.0.113.7")).expect("subject");
+    (backend.asked.load(Ordering::SeqCst), subject)
+}
+
+#[test]
+fn a_fixed_key_is_read_once_and_a_changing_one_at_each_decision() {
+    let (fixed, fixed_subject) = asks(true);
+    let (changing, changing_subject) = asks(false);
+    assert!(fixed <= 2, "read when built, never per decision: {fixed}");
+    assert!(changing >= 50, "read at each decision: {changing}");
+    assert_eq!(fixed_subject, changing_subject, "the same key either way");
+}

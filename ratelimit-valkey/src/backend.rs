@@ -215,4 +215,8 @@ impl Backend for ValkeyBackend {
     fn hash_key(&self) -> Option<ratelimit_core::HashKey> {
         self.inner.key.get()
     }
+
+    fn hash_key_changes(&self) -> bool {
+        self.inner.key.changes()
+    }
 }

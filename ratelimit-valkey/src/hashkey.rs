@@ -97,6 +97,12 @@ impl FleetKey {
         }
     }
 
+    /// Whether the key may change: only one read from Valkey (an explicit
+    /// key never does).
+    pub(crate) fn changes(&self) -> bool {
+        self.explicit.is_none()
+    }
+
     /// The key, once known.
     #[inline]
     pub(crate) fn get(&self) -> Option<HashKey> {

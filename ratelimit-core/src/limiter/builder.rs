@@ -186,8 +186,15 @@ impl LimiterBuilder {
             .backend
             .unwrap_or_else(|| Arc::new(MemoryBackend::default()));
         let published = Published::new(self.rules, Vec::new(), None);
-        let own_key = self.hash_key.unwrap_or_else(HashKey::random);
-        let first_key = match self.hash_key {
+        // A key set here, or one the backend fixed when it was made, is
+        // read now and never asked again (see `Limiter::hash_key`).
+        let fixed = match self.hash_key {
+            Some(key) => Some(key),
+            None if !backend.hash_key_changes() => backend.hash_key(),
+            None => None,
+        };
+        let own_key = fixed.unwrap_or_else(HashKey::random);
+        let first_key = match fixed {
             Some(key) => key,
             None => backend.hash_key().unwrap_or(own_key),
         };
@@ -196,7 +203,7 @@ impl LimiterBuilder {
                 backend,
                 clock: self.clock,
                 own_key,
-                key_is_set: self.hash_key.is_some(),
+                key_is_set: fixed.is_some(),
                 seen_key: super::key_change::SeenKey::new(first_key),
                 current: super::current::Current::new(published),
                 caches: super::caches::Caches {

@@ -109,10 +109,12 @@ pub struct Limiter {
 struct Inner {
     backend: Arc<dyn Backend>,
     clock: Arc<dyn Clock>,
-    /// The key set on the builder, or a random one of this process.
+    /// The key set on the builder, else the one the backend fixed when it
+    /// was made, else a random one of this process.
     own_key: HashKey,
-    /// Whether `own_key` was set on the builder (it then wins over the
-    /// backend's).
+    /// Whether `own_key` is fixed (set on the builder, or fixed by the
+    /// backend: [`Backend::hash_key_changes`]): no decision asks the
+    /// backend for its key.
     key_is_set: bool,
     /// The key decisions hashed with last (see [`key_change`]).
     seen_key: key_change::SeenKey,
@@ -145,9 +147,10 @@ impl Limiter {
     }
 
     /// The key that hashes subjects and distinct values: the one set on
-    /// the builder, else the backend's fleet key once known, else this
-    /// process's random key. When it changes, the subjects held in memory
-    /// are dropped (see [`key_change`]).
+    /// the builder, else the backend's key (read once when the backend
+    /// fixed it when it was made, else at each decision: the fleet's key
+    /// once known), else this process's random key. When it changes, the
+    /// subjects held in memory are dropped (see [`key_change`]).
     fn hash_key(&self) -> HashKey {
         let inner = &self.inner;
         if inner.key_is_set {

@@ -209,6 +209,10 @@ impl Backend for MemoryBackend {
     fn hash_key(&self) -> Option<HashKey> {
         self.store.hash_key()
     }
+
+    fn hash_key_changes(&self) -> bool {
+        self.store.hash_key_changes()
+    }
 }
 
 #[cfg(test)]

@@ -183,4 +183,8 @@ impl<S: RemoteStore> Backend for RemoteBackend<S> {
     fn hash_key(&self) -> Option<HashKey> {
         Some(self.hash_key)
     }
+
+    fn hash_key_changes(&self) -> bool {
+        false
+    }
 }

@@ -191,4 +191,8 @@ impl<S: StateStore> Backend for StoreBackend<S> {
     fn hash_key(&self) -> Option<HashKey> {
         Some(self.hash_key)
     }
+
+    fn hash_key_changes(&self) -> bool {
+        false
+    }
 }
