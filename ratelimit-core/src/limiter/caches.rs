@@ -66,3 +66,21 @@ impl Caches {
         }
     }
 }
+
+impl Caches {
+    /// Drops every subject held under the old hash key (the key changed,
+    /// see `key_change.rs`): these caches and `counts` (the count rules'
+    /// local store).
+    #[cold]
+    pub(super) fn forget(&self, counts: &LocalStore) {
+        let penalties = self.penalties.clear();
+        let refusals = self.overlimit.clear();
+        let local = self.local.clear() + counts.clear();
+        tracing::info!(
+            penalties,
+            refusals,
+            local,
+            "hash key changed: subjects held in memory under the old key dropped"
+        );
+    }
+}

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::decide::{keep_batch, with_batch};
 use super::future::VerdictFuture;
+use super::pipeline::Pipeline;
 use super::published::{Entry, Published};
 use super::select::{Pending, Plan};
 use super::settle::Settle;
@@ -28,9 +29,12 @@ impl Limiter {
     /// [`Snapshot::reports`](super::Snapshot::reports)) or while `tracing`
     /// is enabled at debug level for this crate.
     pub fn check(&self, req: &dyn RequestView) -> VerdictFuture {
-        (self.inner.current).with(|published| self.decide(published, req, false))
+        let pipeline = self.pipeline();
+        (self.inner.current).with(|published| pipeline.decide(published, req, false))
     }
+}
 
+impl Pipeline<'_> {
     /// [`Limiter::check`] against `published`; `reports` fills
     /// [`Verdict::reports`](crate::Verdict::reports).
     pub(super) fn decide(
@@ -47,7 +51,7 @@ impl Limiter {
         out
     }
 
-    /// [`Limiter::decide`] into `out` (ready, with a new verdict), with
+    /// [`Pipeline::decide`] into `out` (ready, with a new verdict), with
     /// `batch` (this thread's, see `decide::with_batch`) to plan the
     /// backend call into.
     #[inline(always)]
@@ -103,10 +107,11 @@ impl Limiter {
         let pending: Vec<_> = pending.iter().map(Pending::to_shared).collect();
         let verdict = std::mem::replace(verdict, Verdict::forward());
         let batch = std::mem::take(batch);
-        let limiter = self.clone();
+        let inner = self.inner.clone();
         *out = VerdictFuture::waiting(Box::pin(async move {
-            let answers = limiter.inner.backend.check(&batch).await;
-            limiter.finish(verdict, &pending, &batch, answers, local_rules, reports)
+            let answers = inner.backend.check(&batch).await;
+            let pipeline = Pipeline { inner: &inner };
+            pipeline.finish(verdict, &pending, &batch, answers, local_rules, reports)
         }));
     }
 }

@@ -24,10 +24,10 @@
 
 use std::sync::Arc;
 
+use super::pipeline::Pipeline;
 use super::published::{Entry, Published};
-use super::Limiter;
 
-impl Limiter {
+impl Pipeline<'_> {
     /// The rule the compiled plan of `published` runs, if it has one.
     #[inline(always)]
     pub(super) fn compiled<'p>(&self, published: &'p Published) -> Option<&'p Arc<Entry>> {

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use super::charge::charge_item;
 use super::inline::MAX_CHECKED;
+use super::pipeline::Pipeline;
 use super::published::{Entry, Published};
 use super::select::{Plan, Selection, Selector};
-use super::Limiter;
 use crate::algorithm::{CheckQuota, Decision};
 use crate::backend::{state_key_with, Batch, Check, CheckMode};
 use crate::stats::Event;
@@ -103,7 +103,7 @@ pub(super) fn put_check(
     }
 }
 
-impl Limiter {
+impl Pipeline<'_> {
     /// Everything before the backend call, into `plan` (new), `batch`
     /// (any: its checks are reused) and `verdict` (new): true when nothing
     /// is left to ask (the backstop refused, or a missing key rejects) and
@@ -148,7 +148,7 @@ impl Limiter {
         false
     }
 
-    /// Step 1 of [`Limiter::begin`]: the per-IP backstop, true when it
+    /// Step 1 of [`Pipeline::begin`]: the per-IP backstop, true when it
     /// refused (the verdict is then decided).
     #[inline(always)]
     pub(super) fn backstop_refuses(
@@ -174,7 +174,7 @@ impl Limiter {
         }
     }
 
-    /// Step 2 of [`Limiter::begin`]: the rules not asked of the backend.
+    /// Step 2 of [`Pipeline::begin`]: the rules not asked of the backend.
     /// Rules the cap left out: a running penalty still refuses. Count rules
     /// at request time: only their blocks in the penalty cache, and their
     /// items on the ticket for the response.
@@ -208,7 +208,7 @@ impl Limiter {
         }
     }
 
-    /// Step 3 of [`Limiter::begin`]: each selected rule answered by a
+    /// Step 3 of [`Pipeline::begin`]: each selected rule answered by a
     /// cache, or planned into `batch` as a check (in place: each is
     /// completed where selection put it).
     #[inline(always)]

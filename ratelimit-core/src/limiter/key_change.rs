@@ -13,12 +13,12 @@
 //! live on under a digest nobody asks for. So they are dropped at once;
 //! the backend holds the truth, and the next requests ask it.
 //!
-//! Checking costs two relaxed loads per decision; the key changes rarely.
+//! Checking costs two relaxed loads per decision (none when the key is
+//! fixed); the key changes rarely. What is dropped: `Caches::forget`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use super::Limiter;
 use crate::HashKey;
 
 /// The key the limiter last hashed with.
@@ -62,23 +62,6 @@ impl SeenKey {
         self.k0.store(k0, Ordering::Relaxed);
         self.k1.store(k1, Ordering::Relaxed);
         true
-    }
-}
-
-impl Limiter {
-    /// Drops every subject held in memory: the hash key changed.
-    #[cold]
-    pub(super) fn forget_subjects(&self) {
-        let inner = &self.inner;
-        let penalties = inner.caches.penalties.clear();
-        let refusals = inner.caches.overlimit.clear();
-        let local = inner.caches.local.clear() + inner.counts.clear();
-        tracing::info!(
-            penalties,
-            refusals,
-            local,
-            "hash key changed: subjects held in memory under the old key dropped"
-        );
     }
 }
 

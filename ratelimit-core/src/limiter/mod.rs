@@ -47,6 +47,7 @@ mod inline;
 mod key_change;
 mod keyed_hooks;
 mod overlimit;
+mod pipeline;
 mod publish;
 mod published;
 mod respond;
@@ -146,21 +147,10 @@ impl Limiter {
         LimiterBuilder::new(rules)
     }
 
-    /// The key that hashes subjects and distinct values: the one set on
-    /// the builder, else the backend's key (read once when the backend
-    /// fixed it when it was made, else at each decision: the fleet's key
-    /// once known), else this process's random key. When it changes, the
-    /// subjects held in memory are dropped (see [`key_change`]).
+    /// The key that hashes subjects and distinct values (the pipeline's,
+    /// see [`pipeline`]).
     fn hash_key(&self) -> HashKey {
-        let inner = &self.inner;
-        if inner.key_is_set {
-            return inner.own_key;
-        }
-        let key = inner.backend.hash_key().unwrap_or(inner.own_key);
-        if inner.seen_key.changed(key) {
-            self.forget_subjects();
-        }
-        key
+        self.pipeline().hash_key()
     }
 
     fn published(&self) -> Arc<Published> {

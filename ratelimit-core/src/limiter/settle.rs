@@ -10,9 +10,9 @@
 //! [`Backend::check_now_each`]: crate::backend::Backend::check_now_each
 
 use super::caches::Caches;
+use super::pipeline::Pipeline;
 use super::published::Entry;
 use super::select::Pending;
-use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{BackendError, Batch, Check};
 use crate::rules::FailMode;
@@ -155,7 +155,7 @@ impl<'l, 'v> Settle<'l, 'v> {
 /// waiting rule, the cached rules before it settled on the way; what is
 /// left at the end is settled as cached or failed. The answers come as the
 /// backend hands them over (the in-memory path, `check.rs`) or from a list
-/// (after waiting, [`Limiter::finish`]).
+/// (after waiting, [`Pipeline::finish`]).
 pub(super) struct Rules<'l, 'v, P, C> {
     settle: Settle<'l, 'v>,
     pending: P,
@@ -212,7 +212,7 @@ where
     }
 }
 
-impl Limiter {
+impl Pipeline<'_> {
     /// Everything after the backend call: `answers` (one per check of
     /// `batch`, in order) applied to `verdict`.
     pub(super) fn finish<'a, E: AsRef<Entry> + 'a>(

@@ -95,7 +95,9 @@ impl Snapshot<'_> {
     /// Decides one request against these rules: [`Limiter::check`].
     #[inline]
     pub fn check(&self, req: &dyn RequestView) -> VerdictFuture {
-        self.limiter.decide(&self.published, req, self.reports)
+        self.limiter
+            .pipeline()
+            .decide(&self.published, req, self.reports)
     }
 }
 
