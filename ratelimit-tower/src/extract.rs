@@ -265,6 +265,15 @@ impl RequestExtractor {
 /// plain `SocketAddr`.
 pub(crate) fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
     let ext = req.extensions();
+    // The usual request under axum carries its peer and nothing else: one
+    // lookup then (a `ClientIp` beside it would make two entries, and
+    // wins below).
+    #[cfg(feature = "axum")]
+    if ext.len() == 1 {
+        if let Some(info) = ext.get::<axum::extract::ConnectInfo<SocketAddr>>() {
+            return Some(info.0.ip());
+        }
+    }
     if let Some(ClientIp(ip)) = ext.get::<ClientIp>() {
         return Some(*ip);
     }

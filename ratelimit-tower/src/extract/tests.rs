@@ -125,6 +125,37 @@ fn the_peer_comes_from_axum_connect_info() {
     assert_eq!(RequestExtractor::new().view(&req).client_ip(), addr.ip());
 }
 
+/// `ClientIp` (a middleware's answer) wins over axum's peer, whichever
+/// lookup `find_peer` makes first: with the peer alone, one lookup.
+#[cfg(feature = "axum")]
+#[test]
+fn client_ip_wins_over_axum_connect_info() {
+    let addr: SocketAddr = "198.51.100.4:1234".parse().unwrap();
+    let client: std::net::IpAddr = "203.0.113.9".parse().unwrap();
+    let both = Request::builder()
+        .extension(axum::extract::ConnectInfo(addr))
+        .extension(crate::ClientIp(client))
+        .body(())
+        .unwrap();
+    assert_eq!(find_peer(&both), Some(client));
+    assert_eq!(RequestExtractor::new().view(&both).client_ip(), client);
+    let alone = Request::builder()
+        .extension(axum::extract::ConnectInfo(addr))
+        .body(())
+        .unwrap();
+    assert_eq!(find_peer(&alone), Some(addr.ip()));
+    let other = Request::builder()
+        .extension(axum::extract::ConnectInfo(addr))
+        .extension(7u32)
+        .body(())
+        .unwrap();
+    assert_eq!(
+        find_peer(&other),
+        Some(addr.ip()),
+        "another extension beside it"
+    );
+}
+
 #[test]
 fn the_peer_comes_from_a_socket_addr_or_is_unspecified() {
     let addr: SocketAddr = "198.51.100.4:1234".parse().unwrap();
