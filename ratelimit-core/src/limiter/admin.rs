@@ -4,8 +4,8 @@
 
 use std::fmt;
 
+use super::operator::Operator;
 use super::published::Entry;
-use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{state_key_with, BackendError, Check, CheckMode};
 use crate::subject::{subject, KeyOutcome};
@@ -52,7 +52,7 @@ impl fmt::Debug for AdminError {
 
 impl std::error::Error for AdminError {}
 
-impl Limiter {
+impl Operator<'_> {
     fn with_entry<T>(&self, id: &str, f: impl FnOnce(&Entry) -> T) -> Result<T, AdminError> {
         let p = self.published();
         let e = p
@@ -65,12 +65,12 @@ impl Limiter {
         Ok(f(e))
     }
 
-    /// The subject of rule `id` for `req`.
-    ///
-    /// # Errors
-    ///
-    /// Unknown rule, or no key in the request.
-    pub fn subject_of(&self, id: &str, req: &dyn RequestView) -> Result<KeyDigest, AdminError> {
+    /// See [`Limiter::subject_of`](super::Limiter::subject_of).
+    pub(crate) fn subject_of(
+        &self,
+        id: &str,
+        req: &dyn RequestView,
+    ) -> Result<KeyDigest, AdminError> {
         let jwt_off = self.switches().jwt_disabled();
         let key = self.hash_key();
         match self.with_entry(id, |e| subject(&e.rule, req, &key, jwt_off))? {
@@ -97,12 +97,12 @@ impl Limiter {
         })
     }
 
-    /// Reads the state of `subject` under rule `id` without counting.
-    ///
-    /// # Errors
-    ///
-    /// Unknown rule, or the backend failed.
-    pub async fn peek_subject(&self, id: &str, subject: KeyDigest) -> Result<Decision, AdminError> {
+    /// See [`Limiter::peek_subject`](super::Limiter::peek_subject).
+    pub(crate) async fn peek_subject(
+        &self,
+        id: &str,
+        subject: KeyDigest,
+    ) -> Result<Decision, AdminError> {
         let (check, count_rule) = self.check_of(id, subject)?;
         let now = self.now_ms();
         if let Some(until) = self
@@ -129,24 +129,18 @@ impl Limiter {
             .map_err(AdminError::Backend)
     }
 
-    /// Reads the state of `req`'s subject under rule `id` without counting.
-    ///
-    /// # Errors
-    ///
-    /// Unknown rule, no key in the request, or the backend failed.
-    pub async fn peek(&self, id: &str, req: &RequestAttrs) -> Result<Decision, AdminError> {
+    /// See [`Limiter::peek`](super::Limiter::peek).
+    pub(crate) async fn peek(&self, id: &str, req: &RequestAttrs) -> Result<Decision, AdminError> {
         let s = self.subject_of(id, req)?;
         self.peek_subject(id, s).await
     }
 
-    /// Forgets `subject` under rule `id`: its count and its penalty, here
-    /// and in the backend (other instances' penalty and over-limit caches
-    /// keep a block or refusal they already hold until it ends).
-    ///
-    /// # Errors
-    ///
-    /// Unknown rule, or the backend failed.
-    pub async fn reset_subject(&self, id: &str, subject: KeyDigest) -> Result<(), AdminError> {
+    /// See [`Limiter::reset_subject`](super::Limiter::reset_subject).
+    pub(crate) async fn reset_subject(
+        &self,
+        id: &str,
+        subject: KeyDigest,
+    ) -> Result<(), AdminError> {
         let (check, count_rule) = self.check_of(id, subject)?;
         self.inner.caches.penalties.lift(&check.state_key);
         self.inner.caches.overlimit.lift(&check.state_key);
@@ -162,27 +156,16 @@ impl Limiter {
             .map_err(AdminError::Backend)
     }
 
-    /// Drops this instance's penalty-cache and over-limit-cache entries of
-    /// `subject` under rule `id`, and nothing else: how the other
-    /// instances of a fleet apply a lift whose shared state the lifter
-    /// already reset ([`crate::control::Control::lift`]).
-    ///
-    /// # Errors
-    ///
-    /// Unknown rule.
-    pub fn lift_cached(&self, id: &str, subject: KeyDigest) -> Result<(), AdminError> {
+    /// See [`Limiter::lift_cached`](super::Limiter::lift_cached).
+    pub(crate) fn lift_cached(&self, id: &str, subject: KeyDigest) -> Result<(), AdminError> {
         let (check, _) = self.check_of(id, subject)?;
         self.inner.caches.penalties.lift(&check.state_key);
         self.inner.caches.overlimit.lift(&check.state_key);
         Ok(())
     }
 
-    /// Forgets `req`'s subject under rule `id`.
-    ///
-    /// # Errors
-    ///
-    /// Unknown rule, no key in the request, or the backend failed.
-    pub async fn reset(&self, id: &str, req: &RequestAttrs) -> Result<(), AdminError> {
+    /// See [`Limiter::reset`](super::Limiter::reset).
+    pub(crate) async fn reset(&self, id: &str, req: &RequestAttrs) -> Result<(), AdminError> {
         let s = self.subject_of(id, req)?;
         self.reset_subject(id, s).await
     }

@@ -18,7 +18,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use super::Limiter;
+use super::operator::Operator;
 use crate::HashKey;
 
 /// The key the limiter last hashed with.
@@ -65,7 +65,7 @@ impl SeenKey {
     }
 }
 
-impl Limiter {
+impl Operator<'_> {
     /// Drops every subject held in memory: the hash key changed.
     #[cold]
     pub(super) fn forget_subjects(&self) {

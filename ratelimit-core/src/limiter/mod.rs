@@ -33,6 +33,7 @@
 //! # }
 //! ```
 
+mod accounting;
 mod admin;
 mod builder;
 mod caches;
@@ -42,10 +43,12 @@ mod compiled;
 mod current;
 mod decide;
 mod explain;
+mod front;
 mod future;
 mod inline;
 mod key_change;
 mod keyed_hooks;
+mod operator;
 mod overlimit;
 mod publish;
 mod published;
@@ -53,6 +56,7 @@ mod respond;
 mod select;
 mod settle;
 mod snapshot;
+mod state_gauges;
 
 use std::sync::Arc;
 
@@ -177,32 +181,6 @@ impl Limiter {
     /// [`Limiter::snapshot`].
     pub fn headers_used(&self) -> Arc<[String]> {
         self.published().headers_used.clone()
-    }
-
-    /// The emergency switches.
-    pub fn switches(&self) -> &Switches {
-        &self.inner.switches
-    }
-
-    /// The local penalty cache.
-    pub fn penalty_cache(&self) -> &PenaltyCache {
-        &self.inner.caches.penalties
-    }
-
-    /// Counters of the whole limiter.
-    pub fn stats(&self) -> &LimiterStats {
-        &self.inner.stats
-    }
-
-    /// Counters of rule `id` (kept across publishes).
-    pub fn rule_stats(&self, id: &str) -> Option<Arc<RuleStats>> {
-        self.published().stats_of(id)
-    }
-
-    /// Subjects that the local stores could not track (fail_mode local and
-    /// count rules), because they were full.
-    pub fn local_untracked(&self) -> u64 {
-        self.inner.caches.local.untracked() + self.inner.counts.untracked()
     }
 
     /// The clock decisions read.
