@@ -9,6 +9,26 @@
 //! [`Limiter::record_response`]; rules with `charge: response` are charged
 //! what the response cost with [`Limiter::charge`].
 //!
+//! # The limiter's parts
+//!
+//! [`Limiter`] is the front callers hold (one `Arc` of the shared parts:
+//! backend, clock, published set, caches, switches, stats). Behind it:
+//!
+//! - the decision pipeline (`check.rs` -> `decide.rs` -> `select.rs` ->
+//!   the backend -> `settle.rs`, with `compiled.rs`, `caches.rs`,
+//!   `snapshot.rs`): [`Limiter::check`] and [`Snapshot::check`];
+//! - the operator's side, `Operator` (`operator.rs`, `publish.rs`,
+//!   `admin.rs`, `explain.rs`, `key_change.rs`, `state_gauges.rs`):
+//!   [`Limiter::publish`], the rules added at run time, peek / reset /
+//!   lift, [`Limiter::explain`], switches, counters and gauges;
+//! - response accounting, `Accounting` (`accounting.rs`, `respond.rs`,
+//!   `charge.rs`): [`Limiter::record_response`] and [`Limiter::charge`].
+//!
+//! The operator's and the accounting's public methods are one-line
+//! delegations in `front.rs`, the map of which part owns which call. Both
+//! parts are crate-private and borrowed for one call; neither settling a
+//! decision nor accounting calls back up into the `Limiter`.
+//!
 //! # Examples
 //!
 //! ```
