@@ -104,29 +104,32 @@ impl Operator<'_> {
         subject: KeyDigest,
     ) -> Result<Decision, AdminError> {
         let (check, count_rule) = self.check_of(id, subject)?;
+        (self.peek_check(&check, count_rule).await).map_err(AdminError::Backend)
+    }
+
+    /// Reads the state of `check`'s subject without counting: a running
+    /// penalty, else the count store (`count_rule`) or the backend. The
+    /// keyed API's [`KeyedLimit::peek`](crate::keyed::KeyedLimit::peek) too.
+    pub(crate) async fn peek_check(
+        &self,
+        check: &Check,
+        count_rule: bool,
+    ) -> Result<Decision, BackendError> {
         let now = self.now_ms();
-        if let Some(until) = self
-            .inner
-            .caches
-            .penalties
-            .blocked_until(&check.state_key, now)
-        {
-            let mut d = Decision::deny(until - now, 0, until - now);
-            d.blocked_until_ms = Some(until);
+        if let Some(d) = self.inner.caches.penalties.refusal(&check.state_key, now) {
             return Ok(d);
         }
         if count_rule {
-            let d =
-                self.inner
-                    .counts
-                    .peek(&check.rule, &check.namespace, &subject, now, &check.quota);
+            let d = (self.inner.counts).peek(
+                &check.rule,
+                &check.namespace,
+                &check.subject,
+                now,
+                &check.quota,
+            );
             return Ok(d.unwrap_or(Decision::allow(check.rule.limit, 0)));
         }
-        self.inner
-            .backend
-            .peek(&check, now)
-            .await
-            .map_err(AdminError::Backend)
+        self.inner.backend.peek(check, now).await
     }
 
     /// See [`Limiter::peek`](super::Limiter::peek).
@@ -142,18 +145,27 @@ impl Operator<'_> {
         subject: KeyDigest,
     ) -> Result<(), AdminError> {
         let (check, count_rule) = self.check_of(id, subject)?;
-        self.inner.caches.penalties.lift(&check.state_key);
-        self.inner.caches.overlimit.lift(&check.state_key);
-        self.inner.caches.local.reset(&check.namespace, &subject);
+        (self.reset_check(&check, count_rule).await).map_err(AdminError::Backend)
+    }
+
+    /// Forgets `check`'s subject: its penalty and refusal here, its local
+    /// count, and its state in the count store (`count_rule`) or the
+    /// backend. The keyed API's
+    /// [`KeyedLimit::reset`](crate::keyed::KeyedLimit::reset) too.
+    pub(crate) async fn reset_check(
+        &self,
+        check: &Check,
+        count_rule: bool,
+    ) -> Result<(), BackendError> {
+        let caches = &self.inner.caches;
+        caches.penalties.lift(&check.state_key);
+        caches.overlimit.lift(&check.state_key);
+        caches.local.reset(&check.namespace, &check.subject);
         if count_rule {
-            self.inner.counts.reset(&check.namespace, &subject);
+            self.inner.counts.reset(&check.namespace, &check.subject);
             return Ok(());
         }
-        self.inner
-            .backend
-            .reset(&check)
-            .await
-            .map_err(AdminError::Backend)
+        self.inner.backend.reset(check).await
     }
 
     /// See [`Limiter::lift_cached`](super::Limiter::lift_cached).
