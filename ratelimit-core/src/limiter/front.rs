@@ -173,16 +173,19 @@ impl Limiter {
     }
 
     /// The emergency switches.
+    #[inline]
     pub fn switches(&self) -> &Switches {
         self.operator().switches()
     }
 
     /// The local penalty cache.
+    #[inline]
     pub fn penalty_cache(&self) -> &PenaltyCache {
         self.operator().penalty_cache()
     }
 
     /// Counters of the whole limiter.
+    #[inline]
     pub fn stats(&self) -> &LimiterStats {
         self.operator().stats()
     }
