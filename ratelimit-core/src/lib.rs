@@ -106,7 +106,6 @@ mod normalize;
 mod penalty_cache;
 mod request;
 mod state_address;
-mod state_gauges;
 mod stats;
 mod store;
 mod subject;

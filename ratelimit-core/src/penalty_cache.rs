@@ -8,6 +8,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::algorithm::Decision;
 use crate::store::{Sharded, WhenFull};
 use crate::KeyDigest;
 
@@ -48,6 +49,15 @@ impl PenaltyCache {
             return None;
         }
         self.lookup(key, now)
+    }
+
+    /// A block of `key` running at `now`, as the refusal it answers: the
+    /// wait until its end (what a peek or a keyed check answers).
+    pub(crate) fn refusal(&self, key: &KeyDigest, now: u64) -> Option<Decision> {
+        let until = self.blocked_until(key, now)?;
+        let mut d = Decision::deny(until - now, 0, until - now);
+        d.blocked_until_ms = Some(until);
+        Some(d)
     }
 
     /// [`PenaltyCache::blocked_until`] in the shards (out of line).

@@ -145,6 +145,27 @@ async fn count_rule_blocks_after_the_answer_that_goes_over() {
 }
 
 #[tokio::test]
+async fn a_log_count_rule_over_its_limit_counts_would_limit_and_blocks_nothing() {
+    let (l, _clock, _p) = limiter(&format!(
+        "[{}]",
+        rule(
+            "404s",
+            "true",
+            r#", "limit": 1, "count_statuses": ["404"], "penalty": "10m", "action": "log""#
+        )
+    ));
+    let r = req("192.0.2.1", "/");
+    for i in 0..3 {
+        let v = l.check(&r).await;
+        assert!(v.is_forward(), "answer {i}: a log rule never refuses");
+        l.record_response(&v.ticket, 404);
+    }
+    // The first 404 fits the limit; the second and third pass it.
+    assert_eq!(l.rule_stats("404s").unwrap().would_limit(), 2);
+    assert_eq!(l.penalty_cache().len(), 0, "nothing blocked");
+}
+
+#[tokio::test]
 async fn count_rule_without_penalty_blocks_until_the_count_resets() {
     let (l, clock, _p) = limiter(&format!(
         "[{}]",

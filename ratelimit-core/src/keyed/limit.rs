@@ -365,11 +365,8 @@ impl KeyedLimit {
     pub async fn peek<K: Key + ?Sized>(&self, key: &K) -> Result<KeyedDecision, KeyedError> {
         let r = self.resolve()?;
         let check = self.check_of(&r, key, None)?;
-        let d = self
-            .limiter
-            .keyed_peek(&check)
-            .await
-            .map_err(KeyedError::Backend)?;
+        let operator = self.limiter.operator();
+        let d = (operator.peek_check(&check, false).await).map_err(KeyedError::Backend)?;
         let mut seen = d;
         if d.blocked_until_ms.is_none() {
             seen.allowed = d.allowed && d.remaining >= check.quota.cost;
@@ -407,9 +404,7 @@ impl KeyedLimit {
     pub async fn reset<K: Key + ?Sized>(&self, key: &K) -> Result<(), KeyedError> {
         let r = self.resolve()?;
         let check = self.check_of(&r, key, Some(1))?;
-        self.limiter
-            .keyed_reset(&check)
-            .await
-            .map_err(KeyedError::Backend)
+        let operator = self.limiter.operator();
+        (operator.reset_check(&check, false).await).map_err(KeyedError::Backend)
     }
 }

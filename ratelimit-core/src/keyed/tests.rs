@@ -187,6 +187,11 @@ fn a_named_rule_applies_its_penalty_from_the_penalty_cache() {
             (1, 2)
         );
         assert_eq!(stats.top_limited(), vec![(api.subject(&9u32), 2)]);
+        // A peek sees the penalty and counts nothing.
+        let p = api.peek(&9u32).await.unwrap();
+        let seen = (p.is_allowed(), p.retry_after());
+        assert_eq!(seen, (false, Some(Duration::from_secs(200))));
+        assert_eq!(stats.get(Event::Limited), 2);
         // A reset lifts the penalty.
         api.reset(&9u32).await.unwrap();
         assert!(api.check(&9u32).await.unwrap().is_allowed());

@@ -4,8 +4,8 @@
 
 use std::fmt;
 
+use super::operator::Operator;
 use super::published::Entry;
-use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{state_key_with, BackendError, Check, CheckMode};
 use crate::subject::{subject, KeyOutcome};
@@ -52,7 +52,7 @@ impl fmt::Debug for AdminError {
 
 impl std::error::Error for AdminError {}
 
-impl Limiter {
+impl Operator<'_> {
     fn with_entry<T>(&self, id: &str, f: impl FnOnce(&Entry) -> T) -> Result<T, AdminError> {
         let p = self.published();
         let e = p
@@ -65,12 +65,12 @@ impl Limiter {
         Ok(f(e))
     }
 
-    /// The subject of rule `id` for `req`.
-    ///
-    /// # Errors
-    ///
-    /// Unknown rule, or no key in the request.
-    pub fn subject_of(&self, id: &str, req: &dyn RequestView) -> Result<KeyDigest, AdminError> {
+    /// See [`Limiter::subject_of`](super::Limiter::subject_of).
+    pub(crate) fn subject_of(
+        &self,
+        id: &str,
+        req: &dyn RequestView,
+    ) -> Result<KeyDigest, AdminError> {
         let jwt_off = self.switches().jwt_disabled();
         let key = self.hash_key();
         match self.with_entry(id, |e| subject(&e.rule, req, &key, jwt_off))? {
@@ -97,92 +97,87 @@ impl Limiter {
         })
     }
 
-    /// Reads the state of `subject` under rule `id` without counting.
-    ///
-    /// # Errors
-    ///
-    /// Unknown rule, or the backend failed.
-    pub async fn peek_subject(&self, id: &str, subject: KeyDigest) -> Result<Decision, AdminError> {
+    /// See [`Limiter::peek_subject`](super::Limiter::peek_subject).
+    pub(crate) async fn peek_subject(
+        &self,
+        id: &str,
+        subject: KeyDigest,
+    ) -> Result<Decision, AdminError> {
         let (check, count_rule) = self.check_of(id, subject)?;
+        (self.peek_check(&check, count_rule).await).map_err(AdminError::Backend)
+    }
+
+    /// Reads the state of `check`'s subject without counting: a running
+    /// penalty, else the count store (`count_rule`) or the backend. The
+    /// keyed API's [`KeyedLimit::peek`](crate::keyed::KeyedLimit::peek) too.
+    pub(crate) async fn peek_check(
+        &self,
+        check: &Check,
+        count_rule: bool,
+    ) -> Result<Decision, BackendError> {
         let now = self.now_ms();
-        if let Some(until) = self
-            .inner
-            .caches
-            .penalties
-            .blocked_until(&check.state_key, now)
-        {
-            let mut d = Decision::deny(until - now, 0, until - now);
-            d.blocked_until_ms = Some(until);
+        if let Some(d) = self.inner.caches.penalties.refusal(&check.state_key, now) {
             return Ok(d);
         }
         if count_rule {
-            let d =
-                self.inner
-                    .counts
-                    .peek(&check.rule, &check.namespace, &subject, now, &check.quota);
+            let d = (self.inner.counts).peek(
+                &check.rule,
+                &check.namespace,
+                &check.subject,
+                now,
+                &check.quota,
+            );
             return Ok(d.unwrap_or(Decision::allow(check.rule.limit, 0)));
         }
-        self.inner
-            .backend
-            .peek(&check, now)
-            .await
-            .map_err(AdminError::Backend)
+        self.inner.backend.peek(check, now).await
     }
 
-    /// Reads the state of `req`'s subject under rule `id` without counting.
-    ///
-    /// # Errors
-    ///
-    /// Unknown rule, no key in the request, or the backend failed.
-    pub async fn peek(&self, id: &str, req: &RequestAttrs) -> Result<Decision, AdminError> {
+    /// See [`Limiter::peek`](super::Limiter::peek).
+    pub(crate) async fn peek(&self, id: &str, req: &RequestAttrs) -> Result<Decision, AdminError> {
         let s = self.subject_of(id, req)?;
         self.peek_subject(id, s).await
     }
 
-    /// Forgets `subject` under rule `id`: its count and its penalty, here
-    /// and in the backend (other instances' penalty and over-limit caches
-    /// keep a block or refusal they already hold until it ends).
-    ///
-    /// # Errors
-    ///
-    /// Unknown rule, or the backend failed.
-    pub async fn reset_subject(&self, id: &str, subject: KeyDigest) -> Result<(), AdminError> {
+    /// See [`Limiter::reset_subject`](super::Limiter::reset_subject).
+    pub(crate) async fn reset_subject(
+        &self,
+        id: &str,
+        subject: KeyDigest,
+    ) -> Result<(), AdminError> {
         let (check, count_rule) = self.check_of(id, subject)?;
-        self.inner.caches.penalties.lift(&check.state_key);
-        self.inner.caches.overlimit.lift(&check.state_key);
-        self.inner.caches.local.reset(&check.namespace, &subject);
-        if count_rule {
-            self.inner.counts.reset(&check.namespace, &subject);
-            return Ok(());
-        }
-        self.inner
-            .backend
-            .reset(&check)
-            .await
-            .map_err(AdminError::Backend)
+        (self.reset_check(&check, count_rule).await).map_err(AdminError::Backend)
     }
 
-    /// Drops this instance's penalty-cache and over-limit-cache entries of
-    /// `subject` under rule `id`, and nothing else: how the other
-    /// instances of a fleet apply a lift whose shared state the lifter
-    /// already reset ([`crate::control::Control::lift`]).
-    ///
-    /// # Errors
-    ///
-    /// Unknown rule.
-    pub fn lift_cached(&self, id: &str, subject: KeyDigest) -> Result<(), AdminError> {
+    /// Forgets `check`'s subject: its penalty and refusal here, its local
+    /// count, and its state in the count store (`count_rule`) or the
+    /// backend. The keyed API's
+    /// [`KeyedLimit::reset`](crate::keyed::KeyedLimit::reset) too.
+    pub(crate) async fn reset_check(
+        &self,
+        check: &Check,
+        count_rule: bool,
+    ) -> Result<(), BackendError> {
+        let caches = &self.inner.caches;
+        caches.penalties.lift(&check.state_key);
+        caches.overlimit.lift(&check.state_key);
+        caches.local.reset(&check.namespace, &check.subject);
+        if count_rule {
+            self.inner.counts.reset(&check.namespace, &check.subject);
+            return Ok(());
+        }
+        self.inner.backend.reset(check).await
+    }
+
+    /// See [`Limiter::lift_cached`](super::Limiter::lift_cached).
+    pub(crate) fn lift_cached(&self, id: &str, subject: KeyDigest) -> Result<(), AdminError> {
         let (check, _) = self.check_of(id, subject)?;
         self.inner.caches.penalties.lift(&check.state_key);
         self.inner.caches.overlimit.lift(&check.state_key);
         Ok(())
     }
 
-    /// Forgets `req`'s subject under rule `id`.
-    ///
-    /// # Errors
-    ///
-    /// Unknown rule, no key in the request, or the backend failed.
-    pub async fn reset(&self, id: &str, req: &RequestAttrs) -> Result<(), AdminError> {
+    /// See [`Limiter::reset`](super::Limiter::reset).
+    pub(crate) async fn reset(&self, id: &str, req: &RequestAttrs) -> Result<(), AdminError> {
         let s = self.subject_of(id, req)?;
         self.reset_subject(id, s).await
     }

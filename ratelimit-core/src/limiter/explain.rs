@@ -1,19 +1,20 @@
-//! [`Limiter::explain`]: what the limiter would do with a request, rule by
-//! rule, without a backend call: which rules match and in what order,
-//! which take a slot of the cap of 5 and which the cap pushes out, each
-//! rule's key parts and subject digest, or why it is skipped, falls back
-//! to the client IP or rejects; allow lists, canaries and expiry.
+//! [`Limiter::explain`](super::Limiter::explain): what the limiter would
+//! do with a request, rule by rule, without a backend call: which rules
+//! match and in what order, which take a slot of the cap of 5 and which
+//! the cap pushes out, each rule's key parts and subject digest, or why it
+//! is skipped, falls back to the client IP or rejects; allow lists,
+//! canaries and expiry. It is the operator's side ([`Operator`]).
 //!
 //! It runs the limiter's own selection (the same code as
-//! [`Limiter::check`]) over a copy of the published rules with counters of
-//! its own, so explaining records nothing in the rules' stats, and reads
-//! the same hash key, switches and clock.
+//! [`Limiter::check`](super::Limiter::check)) over a copy of the published
+//! rules with counters of its own, so explaining records nothing in the
+//! rules' stats, and reads the same hash key, switches and clock.
 
 use std::sync::Arc;
 
+use super::operator::Operator;
 use super::published::{Entry, Published};
 use super::select::{Selection, Selector};
-use super::Limiter;
 use crate::rules::in_canary;
 use crate::rules::OnMissingKey;
 use crate::subject::{distinct_value, part_text, subject_after, KeyOutcome};
@@ -83,7 +84,7 @@ pub struct RuleExplanation {
     pub canary_in: Option<bool>,
 }
 
-/// What [`Limiter::explain`] found.
+/// What [`Limiter::explain`](super::Limiter::explain) found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Explanation {
@@ -98,32 +99,9 @@ pub struct Explanation {
     pub rejected: bool,
 }
 
-impl Limiter {
-    /// Explains what [`Limiter::check`] would select for `req`, without a
-    /// backend call and without counting anything.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ratelimit_core::limiter::{RuleStatus};
-    /// use ratelimit_core::rules::RuleSet;
-    /// use ratelimit_core::{Limiter, RequestAttrs};
-    ///
-    /// let rules = RuleSet::from_json(r#"[{"id": "login",
-    ///     "expression": "http.request.uri.path eq \"/login\"",
-    ///     "algorithm": "sliding_window", "limit": 5, "period": "1m",
-    ///     "key": ["header:x-user", "ip"], "on_missing_key": "skip"}]"#)?;
-    /// let limiter = Limiter::new(rules);
-    /// let req = RequestAttrs::new("203.0.113.7".parse().unwrap()).with_path("/login");
-    /// let why = limiter.explain(&req);
-    /// assert_eq!(why.rules[0].status, RuleStatus::KeyMissing);
-    /// assert_eq!(why.rules[0].key[0], ("header:x-user".to_owned(), None));
-    /// let why = limiter.explain(&req.with_header("x-user", "ann"));
-    /// assert_eq!((why.rules[0].status, why.rules[0].slot), (RuleStatus::Runs, Some(1)));
-    /// assert!(why.rules[0].subject.is_some());
-    /// # Ok::<(), ratelimit_core::rules::RuleError>(())
-    /// ```
-    pub fn explain(&self, req: &dyn RequestView) -> Explanation {
+impl Operator<'_> {
+    /// See [`Limiter::explain`](super::Limiter::explain).
+    pub(crate) fn explain(&self, req: &dyn RequestView) -> Explanation {
         let live = self.published();
         // Counters of its own: selection records expiries and caps.
         let p = Published::new(live.set.clone(), live.temporary.clone(), None);

@@ -83,18 +83,6 @@ impl Limiter {
         }
     }
 
-    /// A penalty this instance knows of, as a refusal.
-    fn cached_block(&self, check: &Check, now: u64) -> Option<Decision> {
-        let until = self
-            .inner
-            .caches
-            .penalties
-            .blocked_until(&check.state_key, now)?;
-        let mut d = Decision::deny(until - now, 0, until - now);
-        d.blocked_until_ms = Some(until);
-        Some(d)
-    }
-
     /// Counts one keyed call: the penalty cache, then one backend call,
     /// then the rule's fail mode if the backend failed.
     pub(crate) async fn keyed_check(&self, check: Check, stats: Option<&RuleStats>) -> Answer {
@@ -105,7 +93,7 @@ impl Limiter {
         };
         let inner = &self.inner;
         let now = inner.clock.now_ms();
-        if let Some(d) = self.cached_block(&check, now) {
+        if let Some(d) = inner.caches.penalties.refusal(&check.state_key, now) {
             record(Event::Limited);
             if let Some(s) = stats {
                 s.record_subject(check.subject);
@@ -165,25 +153,5 @@ impl Limiter {
         } else {
             Answer::Decided(decision)
         }
-    }
-
-    /// Reads a keyed subject's state without counting.
-    pub(crate) async fn keyed_peek(&self, check: &Check) -> Result<Decision, BackendError> {
-        let now = self.inner.clock.now_ms();
-        if let Some(d) = self.cached_block(check, now) {
-            return Ok(d);
-        }
-        self.inner.backend.peek(check, now).await
-    }
-
-    /// Forgets a keyed subject: its penalty here, its local count, and its
-    /// state in the backend.
-    pub(crate) async fn keyed_reset(&self, check: &Check) -> Result<(), BackendError> {
-        self.inner.caches.penalties.lift(&check.state_key);
-        self.inner
-            .caches
-            .local
-            .reset(&check.namespace, &check.subject);
-        self.inner.backend.reset(check).await
     }
 }

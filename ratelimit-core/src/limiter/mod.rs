@@ -9,6 +9,27 @@
 //! [`Limiter::record_response`]; rules with `charge: response` are charged
 //! what the response cost with [`Limiter::charge`].
 //!
+//! # The limiter's parts
+//!
+//! [`Limiter`] is the front callers hold (one `Arc` of the shared parts:
+//! backend, clock, published set, caches, switches, stats). Behind it:
+//!
+//! - the decision pipeline, `Pipeline` (`pipeline.rs`: the hash key and
+//!   its change, `key_change.rs`; `check.rs` -> `decide.rs` -> `select.rs`
+//!   -> the backend -> `settle.rs`, with `compiled.rs`, `caches.rs`,
+//!   `snapshot.rs`): [`Limiter::check`] and [`Snapshot::check`];
+//! - the operator's side, `Operator` (`operator.rs`, `publish.rs`,
+//!   `admin.rs`, `explain.rs`, `state_gauges.rs`):
+//!   [`Limiter::publish`], the rules added at run time, peek / reset /
+//!   lift, [`Limiter::explain`], switches, counters and gauges;
+//! - response accounting, `Accounting` (`accounting.rs`, `respond.rs`,
+//!   `charge.rs`): [`Limiter::record_response`] and [`Limiter::charge`].
+//!
+//! The operator's and the accounting's public methods are one-line
+//! delegations in `front.rs`, the map of which part owns which call. Both
+//! parts are crate-private and borrowed for one call; neither settling a
+//! decision nor accounting calls back up into the `Limiter`.
+//!
 //! # Examples
 //!
 //! ```
@@ -33,6 +54,7 @@
 //! # }
 //! ```
 
+mod accounting;
 mod admin;
 mod builder;
 mod caches;
@@ -42,10 +64,12 @@ mod compiled;
 mod current;
 mod decide;
 mod explain;
+mod front;
 mod future;
 mod inline;
 mod key_change;
 mod keyed_hooks;
+mod operator;
 mod overlimit;
 mod pipeline;
 mod publish;
@@ -54,6 +78,7 @@ mod respond;
 mod select;
 mod settle;
 mod snapshot;
+mod state_gauges;
 
 use std::sync::Arc;
 
@@ -170,32 +195,6 @@ impl Limiter {
     /// [`Limiter::snapshot`].
     pub fn headers_used(&self) -> Arc<[String]> {
         self.published().headers_used.clone()
-    }
-
-    /// The emergency switches.
-    pub fn switches(&self) -> &Switches {
-        &self.inner.switches
-    }
-
-    /// The local penalty cache.
-    pub fn penalty_cache(&self) -> &PenaltyCache {
-        &self.inner.caches.penalties
-    }
-
-    /// Counters of the whole limiter.
-    pub fn stats(&self) -> &LimiterStats {
-        &self.inner.stats
-    }
-
-    /// Counters of rule `id` (kept across publishes).
-    pub fn rule_stats(&self, id: &str) -> Option<Arc<RuleStats>> {
-        self.published().stats_of(id)
-    }
-
-    /// Subjects that the local stores could not track (fail_mode local and
-    /// count rules), because they were full.
-    pub fn local_untracked(&self) -> u64 {
-        self.inner.caches.local.untracked() + self.inner.counts.untracked()
     }
 
     /// The clock decisions read.

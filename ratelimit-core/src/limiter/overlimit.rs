@@ -50,7 +50,6 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{Check, CheckMode};
 use crate::rules::Rule;
@@ -193,14 +192,6 @@ impl OverLimitCache {
     /// Refusals dropped because the cache was full.
     pub(crate) fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
-    }
-}
-
-impl Limiter {
-    /// Refusals the over-limit cache could not store because it was full of
-    /// live ones (those subjects' next requests asked the backend).
-    pub fn overlimit_cache_dropped(&self) -> u64 {
-        self.inner.caches.overlimit.dropped()
     }
 }
 

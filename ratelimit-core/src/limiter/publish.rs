@@ -10,17 +10,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::current::Writer;
+use super::operator::Operator;
 use super::published::Published;
-use super::Limiter;
 use crate::rules::{Rule, RuleError, RuleSet};
 
-impl Limiter {
-    /// Swaps the rule set. Counts of rules whose id, algorithm, period and
-    /// `distinct_of` are unchanged carry over; the others start fresh.
-    /// Rules added at run time stay, unless one clashes with the new set
-    /// (same id, or the combination is invalid): those are dropped, with a
-    /// warning event.
-    pub fn publish(&self, rules: RuleSet) {
+impl Operator<'_> {
+    /// See [`Limiter::publish`](super::Limiter::publish).
+    pub(crate) fn publish(&self, rules: RuleSet) {
         let mut slot = self.inner.current.write();
         let mut kept: Vec<Arc<Rule>> = Vec::new();
         for t in &slot.temporary {
@@ -49,15 +45,8 @@ impl Limiter {
         slot.replace(next);
     }
 
-    /// Adds a rule at run time, as an autopilot would: it must carry an
-    /// `expires_at` at most 24 hours ahead, and it keeps blocking when the
-    /// switch "disable blocking by config rules" is on.
-    ///
-    /// # Errors
-    ///
-    /// No `expires_at`, one in the past or more than 24 hours ahead, an id
-    /// already in use, or a combination the rule set refuses.
-    pub fn add_temporary(&self, rule: Rule) -> Result<(), RuleError> {
+    /// See [`Limiter::add_temporary`](super::Limiter::add_temporary).
+    pub(crate) fn add_temporary(&self, rule: Rule) -> Result<(), RuleError> {
         let now = self.now_ms();
         check_expiry(&rule, now)?;
         let mut slot = self.inner.current.write();
@@ -76,8 +65,8 @@ impl Limiter {
         Ok(())
     }
 
-    /// The rules added at run time that have not expired.
-    pub fn temporary_rules(&self) -> Vec<Arc<Rule>> {
+    /// See [`Limiter::temporary_rules`](super::Limiter::temporary_rules).
+    pub(crate) fn temporary_rules(&self) -> Vec<Arc<Rule>> {
         let now = self.now_ms();
         self.published()
             .temporary
@@ -87,8 +76,8 @@ impl Limiter {
             .collect()
     }
 
-    /// Removes a rule added at run time; false when there is none by `id`.
-    pub fn remove_temporary(&self, id: &str) -> bool {
+    /// See [`Limiter::remove_temporary`](super::Limiter::remove_temporary).
+    pub(crate) fn remove_temporary(&self, id: &str) -> bool {
         let mut slot = self.inner.current.write();
         if !slot.temporary.iter().any(|r| r.id == id) {
             return false;

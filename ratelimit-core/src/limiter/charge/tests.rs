@@ -148,3 +148,33 @@ fn a_charge_the_backend_fails_is_counted_not_returned() {
     assert_eq!(l.stats().charge_errors.load(Ordering::Relaxed), 1);
     assert!(l.check(&req()).into_ready().unwrap().is_forward());
 }
+
+const LOG_RULES: &str = r#"[
+    {"id": "tokens", "expression": "true", "algorithm": "fixed_window", "limit": 1000,
+     "period": "1m", "key": ["ip"], "charge": "response", "action": "log"}]"#;
+
+/// A log rule charged past its limit counts `would_limit` and the subject
+/// on the rule's statistics, blocking nothing: answered in the call, or
+/// later with a publish of the same rule in between (its statistics kept).
+#[test]
+fn a_log_rule_charged_over_its_limit_counts_would_limit() {
+    for waits in [false, true] {
+        let rec = Recorder::new(Ok(Decision::deny(40_000, 0, 40_000)), waits);
+        let rules = RuleSet::from_json_at(LOG_RULES, T0).unwrap();
+        let l = Limiter::builder(rules)
+            .clock(ManualClock::new(T0))
+            .backend_arc(rec.clone())
+            .build();
+        let v = block_on(l.check(&req()));
+        assert!(v.is_forward() && v.ticket.charges(), "waits {waits}");
+        let f = l.charge(&v.ticket, 1200);
+        l.publish(RuleSet::from_json_at(LOG_RULES, T0).unwrap());
+        block_on(f);
+        let stats = l.rule_stats("tokens").unwrap();
+        assert_eq!(stats.would_limit(), 1, "waits {waits}");
+        let subject = l.subject_of("tokens", &req()).unwrap();
+        assert_eq!(stats.top_limited(), [(subject, 1)], "waits {waits}");
+        assert_eq!(l.penalty_cache().len(), 0, "a log rule blocks nothing");
+        assert!(block_on(l.check(&req())).is_forward(), "waits {waits}");
+    }
+}
