@@ -52,7 +52,9 @@ impl PenaltyCache {
     }
 
     /// A block of `key` running at `now`, as the refusal it answers: the
-    /// wait until its end (what a peek or a keyed check answers).
+    /// wait until its end (what a peek, a keyed check or a request's rule
+    /// answers). Inlined: while nothing is blocked, one load.
+    #[inline]
     pub(crate) fn refusal(&self, key: &KeyDigest, now: u64) -> Option<Decision> {
         let until = self.blocked_until(key, now)?;
         let mut d = Decision::deny(until - now, 0, until - now);

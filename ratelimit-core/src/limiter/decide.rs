@@ -277,11 +277,7 @@ impl Pipeline<'_> {
         now: u64,
     ) -> Option<Decision> {
         let inner = &self.inner;
-        let cached = inner.caches.penalties.blocked_until(key, now).map(|until| {
-            let mut d = Decision::deny(until - now, 0, until - now);
-            d.blocked_until_ms = Some(until);
-            d
-        });
+        let cached = inner.caches.penalties.refusal(key, now);
         cached.or_else(|| {
             let refused = || inner.caches.overlimit.refused(key, &entry.rule, cost, now);
             blocks.then(refused).flatten()
