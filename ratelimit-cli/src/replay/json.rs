@@ -90,7 +90,7 @@ fn strings<'a>(raw: Option<&'a str>, what: &'static str) -> Result<CowPairs<'a>,
     let Some(raw) = raw else {
         return Ok(Vec::new());
     };
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(4);
     let plain = scan::pairs(raw, |k, v| {
         out.push((cased(Cow::Borrowed(k), false), Cow::Borrowed(v)));
     });
