@@ -62,7 +62,7 @@ pub(super) fn read_fields(line: &str) -> Result<Fields<'_>, LogError> {
     })
 }
 
-/// [`string`] as serde_json reads it.
+/// [`super::string`] as serde_json reads it.
 pub(super) fn string_serde(raw: &str) -> Result<Cow<'_, str>, ()> {
     match serde_json::from_str::<&str>(raw) {
         Ok(s) => Ok(Cow::Borrowed(s)),
@@ -120,7 +120,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
     }
 }
 
-/// [`strings`] as serde_json reads them.
+/// [`super::strings`] as serde_json reads them.
 pub(super) fn strings_serde<'a>(
     raw: &'a str,
     what: &'static str,
@@ -129,7 +129,7 @@ pub(super) fn strings_serde<'a>(
     Ok(pairs)
 }
 
-/// [`time`] as serde_json reads it: any JSON value.
+/// [`super::time`] as serde_json reads it: any JSON value.
 pub(super) fn time_serde(raw: &str, unit: TimeUnit) -> Result<u64, LogError> {
     let missing = LogError(NO_TIME);
     let out_of_range = LogError(crate::time::number_error(unit));
