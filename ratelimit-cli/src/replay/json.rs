@@ -159,14 +159,13 @@ fn plain_decimal(raw: &str) -> Option<f64> {
 /// `s` with ASCII letters in upper (`upper`) or lower case, borrowed when
 /// it already is.
 fn cased(s: Cow<'_, str>, upper: bool) -> Cow<'_, str> {
-    let wrong = |b: &u8| {
-        if upper {
-            b.is_ascii_lowercase()
-        } else {
-            b.is_ascii_uppercase()
-        }
+    // One loop for each case: the test is not made again for every byte.
+    let wrong = if upper {
+        s.bytes().any(|b| b.is_ascii_lowercase())
+    } else {
+        s.bytes().any(|b| b.is_ascii_uppercase())
     };
-    if !s.as_bytes().iter().any(wrong) {
+    if !wrong {
         return s;
     }
     Cow::Owned(if upper {
