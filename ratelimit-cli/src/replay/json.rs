@@ -7,6 +7,7 @@
 //! read in one pass by [`scan`]; any other line by serde_json, which
 //! decides what a line means whenever the two could differ.
 
+mod fields;
 mod scan;
 mod serde_read;
 
@@ -15,60 +16,8 @@ use std::net::IpAddr;
 
 use super::log::{split_target, LogError, LogLine};
 use crate::TimeUnit;
+use fields::{cased, float_ms, CowPairs, NO_TIME};
 use serde_read::{read_fields, string_serde, strings_serde, time_serde};
-
-/// The fields a line may have, each as its raw JSON text (`null`: none).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Fields<'a> {
-    ip: Option<&'a str>,
-    time: Option<&'a str>,
-    method: Option<&'a str>,
-    path: Option<&'a str>,
-    query: Option<&'a str>,
-    host: Option<&'a str>,
-    status: Option<&'a str>,
-    forwarded_for: Option<&'a str>,
-    headers: Option<&'a str>,
-    claims: Option<&'a str>,
-    app: Option<&'a str>,
-}
-
-impl<'a> Fields<'a> {
-    /// The number of the field named `name`, for [`Fields::slot`].
-    fn index(name: &str) -> Option<usize> {
-        Some(match name {
-            "ip" => 0,
-            "time" => 1,
-            "method" => 2,
-            "path" => 3,
-            "query" => 4,
-            "host" => 5,
-            "status" => 6,
-            "forwarded_for" => 7,
-            "headers" => 8,
-            "claims" => 9,
-            "app" => 10,
-            _ => return None,
-        })
-    }
-
-    /// The field numbered `i` by [`Fields::index`].
-    fn slot(&mut self, i: usize) -> &mut Option<&'a str> {
-        match i {
-            0 => &mut self.ip,
-            1 => &mut self.time,
-            2 => &mut self.method,
-            3 => &mut self.path,
-            4 => &mut self.query,
-            5 => &mut self.host,
-            6 => &mut self.status,
-            7 => &mut self.forwarded_for,
-            8 => &mut self.headers,
-            9 => &mut self.claims,
-            _ => &mut self.app,
-        }
-    }
-}
 
 /// A string field: borrowed unless it has escapes; `Err` when it is not a
 /// string.
@@ -81,9 +30,6 @@ fn string(raw: &str) -> Result<Cow<'_, str>, ()> {
     }
     string_serde(raw)
 }
-
-/// Names and values, borrowed from the line where they can be.
-type CowPairs<'a> = Vec<(Cow<'a, str>, Cow<'a, str>)>;
 
 /// An object of strings, names in lower case (absent or `null`: none).
 fn strings<'a>(raw: Option<&'a str>, what: &'static str) -> Result<CowPairs<'a>, LogError> {
@@ -117,22 +63,6 @@ fn time(raw: Option<&str>, unit: TimeUnit) -> Result<u64, LogError> {
     time_serde(raw, unit)
 }
 
-/// Why a line has no time.
-const NO_TIME: &str = "no \"time\" (RFC 3339, or a Unix time as a number)";
-
-/// A time written as a JSON number that is not a whole one, in `unit`:
-/// Unix milliseconds (cut to the millisecond), if from 1970 to 9999.
-fn float_ms(f: f64, unit: TimeUnit) -> Option<u64> {
-    if !f.is_finite() || f < 0.0 {
-        return None;
-    }
-    let ms = match unit {
-        TimeUnit::Ms => f,
-        _ => f * 1000.0,
-    };
-    (ms <= crate::time::MAX_MS as f64).then_some(ms as u64)
-}
-
 /// A number `digits.digits` of at most 15 digits as serde_json reads it:
 /// the significand (exact, under 2^53) over a power of ten (exact), one
 /// rounding, the correctly rounded value that both of serde_json's float
@@ -154,25 +84,6 @@ fn plain_decimal(raw: &str) -> Option<f64> {
     }
     let scale = raw.len() - point? - 1;
     (scale > 0).then(|| significand as f64 / POW10[scale])
-}
-
-/// `s` with ASCII letters in upper (`upper`) or lower case, borrowed when
-/// it already is.
-fn cased(s: Cow<'_, str>, upper: bool) -> Cow<'_, str> {
-    // One loop for each case: the test is not made again for every byte.
-    let wrong = if upper {
-        s.bytes().any(|b| b.is_ascii_lowercase())
-    } else {
-        s.bytes().any(|b| b.is_ascii_uppercase())
-    };
-    if !wrong {
-        return s;
-    }
-    Cow::Owned(if upper {
-        s.to_ascii_uppercase()
-    } else {
-        s.to_ascii_lowercase()
-    })
 }
 
 /// Parses one JSON line.

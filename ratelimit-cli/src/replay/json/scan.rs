@@ -1,5 +1,5 @@
 //! The JSON lines a logger usually writes, read without serde: one pass
-//! over the line that finds each field's raw text, as [`super::Fields`]
+//! over the line that finds each field's raw text, as [`Fields`]
 //! holds it.
 //!
 //! Only a plain subset of JSON is read here: an object whose keys and
@@ -10,7 +10,7 @@
 //! and the line is read by serde_json, which decides: this reader never
 //! refuses a line nor gives a field a text that serde_json would not.
 
-use super::Fields;
+use super::fields::Fields;
 
 /// The bytes JSON counts as white space.
 fn is_ws(b: u8) -> bool {

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{cased, float_ms, CowPairs, Fields, NO_TIME};
+use super::fields::{cased, float_ms, CowPairs, Fields, NO_TIME};
 use crate::replay::log::LogError;
 use crate::TimeUnit;
 
