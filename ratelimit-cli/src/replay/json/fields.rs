@@ -23,6 +23,7 @@ pub(super) struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     /// The number of the field named `name`, for [`Fields::slot`].
+    #[inline]
     pub(super) fn index(name: &str) -> Option<usize> {
         Some(match name {
             "ip" => 0,
@@ -41,6 +42,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The field numbered `i` by [`Fields::index`].
+    #[inline]
     pub(super) fn slot(&mut self, i: usize) -> &mut Option<&'a str> {
         match i {
             0 => &mut self.ip,
@@ -66,6 +68,7 @@ pub(super) const NO_TIME: &str = "no \"time\" (RFC 3339, or a Unix time as a num
 
 /// A time written as a JSON number that is not a whole one, in `unit`:
 /// Unix milliseconds (cut to the millisecond), if from 1970 to 9999.
+#[inline]
 pub(super) fn float_ms(f: f64, unit: TimeUnit) -> Option<u64> {
     if !f.is_finite() || f < 0.0 {
         return None;
@@ -79,6 +82,7 @@ pub(super) fn float_ms(f: f64, unit: TimeUnit) -> Option<u64> {
 
 /// `s` with ASCII letters in upper (`upper`) or lower case, borrowed when
 /// it already is.
+#[inline]
 pub(super) fn cased(s: Cow<'_, str>, upper: bool) -> Cow<'_, str> {
     // One loop for each case: the test is not made again for every byte.
     let wrong = if upper {
