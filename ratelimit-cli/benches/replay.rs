@@ -4,7 +4,8 @@
 //!
 //!     cargo bench -p ratelimit-cli --bench replay
 //!
-//! `LINES` sets the number of lines (default 2,000,000). Besides the wall
+//! `LINES` sets the number of lines (default 2,000,000), `FORMAT` one
+//! format only (`combined` or `json`; both by default). Besides the wall
 //! time, the thread's own CPU time (`/proc/thread-self/schedstat`) gives
 //! lines per CPU second: what one core does, also on a shared machine.
 
@@ -83,7 +84,11 @@ fn main() {
         "{:<10} {:>10} {:>9} {:>14} {:>9} {:>18} {:>10}",
         "format", "lines", "seconds", "lines/s", "cpu s", "lines/cpu-second", "limited"
     );
+    let only = std::env::var("FORMAT").ok();
     for (name, format) in [("combined", LogFormat::Combined), ("json", LogFormat::Json)] {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
         let text = log(n, format);
         let mut replay = Replay::new(rules.clone(), format);
         let (started, cpu0) = (Instant::now(), cpu_secs());

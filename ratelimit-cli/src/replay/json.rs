@@ -2,181 +2,100 @@
 //! field's raw text first, then that text as the type the field needs), so
 //! a well-formed line costs no allocation beyond its headers, and a bad
 //! one names the field at fault.
+//!
+//! A line in the plain JSON most loggers write (no escapes, no arrays) is
+//! read in one pass by [`scan`]; any other line by serde_json, which
+//! decides what a line means whenever the two could differ.
+
+mod fields;
+mod scan;
+mod serde_read;
 
 use std::borrow::Cow;
 use std::net::IpAddr;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-use serde_json::Value;
-
 use super::log::{split_target, LogError, LogLine};
 use crate::TimeUnit;
-
-/// The fields a line may have, each as its raw JSON text.
-#[derive(Deserialize)]
-struct Fields<'a> {
-    #[serde(borrow)]
-    ip: Option<&'a RawValue>,
-    #[serde(borrow)]
-    time: Option<&'a RawValue>,
-    #[serde(borrow)]
-    method: Option<&'a RawValue>,
-    #[serde(borrow)]
-    path: Option<&'a RawValue>,
-    #[serde(borrow)]
-    query: Option<&'a RawValue>,
-    #[serde(borrow)]
-    host: Option<&'a RawValue>,
-    #[serde(borrow)]
-    status: Option<&'a RawValue>,
-    #[serde(borrow)]
-    forwarded_for: Option<&'a RawValue>,
-    #[serde(borrow)]
-    headers: Option<&'a RawValue>,
-    #[serde(borrow)]
-    claims: Option<&'a RawValue>,
-    #[serde(borrow)]
-    app: Option<&'a RawValue>,
-}
-
-/// A field that is present and not `null`.
-fn given(raw: Option<&RawValue>) -> Option<&str> {
-    raw.map(RawValue::get).filter(|t| *t != "null")
-}
+use fields::{cased, float_ms, CowPairs, NO_TIME};
+use serde_read::{read_fields, string_serde, strings_serde, time_serde};
 
 /// A string field: borrowed unless it has escapes; `Err` when it is not a
 /// string.
 fn string(raw: &str) -> Result<Cow<'_, str>, ()> {
-    match serde_json::from_str::<&str>(raw) {
-        Ok(s) => Ok(Cow::Borrowed(s)),
-        Err(_) => serde_json::from_str::<String>(raw)
-            .map(Cow::Owned)
-            .map_err(|_| ()),
+    // Without a backslash, a string's content is the text between its quotes.
+    let plain = (raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')))
+        .filter(|s| !s.bytes().any(|b| b == b'\\'));
+    if let Some(s) = plain {
+        return Ok(Cow::Borrowed(s));
     }
-}
-
-/// A string, borrowed from the line unless it has escapes.
-struct Str<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Cow<'de, str>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
-                Ok(Cow::Borrowed(s))
-            }
-            fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
-                Ok(Cow::Owned(s.to_owned()))
-            }
-        }
-        d.deserialize_str(V).map(Str)
-    }
-}
-
-/// Names and values, borrowed from the line where they can be.
-type CowPairs<'a> = Vec<(Cow<'a, str>, Cow<'a, str>)>;
-
-/// An object of strings, in order, each name in lower case.
-struct Pairs<'a>(CowPairs<'a>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = CowPairs<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object of strings")
-            }
-            fn visit_map<M: serde::de::MapAccess<'de>>(
-                self,
-                mut m: M,
-            ) -> Result<Self::Value, M::Error> {
-                let mut out = Vec::new();
-                while let Some((Str(k), Str(v))) = m.next_entry::<Str<'de>, Str<'de>>()? {
-                    out.push((cased(k, false), v));
-                }
-                Ok(out)
-            }
-        }
-        d.deserialize_map(V).map(Pairs)
-    }
+    string_serde(raw)
 }
 
 /// An object of strings, names in lower case (absent or `null`: none).
-fn strings<'a>(raw: Option<&'a RawValue>, what: &'static str) -> Result<CowPairs<'a>, LogError> {
-    let Some(raw) = given(raw) else {
+fn strings<'a>(raw: Option<&'a str>, what: &'static str) -> Result<CowPairs<'a>, LogError> {
+    let Some(raw) = raw else {
         return Ok(Vec::new());
     };
-    let Pairs(pairs) = serde_json::from_str(raw).map_err(|_| LogError(what))?;
-    Ok(pairs)
+    let mut out = Vec::with_capacity(4);
+    let plain = scan::pairs(raw, |k, v| {
+        out.push((cased(Cow::Borrowed(k), false), Cow::Borrowed(v)));
+    });
+    match plain {
+        Some(()) => Ok(out),
+        None => strings_serde(raw, what),
+    }
 }
 
 /// A JSON-lines `time`: RFC 3339, or a Unix time in `unit`.
-fn time(raw: Option<&RawValue>, unit: TimeUnit) -> Result<u64, LogError> {
-    let missing = LogError("no \"time\" (RFC 3339, or a Unix time as a number)");
-    let out_of_range = LogError(crate::time::number_error(unit));
-    let Some(raw) = given(raw) else {
-        return Err(missing);
+fn time(raw: Option<&str>, unit: TimeUnit) -> Result<u64, LogError> {
+    let Some(raw) = raw else {
+        return Err(LogError(NO_TIME));
     };
-    let v: Value = serde_json::from_str(raw).map_err(|_| missing.clone())?;
-    match v {
-        Value::String(t) if t.contains(['-', '/']) && !t.starts_with('-') => {
-            crate::time::rfc3339_ms(&t).ok_or(LogError(
-                "\"time\" is not an RFC 3339 time from 1970 to 9999",
-            ))
-        }
-        Value::String(t) if t.starts_with(|c: char| c.is_ascii_digit()) => {
-            crate::time::epoch_ms(&t, unit).ok_or(out_of_range)
-        }
-        Value::Number(n) => match (n.as_u64(), n.as_f64()) {
-            (Some(whole), _) => crate::time::epoch_ms(&whole.to_string(), unit).ok_or(out_of_range),
-            (None, Some(f)) if f.is_finite() && f >= 0.0 => {
-                let ms = match unit {
-                    TimeUnit::Ms => f,
-                    _ => f * 1000.0,
-                };
-                (ms <= crate::time::MAX_MS as f64)
-                    .then_some(ms as u64)
-                    .ok_or(out_of_range)
-            }
-            _ => Err(out_of_range),
-        },
-        _ => Err(missing),
+    let out_of_range = || LogError(crate::time::number_error(unit));
+    // A whole number of at most 19 digits is a u64 as written (JSON has
+    // no leading zero): read in place.
+    if (1..=19).contains(&raw.len()) && raw.bytes().all(|b| b.is_ascii_digit()) {
+        return crate::time::epoch_ms(raw, unit).ok_or_else(out_of_range);
     }
+    if let Some(f) = plain_decimal(raw) {
+        return float_ms(f, unit).ok_or_else(out_of_range);
+    }
+    time_serde(raw, unit)
 }
 
-/// `s` with ASCII letters in upper (`upper`) or lower case, borrowed when
-/// it already is.
-fn cased(s: Cow<'_, str>, upper: bool) -> Cow<'_, str> {
-    let wrong = |b: &u8| {
-        if upper {
-            b.is_ascii_lowercase()
-        } else {
-            b.is_ascii_uppercase()
+/// A number `digits.digits` of at most 15 digits as serde_json reads it:
+/// the significand (exact, under 2^53) over a power of ten (exact), one
+/// rounding, the correctly rounded value that both of serde_json's float
+/// parsers give for it.
+fn plain_decimal(raw: &str) -> Option<f64> {
+    const POW10: [f64; 16] = [
+        1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    let (mut significand, mut digits, mut point) = (0u64, 0, None);
+    for (i, b) in raw.bytes().enumerate() {
+        match b {
+            b'0'..=b'9' if digits < 15 => {
+                significand = significand * 10 + u64::from(b - b'0');
+                digits += 1;
+            }
+            b'.' if point.is_none() && i > 0 => point = Some(i),
+            _ => return None,
         }
-    };
-    if !s.as_bytes().iter().any(wrong) {
-        return s;
     }
-    Cow::Owned(if upper {
-        s.to_ascii_uppercase()
-    } else {
-        s.to_ascii_lowercase()
-    })
+    let scale = raw.len() - point? - 1;
+    (scale > 0).then(|| significand as f64 / POW10[scale])
 }
 
 /// Parses one JSON line.
-pub(super) fn parse(line: &str, unit: TimeUnit) -> Result<LogLine<'_>, LogError> {
+pub(super) fn parse<'a>(line: &'a str, unit: TimeUnit) -> Result<LogLine<'a>, LogError> {
     if !line.trim_start().starts_with('{') {
         return Err(LogError("not a JSON object"));
     }
-    let f: Fields<'_> = serde_json::from_str(line).map_err(|_| LogError("not a JSON object"))?;
-    let text = |raw| given(raw).and_then(|t| string(t).ok());
+    let f = match scan::fields(line) {
+        Some(f) => f,
+        None => read_fields(line)?,
+    };
+    let text = |raw: Option<&'a str>| raw.and_then(|t| string(t).ok());
     let ip = text(f.ip).ok_or(LogError("no \"ip\" string"))?;
     let ip: IpAddr = ip.parse().map_err(|_| LogError("\"ip\" is not an IP"))?;
     let time_ms = time(f.time, unit)?;
@@ -196,11 +115,11 @@ pub(super) fn parse(line: &str, unit: TimeUnit) -> Result<LogLine<'_>, LogError>
     };
     let query = text(f.query).unwrap_or(query);
     let mut headers = strings(f.headers, "\"headers\" is not an object of strings")?;
-    if let Some(raw) = given(f.forwarded_for) {
+    if let Some(raw) = f.forwarded_for {
         let v = string(raw).map_err(|()| LogError("\"forwarded_for\" is not a string"))?;
         headers.push((Cow::Borrowed("x-forwarded-for"), v));
     }
-    let claims = match given(f.claims) {
+    let claims = match f.claims {
         None => None,
         Some(_) => Some(
             strings(f.claims, "\"claims\" is not an object of strings")?
@@ -216,7 +135,8 @@ pub(super) fn parse(line: &str, unit: TimeUnit) -> Result<LogLine<'_>, LogError>
         path,
         query,
         host: cased(text(f.host).unwrap_or_default(), false),
-        status: given(f.status)
+        status: f
+            .status
             .and_then(|t| t.parse::<u64>().ok())
             .and_then(|n| u16::try_from(n).ok())
             .unwrap_or(0),
@@ -228,3 +148,6 @@ pub(super) fn parse(line: &str, unit: TimeUnit) -> Result<LogLine<'_>, LogError>
             .collect(),
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -290,3 +290,6 @@ pub(crate) fn run(o: &crate::ReplayOptions, out: &mut dyn Write) -> i32 {
         0
     }
 }
+
+#[cfg(test)]
+mod tests;
