@@ -381,10 +381,9 @@ pub trait Backend: fmt::Debug + Send + Sync + 'static {
 
     /// Whether [`Backend::hash_key`] may answer differently later (`true`,
     /// the default). A backend whose key is fixed when it is made (the
-    /// in-memory backend, a [`StoreBackend`](crate::backend::StoreBackend),
-    /// a [`RemoteBackend`](crate::backend::RemoteBackend)) answers `false`:
-    /// the limiter then reads the key once, when it is built, and a
-    /// decision's only call into the backend is the check itself.
+    /// in-memory backend, a [`StoreBackend`], a [`RemoteBackend`]) answers
+    /// `false`: the limiter then reads the key once, when it is built, and
+    /// a decision's only call into the backend is the check itself.
     fn hash_key_changes(&self) -> bool {
         true
     }
