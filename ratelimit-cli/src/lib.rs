@@ -13,7 +13,7 @@
 //! read their reports: [`Cli`] and its options ([`CheckOptions`],
 //! [`AuditOptions`], [`ExplainOptions`], [`ReplayOptions`]), [`run`] and
 //! [`execute`], and the reports ([`check_text`]'s [`Diagnostic`]s,
-//! [`audit`]'s [`Finding`]s, a [`Replay`]'s [`Tally`]). The binary's own
+//! [`audit()`]'s [`Finding`]s, a [`Replay`]'s [`Tally`]). The binary's own
 //! parts (parsers, layout, time formats) are private.
 //!
 //! The guide's chapter [The command line](guide::cli) shows each with its

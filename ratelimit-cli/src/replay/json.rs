@@ -150,4 +150,6 @@ pub(super) fn parse<'a>(line: &'a str, unit: TimeUnit) -> Result<LogLine<'a>, Lo
 }
 
 #[cfg(test)]
+mod reference;
+#[cfg(test)]
 mod tests;

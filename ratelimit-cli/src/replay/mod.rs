@@ -194,13 +194,7 @@ impl Replay {
             }
             if buf.len() > MAX_LINE && buf.last() != Some(&b'\n') {
                 // Too long: skip to its end.
-                let mut rest = Vec::new();
-                while Read::take(&mut input, 1 << 16).read_until(b'\n', &mut rest)? > 0
-                    && rest.last() != Some(&b'\n')
-                {
-                    bytes += rest.len() as u64;
-                    rest.clear();
-                }
+                bytes += skip_line(&mut input)?;
                 self.tally.lines += 1;
                 let head = String::from_utf8_lossy(&buf[..80]).into_owned();
                 self.tally
@@ -216,6 +210,20 @@ impl Replay {
                 }
             }
         }
+    }
+}
+
+/// Skips the rest of a line (its end included) in pieces of at most
+/// 64 KiB: the bytes skipped, for the progress bar's count.
+fn skip_line(input: &mut impl BufRead) -> std::io::Result<u64> {
+    let (mut skipped, mut rest) = (0, Vec::new());
+    loop {
+        let n = Read::take(&mut *input, 1 << 16).read_until(b'\n', &mut rest)?;
+        skipped += n as u64;
+        if n == 0 || rest.last() == Some(&b'\n') {
+            return Ok(skipped);
+        }
+        rest.clear();
     }
 }
 

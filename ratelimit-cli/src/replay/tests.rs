@@ -68,3 +68,24 @@ fn any_buffer_size_replays_a_log_alike() {
         );
     }
 }
+
+/// The rest of a too-long line is skipped to its end and counted whole,
+/// its newline included (the progress bar's bytes), however the reader
+/// hands it over, and the next line is left to read.
+#[test]
+fn skipping_a_line_counts_every_byte_to_its_end() {
+    let long = vec![b'x'; 200_000];
+    let cases: [(Vec<u8>, u64, &str); 4] = [
+        ([&long[..], b"\nnext\n"].concat(), 200_001, "next\n"),
+        (long.clone(), 200_000, ""),
+        (b"\nnext\n".to_vec(), 1, "next\n"),
+        (Vec::new(), 0, ""),
+    ];
+    for (input, skipped, left) in cases {
+        let mut reader = BufReader::with_capacity(1000, &input[..]);
+        assert_eq!(skip_line(&mut reader).expect("read"), skipped);
+        let mut after = String::new();
+        reader.read_line(&mut after).expect("read");
+        assert_eq!(after, left);
+    }
+}
