@@ -9,6 +9,9 @@ use std::sync::Mutex;
 use crate::heavy::{TopK, DEFAULT_TOP};
 use crate::KeyDigest;
 
+mod striped;
+use striped::Striped;
+
 /// What happened to a request under one rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -87,7 +90,8 @@ pub struct TopSubject {
 pub struct RuleStats {
     /// The rule id, named in each of [`RuleStats::top_hitters`].
     rule: Box<str>,
-    counts: [AtomicU64; 8],
+    /// One counter per [`Event`], per cache line (`stats/striped.rs`).
+    counts: Striped,
     metrics: [metrics::Counter; 8],
     top_limited: Mutex<TopK>,
     /// The fingerprints of the subjects held in `top_limited` without a
@@ -122,7 +126,7 @@ impl RuleStats {
 
     /// Counts `event` (also on the `metrics` facade).
     pub(crate) fn record(&self, event: Event) {
-        self.counts[event as usize].fetch_add(1, Ordering::Relaxed);
+        self.counts.add(event as usize);
         self.metrics[event as usize].increment(1);
     }
 
@@ -226,7 +230,7 @@ impl RuleStats {
 
     /// How many times `event` happened.
     pub(crate) fn get(&self, event: Event) -> u64 {
-        self.counts[event as usize].load(Ordering::Relaxed)
+        self.counts.get(event as usize)
     }
 
     /// Requests the rule admitted.
