@@ -265,16 +265,11 @@ impl RequestExtractor {
 /// plain `SocketAddr`.
 pub(crate) fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
     let ext = req.extensions();
-    // The usual request under axum carries its peer and nothing else: one
-    // lookup then (a `ClientIp` beside it would make two entries, and
-    // wins below).
-    #[cfg(feature = "axum")]
-    if ext.len() == 1 {
-        if let Some(info) = ext.get::<axum::extract::ConnectInfo<SocketAddr>>() {
-            return Some(info.0.ip());
-        }
-    }
-    if let Some(ClientIp(ip)) = ext.get::<ClientIp>() {
+    // `ClientIp` wins over the others. A request holding one extension
+    // (axum's usual request: its peer) cannot hold a `ClientIp` beside
+    // another source, so it looks for one last: its peer in one lookup.
+    let alone = ext.len() == 1;
+    if let Some(ClientIp(ip)) = (!alone).then(|| ext.get::<ClientIp>()).flatten() {
         return Some(*ip);
     }
     #[cfg(feature = "axum")]
@@ -288,7 +283,10 @@ pub(crate) fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
             return Some(addr.ip());
         }
     }
-    ext.get::<SocketAddr>().map(SocketAddr::ip)
+    if let Some(addr) = ext.get::<SocketAddr>() {
+        return Some(addr.ip());
+    }
+    alone.then(|| ext.get::<ClientIp>()).flatten().map(|c| c.0)
 }
 
 /// Whether the request's extensions may hold more than the peer address

@@ -188,22 +188,21 @@ impl LimiterBuilder {
         let published = Published::new(self.rules, Vec::new(), None);
         // A key set here, or one the backend fixed when it was made, is
         // read now and never asked again (see `Limiter::hash_key`).
-        let fixed = match self.hash_key {
-            Some(key) => Some(key),
-            None if !backend.hash_key_changes() => backend.hash_key(),
-            None => None,
-        };
+        let key_is_set = self.hash_key.is_some() || !backend.hash_key_changes();
+        let fixed = self
+            .hash_key
+            .or_else(|| key_is_set.then(|| backend.hash_key())?);
         let own_key = fixed.unwrap_or_else(HashKey::random);
-        let first_key = match fixed {
-            Some(key) => key,
-            None => backend.hash_key().unwrap_or(own_key),
+        let first_key = match key_is_set {
+            true => own_key,
+            false => backend.hash_key().unwrap_or(own_key),
         };
         Limiter {
             inner: Arc::new(Inner {
                 backend,
                 clock: self.clock,
                 own_key,
-                key_is_set: fixed.is_some(),
+                key_is_set,
                 seen_key: super::key_change::SeenKey::new(first_key),
                 current: super::current::Current::new(published),
                 caches: super::caches::Caches {
