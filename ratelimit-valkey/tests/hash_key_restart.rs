@@ -180,3 +180,74 @@ async fn a_hash_key_of_another_type_or_form_is_named_with_what_it_should_hold() 
     );
     assert!(e.contains("a string of 32 hex digits"), "{e}");
 }
+
+/// Two instances given the same key explicitly (read once, when their
+/// limiters are built: `Backend::hash_key_changes` is false) count one
+/// subject together before and after Valkey restarts without persistence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explicit_keys_are_read_once_and_count_together_across_a_restart() {
+    let port = free_port();
+    let mut first = ValkeyServer::spawn_on(port).unwrap_or_else(|e| panic!("{e}"));
+    let url = first.url().to_owned();
+    let prefix = unique("hx");
+    let key = HashKey::new([7; 16]);
+    let explicit = || async {
+        let b = ValkeyBackend::builder(&url)
+            .key_prefix(&prefix)
+            .hash_key(key)
+            .require_connection(true)
+            .build()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!b.hash_key_changes(), "an explicit key never changes");
+        b
+    };
+    let rule = RuleBuilder::new("login")
+        .key(["ip"])
+        .fixed_window(5, Duration::from_secs(60))
+        .fail_mode(FailMode::Closed)
+        .build()
+        .expect("rule");
+    let rules = || RuleSet::from_rules(vec![rule.clone()]).expect("rules");
+    let on_a = Limiter::builder(rules()).backend(explicit().await).build();
+    let on_b = Limiter::builder(rules()).backend(explicit().await).build();
+    // Alternating requests of `ip` under a limit of 5: the fleet admits 5.
+    let admitted = async |ip: &str, n: usize| {
+        let req = RequestAttrs::new(ip.parse().expect("ip"));
+        let mut admitted = 0;
+        for i in 0..n {
+            let limiter = if i % 2 == 0 { &on_a } else { &on_b };
+            let verdict = limiter.check(&req).await;
+            assert!(
+                matches!(verdict.outcome, Outcome::Forward | Outcome::Limited),
+                "request {i}: {:?}",
+                verdict.outcome
+            );
+            admitted += usize::from(verdict.is_forward());
+        }
+        admitted
+    };
+    assert_eq!(admitted("203.0.113.7", 12).await, 5, "before the restart");
+    let _server = restart(&mut first, port);
+    // Both reconnect (each answers a request of another client again).
+    let other = RequestAttrs::new("198.51.100.1".parse().expect("ip"));
+    for limiter in [&on_a, &on_b] {
+        let back = eventually(Duration::from_secs(5), async || {
+            limiter.check(&other).await.outcome == Outcome::Forward
+        })
+        .await;
+        assert!(back, "an instance answers again after the restart");
+    }
+    // A new subject (the first one's refusals are cached in each instance
+    // until its window ends): the two instances still share its count.
+    assert_eq!(
+        admitted("203.0.113.8", 12).await,
+        5,
+        "after it, the key kept"
+    );
+    assert_eq!(
+        stored(&url, &prefix).await,
+        None,
+        "an explicit key is never stored"
+    );
+}
