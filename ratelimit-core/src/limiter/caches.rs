@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::overlimit::OverLimitCache;
 use crate::algorithm::Decision;
-use crate::backend::{BackendError, Check};
+use crate::backend::Check;
 use crate::local::LocalStore;
 use crate::penalty_cache::PenaltyCache;
 use crate::rules::FailMode;
@@ -40,30 +40,23 @@ impl Caches {
         }
     }
 
-    /// Turns a backend answer (or its absence) into a decision, following
-    /// the rule's `fail_mode` when the backend failed. Returns (decision,
-    /// failed, from cache).
-    pub(super) fn resolve(
+    /// The decision of `check`'s rule's `fail_mode` when the backend did
+    /// not answer it: `local` counts in this instance's fallback store (in
+    /// the check's mode: a probe counts nothing, a charge keeps its whole
+    /// cost, at this instance's share of the limit); `None` otherwise (open
+    /// or closed, which the caller's report tells apart), or when the
+    /// fallback does not track the subject.
+    pub(super) fn fail_mode(
         &self,
         check: &Check,
-        answer: Option<Result<Decision, BackendError>>,
         now: u64,
         local_rules: usize,
-    ) -> (Option<Decision>, bool, bool) {
-        match answer {
-            Some(Ok(d)) => (Some(d), false, false),
-            _ => {
-                let rule = &check.rule;
-                if rule.fail_mode != FailMode::Local {
-                    return (None, true, false);
-                }
-                // In the check's mode: a probe counts nothing, a charge keeps
-                // its whole cost (at this instance's share of the limit).
-                let fleet = self.fleet.fleet_size();
-                let d = self.local.check_fallback(check, fleet, local_rules, now);
-                (d, d.is_none(), false)
-            }
+    ) -> Option<Decision> {
+        if check.rule.fail_mode != FailMode::Local {
+            return None;
         }
+        let fleet = self.fleet.fleet_size();
+        self.local.check_fallback(check, fleet, local_rules, now)
     }
 }
 

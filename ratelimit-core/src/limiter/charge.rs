@@ -141,7 +141,7 @@ impl Accounting<'_> {
                         _ => "no answer".to_owned(),
                     };
                     let local_answer = (rule.fail_mode == FailMode::Local)
-                        .then(|| self.inner.caches.resolve(check, None, now, local).0)
+                        .then(|| self.inner.caches.fail_mode(check, now, local))
                         .flatten();
                     let Some(d) = local_answer else {
                         self.inner.stats.charge_error();

@@ -11,7 +11,7 @@ use super::future::VerdictFuture;
 use super::pipeline::Pipeline;
 use super::published::{Entry, Published};
 use super::select::{Pending, Plan};
-use super::settle::Settle;
+use super::settle::{Settle, VerdictReport};
 use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{BackendError, Batch};
@@ -94,7 +94,8 @@ impl Pipeline<'_> {
         // the backend hands it over (nothing collected), to the verdict in
         // place, and the batch is left for the next request.
         let now = batch.now_ms;
-        let settle = Settle::new(&self.inner.caches, verdict, now, local_rules, reports);
+        let report = VerdictReport::new(verdict, reports);
+        let settle = Settle::new(&self.inner.caches, report, now, local_rules);
         let mut rules = settle.rules(pending.iter(), &batch.checks);
         let mut each = |answer: Result<Decision, BackendError>| rules.answer(answer);
         let at_once =
@@ -105,13 +106,15 @@ impl Pipeline<'_> {
             return;
         }
         let pending: Vec<_> = pending.iter().map(Pending::to_shared).collect();
-        let verdict = std::mem::replace(verdict, Verdict::forward());
+        let mut verdict = std::mem::replace(verdict, Verdict::forward());
         let batch = std::mem::take(batch);
         let inner = self.inner.clone();
         *out = VerdictFuture::waiting(Box::pin(async move {
             let answers = inner.backend.check(&batch).await;
             let pipeline = Pipeline { inner: &inner };
-            pipeline.finish(verdict, &pending, &batch, answers, local_rules, reports)
+            let report = VerdictReport::new(&mut verdict, reports);
+            pipeline.finish(report, &pending, &batch, answers, local_rules);
+            verdict
         }));
     }
 }

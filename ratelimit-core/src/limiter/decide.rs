@@ -13,6 +13,7 @@ use super::published::{Entry, Published};
 use super::select::{Plan, Selection, Selector};
 use crate::algorithm::{CheckQuota, Decision};
 use crate::backend::{state_key_with, Batch, Check, CheckMode};
+use crate::rules::Rule;
 use crate::stats::Event;
 use crate::verdict::{CountItem, HeaderItem, Outcome, Verdict};
 use crate::{KeyDigest, RequestView};
@@ -237,7 +238,7 @@ impl Pipeline<'_> {
                     CheckMode::Count,
                 )
             };
-            let cached = self.cached(&key, entry, picked.blocks, cost, now);
+            let cached = self.cached(&key, &entry.rule, picked.blocks, cost, now);
             if cached.is_none() {
                 let rule = &entry.rule;
                 let penalty_ms = rule.penalty_ms.filter(|_| picked.blocks);
@@ -271,7 +272,7 @@ impl Pipeline<'_> {
     pub(super) fn cached(
         &self,
         key: &KeyDigest,
-        entry: &Entry,
+        rule: &Arc<Rule>,
         blocks: bool,
         cost: u64,
         now: u64,
@@ -279,7 +280,7 @@ impl Pipeline<'_> {
         let inner = &self.inner;
         let cached = inner.caches.penalties.refusal(key, now);
         cached.or_else(|| {
-            let refused = || inner.caches.overlimit.refused(key, &entry.rule, cost, now);
+            let refused = || inner.caches.overlimit.refused(key, rule, cost, now);
             blocks.then(refused).flatten()
         })
     }

@@ -1,12 +1,15 @@
 //! The limiter's side of the keyed API ([`crate::keyed`]): finding a rule,
-//! the hash key of keyed subjects, and one check through the penalty cache,
-//! the backend (one call) and the rule's fail mode.
+//! the hash key of keyed subjects, and one keyed call through the steps of
+//! a request (the caches, one backend call, `settle.rs`), answered as a
+//! decision instead of a verdict.
 
 use std::sync::Arc;
 
+use super::select::Pending;
+use super::settle::{Report, Settled};
 use super::Limiter;
 use crate::algorithm::Decision;
-use crate::backend::{BackendError, BackendErrorKind, Batch, Check};
+use crate::backend::{BackendError, BackendErrorKind, Batch, Check, CheckMode};
 use crate::rules::{FailMode, Rule};
 use crate::stats::{Event, RuleStats};
 use crate::HashKey;
@@ -83,75 +86,101 @@ impl Limiter {
         }
     }
 
-    /// Counts one keyed call: the penalty cache, then one backend call,
-    /// then the rule's fail mode if the backend failed.
+    /// Counts one keyed call through the request's steps, as a batch of
+    /// one check: the caches (`Pipeline::cached`; a charge asks only the
+    /// penalty cache, as it is never refused for being over the limit),
+    /// one backend call, then `settle.rs` (caches, fail mode) into a
+    /// [`KeyedReport`]. `stats`: the rule's statistics, when the call
+    /// counts in them.
     pub(crate) async fn keyed_check(&self, check: Check, stats: Option<&RuleStats>) -> Answer {
-        let record = |e: Event| {
-            if let Some(s) = stats {
-                s.record(e);
-            }
+        let pipeline = self.pipeline();
+        let now = self.inner.clock.now_ms();
+        let key = check.state_key;
+        let cached = match check.mode {
+            CheckMode::Count => pipeline.cached(&key, &check.rule, true, check.quota.cost, now),
+            _ => self.inner.caches.penalties.refusal(&key, now),
         };
-        let inner = &self.inner;
-        let now = inner.clock.now_ms();
-        if let Some(d) = inner.caches.penalties.refusal(&check.state_key, now) {
-            record(Event::Limited);
-            if let Some(s) = stats {
-                s.record_subject(check.subject);
-            }
-            return Answer::Decided(d);
-        }
-        let batch = Batch::new(now, vec![check]);
-        let answer = inner.backend.check(&batch).await.into_iter().next();
-        let check = &batch.checks[0];
-        let (decision, degraded) = match answer {
-            Some(Ok(d)) => (d, false),
-            other => {
-                let err = match other {
-                    Some(Err(e)) => e,
-                    _ => BackendError::new(BackendErrorKind::Protocol, "no reply"),
-                };
-                match check.rule.fail_mode {
-                    FailMode::Closed => {
-                        record(Event::FailClosed);
-                        return Answer::Failed(err);
-                    }
-                    FailMode::Local => {
-                        let local_rules = self.published().local_rules;
-                        match self
-                            .inner
-                            .caches
-                            .resolve(check, Some(Err(err)), now, local_rules)
-                            .0
-                        {
-                            Some(d) => (d, true),
-                            None => {
-                                record(Event::FailOpen);
-                                return Answer::Degraded(None);
-                            }
-                        }
-                    }
-                    _ => {
-                        record(Event::FailOpen);
-                        return Answer::Degraded(None);
-                    }
-                }
-            }
+        let pending = Pending {
+            entry: (),
+            subject: check.subject,
+            blocks: true,
+            bit: check.bit,
+            key,
+            cached,
         };
-        if let Some(until) = decision.blocked_until_ms {
-            inner.caches.penalties.block(check.state_key, until, now);
-        }
-        if decision.allowed {
-            record(Event::Allowed);
-        } else {
-            record(Event::Limited);
-            if let Some(s) = stats {
-                s.record_subject(check.subject);
-            }
-        }
-        if degraded {
-            Answer::Degraded(Some(decision))
-        } else {
-            Answer::Decided(decision)
+        let mut report = KeyedReport {
+            stats,
+            fail_mode: check.rule.fail_mode,
+            answer: None,
+        };
+        let batch = Batch::new(
+            now,
+            if cached.is_some() {
+                Vec::new()
+            } else {
+                vec![check]
+            },
+        );
+        let answers = match batch.checks.is_empty() {
+            true => Vec::new(),
+            false => self.inner.backend.check(&batch).await,
+        };
+        let local_rules = self.published().local_rules;
+        pipeline.finish(&mut report, [&pending], &batch, answers, local_rules);
+        report.answer.unwrap_or_else(|| {
+            let e = BackendError::new(BackendErrorKind::Protocol, "no reply");
+            Answer::Failed(e)
+        })
+    }
+}
+
+/// A keyed call's [`Report`]: the one rule's answer, counted in its
+/// statistics when it has them.
+struct KeyedReport<'s> {
+    stats: Option<&'s RuleStats>,
+    fail_mode: FailMode,
+    answer: Option<Answer>,
+}
+
+impl KeyedReport<'_> {
+    fn record(&self, e: Event) {
+        if let Some(s) = self.stats {
+            s.record(e);
         }
     }
+}
+
+impl Report<()> for &mut KeyedReport<'_> {
+    fn settled(&mut self, p: &Pending<()>, s: Settled<'_>) {
+        let answer = match s.decision {
+            Some(d) => {
+                if d.allowed {
+                    self.record(Event::Allowed);
+                } else {
+                    self.record(Event::Limited);
+                    if let Some(stats) = self.stats {
+                        stats.record_subject(p.subject);
+                    }
+                }
+                match s.fallback {
+                    true => Answer::Degraded(Some(d)),
+                    false => Answer::Decided(d),
+                }
+            }
+            None if self.fail_mode == FailMode::Closed => {
+                self.record(Event::FailClosed);
+                let e = s.error.cloned();
+                Answer::Failed(
+                    e.unwrap_or_else(|| BackendError::new(BackendErrorKind::Protocol, "no reply")),
+                )
+            }
+            None => {
+                self.record(Event::FailOpen);
+                Answer::Degraded(None)
+            }
+        };
+        self.answer = Some(answer);
+    }
+
+    fn done(&mut self) {}
 }

@@ -64,6 +64,9 @@ pub(crate) const DEFAULT_OVERLIMIT_CAPACITY: usize = 100_000;
 struct Refusal {
     until: u64,
     cost: u64,
+    /// What the backend said was left (a refused cost above it; 0 for a
+    /// refused cost of 1).
+    remaining: u64,
     /// When the quota is whole again (informational, for the headers).
     reset_at: u64,
     /// The published rule (by identity; `Weak` keeps its address unique).
@@ -89,7 +92,8 @@ impl OverLimitCache {
     }
 
     /// The cached refusal of a request of `cost` under `rule` for `key` at
-    /// `now`, as the backend would answer it (remaining 0).
+    /// `now`, as the backend answered it (its `remaining`, with the time
+    /// to wait counted from `now`).
     #[inline]
     pub(crate) fn refused(
         &self,
@@ -121,7 +125,7 @@ impl OverLimitCache {
         let left = r.until - now;
         Some(Decision::deny(
             left,
-            0,
+            r.remaining,
             r.reset_at.saturating_sub(now).max(left),
         ))
     }
@@ -152,6 +156,7 @@ impl OverLimitCache {
         let refusal = Refusal {
             until: now.saturating_add(d.retry_after_ms),
             cost: asked.quota.cost,
+            remaining: d.remaining,
             reset_at: now.saturating_add(d.reset_ms),
             rule: Arc::downgrade(rule),
         };

@@ -1,61 +1,91 @@
 //! The second half of a decision: each selected rule's answer (from the
-//! penalty or over-limit cache, or the backend) applied to the verdict in
-//! rule order, with the fail modes (a failed check resolved by its rule's
-//! `fail_mode`, `Caches::resolve`). It writes to the verdict, the rules'
-//! stats and the `Caches` it is given, never to the limiter. [`Settle`] takes the rules one at a
-//! time through one loop ([`Rules`]), so that the in-memory path can apply
-//! each answer as the backend hands it over ([`Backend::check_now_each`])
-//! without collecting them, and an awaited call its list of answers.
+//! penalty or over-limit cache, or the backend) settled in rule order,
+//! with the fail modes (a failed check decided by its rule's `fail_mode`,
+//! `Caches::fail_mode`), then handed to a [`Report`]: a request's verdict
+//! (`settle/verdict.rs`) or a keyed call's answer (`keyed_hooks.rs`). It
+//! writes to the `Caches` it is given and to its report, never to the
+//! limiter. [`Settle`] takes the rules one at a time through one loop
+//! ([`Rules`]), so that the in-memory path can apply each answer as the
+//! backend hands it over ([`Backend::check_now_each`]) without collecting
+//! them, and an awaited call its list of answers.
 //!
 //! [`Backend::check_now_each`]: crate::backend::Backend::check_now_each
 
 use super::caches::Caches;
 use super::pipeline::Pipeline;
-use super::published::Entry;
 use super::select::Pending;
 use crate::algorithm::Decision;
 use crate::backend::{BackendError, Batch, Check};
-use crate::rules::FailMode;
-use crate::stats::Event;
-use crate::verdict::{HeaderItem, Outcome, RuleReport, Verdict};
 
-/// A verdict being settled in place, one pending rule at a time, in rule
-/// order. It borrows the verdict: a verdict is about 120 bytes, and each
-/// move of it cost a copy per request.
-pub(super) struct Settle<'l, 'v> {
-    caches: &'l Caches,
-    verdict: &'v mut Verdict,
-    unavailable: bool,
-    now: u64,
-    local_rules: usize,
-    reports: bool,
+mod verdict;
+
+pub(super) use verdict::VerdictReport;
+
+/// One rule's answer, settled: what the caches and the backend (or the
+/// fail mode) decided, handed to the [`Report`] once the caches are updated.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Settled<'a> {
+    /// `None`: failed open or closed, or untracked by the local fallback.
+    pub(super) decision: Option<Decision>,
+    /// The backend failed and no local count decided.
+    pub(super) failed: bool,
+    /// Answered by the penalty or over-limit cache, before the backend.
+    pub(super) cached: bool,
+    /// `decision` is the `fail_mode: local` fallback's: the backend failed.
+    pub(super) fallback: bool,
+    /// The backend's error, when it failed (`decision` is then the local
+    /// fallback's, if any).
+    pub(super) error: Option<&'a BackendError>,
 }
 
-impl<'l, 'v> Settle<'l, 'v> {
+/// Where settled answers go: a request's verdict and its rules' statistics
+/// (`settle/verdict.rs`), or the answer of one keyed call
+/// (`keyed_hooks.rs`). The steps before (caches, backend, fail modes) are
+/// [`Settle`]'s, the same for both.
+pub(super) trait Report<E> {
+    /// `p`'s answer, in rule order.
+    fn settled(&mut self, p: &Pending<E>, s: Settled<'_>);
+    /// Every rule is settled.
+    fn done(&mut self);
+}
+
+/// Answers being settled, one pending rule at a time, in rule order, into
+/// `out`. The report borrows what it writes: a verdict is about 120
+/// bytes, and each move of it cost a copy per request.
+pub(super) struct Settle<'l, O> {
+    caches: &'l Caches,
+    out: O,
+    now: u64,
+    local_rules: usize,
+}
+
+impl<'l, O> Settle<'l, O> {
     #[inline]
-    pub(super) fn new(
-        caches: &'l Caches,
-        verdict: &'v mut Verdict,
-        now: u64,
-        local_rules: usize,
-        reports: bool,
-    ) -> Self {
+    pub(super) fn new(caches: &'l Caches, out: O, now: u64, local_rules: usize) -> Self {
         Self {
             caches,
-            verdict,
-            unavailable: false,
+            out,
             now,
             local_rules,
-            reports,
         }
     }
 
     /// Settles `p` if a cache answered it before the backend; false when it
     /// waits for the backend's answer.
-    pub(super) fn cached<E: AsRef<Entry>>(&mut self, p: &Pending<E>) -> bool {
+    pub(super) fn cached<E>(&mut self, p: &Pending<E>) -> bool
+    where
+        O: Report<E>,
+    {
         match p.cached {
             Some(d) => {
-                self.apply(p, Some(d), false, true);
+                let s = Settled {
+                    decision: Some(d),
+                    failed: false,
+                    cached: true,
+                    fallback: false,
+                    error: None,
+                };
+                self.out.settled(p, s);
                 true
             }
             None => false,
@@ -63,115 +93,70 @@ impl<'l, 'v> Settle<'l, 'v> {
     }
 
     /// Settles `p` with its check and the backend's answer (either missing:
-    /// the backend failed).
+    /// the backend failed): the over-limit cache remembers a refusal, the
+    /// fail mode decides a failure, a penalty the backend started goes to
+    /// the penalty cache, then `out` is told.
+    // Inlined into each caller: the decision is then not copied into
+    // the call, and the tests of what the caller knows fold away.
     #[inline(always)]
-    pub(super) fn answered<E: AsRef<Entry>>(
+    pub(super) fn answered<E>(
         &mut self,
         p: &Pending<E>,
         check: Option<&Check>,
         answer: Option<Result<Decision, BackendError>>,
-    ) {
+    ) where
+        O: Report<E>,
+    {
         let (caches, now) = (self.caches, self.now);
-        let (decision, failed, cached) = match (check, answer) {
+        let (decision, fallback, error) = match (check, &answer) {
             // The backend answered (the common case, without a call).
             (Some(check), Some(Ok(d))) => {
-                caches.remember_refusal(check, &d, p.blocks, now);
-                (Some(d), false, false)
+                caches.remember_refusal(check, d, p.blocks, now);
+                (Some(*d), false, None)
             }
-            (Some(check), answer) => caches.resolve(check, answer, now, self.local_rules),
-            (None, _) => (None, true, false),
-        };
-        self.apply(p, decision, failed, cached);
-    }
-
-    /// Completes the verdict, once every rule is settled.
-    #[inline]
-    pub(super) fn done(self) {
-        if self.verdict.outcome != Outcome::Limited && self.unavailable {
-            self.verdict.outcome = Outcome::Unavailable;
-            self.verdict.retry_after_ms = 1000;
-        }
-    }
-
-    // Inlined into each caller: the decision is then not copied into
-    // the call, and the tests of what the caller knows fold away.
-    #[inline(always)]
-    fn apply<E: AsRef<Entry>>(
-        &mut self,
-        p: &Pending<E>,
-        decision: Option<Decision>,
-        failed: bool,
-        cached: bool,
-    ) {
-        let (verdict, now) = (&mut *self.verdict, self.now);
-        let entry = p.entry.as_ref();
-        let blocks = p.blocks;
-        let Some(d) = decision else {
-            // Failed open or closed, or untracked locally.
-            if failed && entry.rule.fail_mode == FailMode::Closed && blocks {
-                self.unavailable = true;
-                entry.stats.record(Event::FailClosed);
-            } else if failed {
-                entry.stats.record(Event::FailOpen);
+            (Some(check), answer) => {
+                let error = answer.as_ref().and_then(|a| a.as_ref().err());
+                (caches.fail_mode(check, now, self.local_rules), true, error)
             }
-            return;
+            (None, _) => (None, true, None),
         };
-        if let (Some(until), true) = (d.blocked_until_ms, blocks && !cached) {
-            self.caches.penalties.block(p.key, until, now);
+        if let (Some(until), true) = (decision.and_then(|d| d.blocked_until_ms), p.blocks) {
+            caches.penalties.block(p.key, until, now);
         }
-        let would_limit = !d.allowed && !blocks;
-        if !d.allowed && blocks {
-            verdict.outcome = Outcome::Limited;
-            verdict.retry_after_ms = verdict.retry_after_ms.max(d.retry_after_ms);
-            entry.stats.record(Event::Limited);
-            entry.stats.record_subject(p.subject);
-        } else if would_limit {
-            verdict.would_limit.push(entry.rule.id.clone());
-            entry.stats.record(Event::WouldLimit);
-            entry.stats.record_subject(p.subject);
-        } else {
-            entry.stats.record(Event::Allowed);
-        }
-        if blocks && entry.rule.ratelimit_headers {
-            let item = HeaderItem::of(entry.id.clone(), &entry.rule, d.remaining, d.reset_ms);
-            verdict.headers.push(item);
-        }
-        if self.reports {
-            verdict.reports.push(RuleReport {
-                rule: entry.id.clone(),
-                subject: p.subject,
-                allowed: d.allowed,
-                remaining: d.remaining,
-                would_limit,
-                failed,
-                from_penalty_cache: cached,
-            });
-        }
+        let s = Settled {
+            decision,
+            failed: decision.is_none() && fallback,
+            cached: false,
+            fallback: decision.is_some() && fallback,
+            error,
+        };
+        self.out.settled(p, s);
     }
 }
 
-/// The one verdict loop: the selected rules in order, with the checks of
+/// The one settling loop: the selected rules in order, with the checks of
 /// those that wait for the backend. Each backend answer goes to the next
 /// waiting rule, the cached rules before it settled on the way; what is
 /// left at the end is settled as cached or failed. The answers come as the
 /// backend hands them over (the in-memory path, `check.rs`) or from a list
 /// (after waiting, [`Pipeline::finish`]).
-pub(super) struct Rules<'l, 'v, P, C> {
-    settle: Settle<'l, 'v>,
+pub(super) struct Rules<'l, O, P, C> {
+    settle: Settle<'l, O>,
     pending: P,
     checks: C,
 }
 
-impl<'l, 'v> Settle<'l, 'v> {
+impl<'l, O> Settle<'l, O> {
     /// The loop over `pending` (in rule order) and `checks` (the batch's).
     #[inline(always)]
     pub(super) fn rules<'s, 'a, E, P>(
         self,
         pending: P,
         checks: &'s [Check],
-    ) -> Rules<'l, 'v, P::IntoIter, std::slice::Iter<'s, Check>>
+    ) -> Rules<'l, O, P::IntoIter, std::slice::Iter<'s, Check>>
     where
-        E: AsRef<Entry> + 'a,
+        E: 'a,
+        O: Report<E>,
         P: IntoIterator<Item = &'a Pending<E>>,
     {
         Rules {
@@ -182,9 +167,10 @@ impl<'l, 'v> Settle<'l, 'v> {
     }
 }
 
-impl<'s, 'l, 'v, 'a, E, P, C> Rules<'l, 'v, P, C>
+impl<'s, 'l, 'a, E, O, P, C> Rules<'l, O, P, C>
 where
-    E: AsRef<Entry> + 'a,
+    E: 'a,
+    O: Report<E>,
     P: Iterator<Item = &'a Pending<E>>,
     C: Iterator<Item = &'s Check>,
 {
@@ -200,7 +186,7 @@ where
     }
 
     /// Settles the rules left: cached ones, and those the backend left
-    /// unanswered (failed); then completes the verdict.
+    /// unanswered (failed); then completes the report.
     #[inline]
     pub(super) fn done(mut self) {
         for p in self.pending.by_ref() {
@@ -208,29 +194,27 @@ where
                 self.settle.answered(p, self.checks.next(), None);
             }
         }
-        self.settle.done();
+        self.settle.out.done();
     }
 }
 
 impl Pipeline<'_> {
     /// Everything after the backend call: `answers` (one per check of
-    /// `batch`, in order) applied to `verdict`.
-    pub(super) fn finish<'a, E: AsRef<Entry> + 'a>(
+    /// `batch`, in order) settled for `pending` into `out`.
+    pub(super) fn finish<'a, E: 'a, O: Report<E>>(
         &self,
-        mut verdict: Verdict,
+        out: O,
         pending: impl IntoIterator<Item = &'a Pending<E>>,
         batch: &Batch,
         answers: Vec<Result<Decision, BackendError>>,
         local_rules: usize,
-        reports: bool,
-    ) -> Verdict {
+    ) {
         let caches = &self.inner.caches;
-        let settle = Settle::new(caches, &mut verdict, batch.now_ms, local_rules, reports);
+        let settle = Settle::new(caches, out, batch.now_ms, local_rules);
         let mut rules = settle.rules(pending, &batch.checks);
         for answer in answers {
             rules.answer(answer);
         }
         rules.done();
-        verdict
     }
 }

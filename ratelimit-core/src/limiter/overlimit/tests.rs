@@ -27,7 +27,7 @@ fn a_refusal_holds_until_its_earliest_admission_for_costs_at_least_its_own() {
     let k = check(&r, 1, 2);
     c.remember(&k, &Decision::deny(500, 1, 800), 1000);
     let d = c.refused(&k.state_key, &r, 2, 1200).unwrap();
-    assert_eq!((d.allowed, d.retry_after_ms, d.remaining), (false, 300, 0));
+    assert_eq!((d.allowed, d.retry_after_ms, d.remaining), (false, 300, 1));
     assert_eq!(d.reset_ms, 600);
     assert!(c.refused(&k.state_key, &r, 3, 1499).is_some());
     assert!(
