@@ -16,10 +16,11 @@
 use super::accounting::Accounting;
 use super::future::ChargeFuture;
 use super::published::{Entry, Published};
+use super::select::Pending;
+use super::settle::{finish, Report, Settled};
 use crate::algorithm::Decision;
 use crate::backend::{BackendError, Batch, Check, CheckMode};
-use crate::rules::FailMode;
-use crate::stats::{Event, RuleStats};
+use crate::stats::{Event, LimiterStats, RuleStats};
 use crate::verdict::{ChargeItem, ResponseTicket};
 use crate::KeyDigest;
 use std::sync::Arc;
@@ -51,13 +52,51 @@ fn entry_of<'p>(p: &'p Published, item: &ChargeItem) -> Option<&'p Arc<Entry>> {
     })
 }
 
-/// What settling a charge needs of its rule beside the check: whether it
-/// blocks, and its statistics (read when the charge was made, so that
-/// settling never looks the rule up again).
+/// What reporting a settled charge needs of its rule: its statistics (read
+/// when the charge was made, so that settling never looks the rule up
+/// again), its id and the cost charged (for a lost charge's log).
 #[derive(Debug)]
 struct Charged {
-    blocks: bool,
     stats: Arc<RuleStats>,
+    rule: Arc<str>,
+    cost: u64,
+}
+
+/// A batch of charges' [`Report`]: a charge has no verdict. Over the limit,
+/// a log rule counts `would_limit` (a blocking rule's penalty is in the
+/// penalty cache already); a charge the backend did not take, nor the
+/// local fallback, is lost: logged and counted.
+struct ChargeReport<'s> {
+    stats: &'s LimiterStats,
+}
+
+impl Report<Charged> for ChargeReport<'_> {
+    fn settled(&mut self, p: &Pending<Charged>, s: Settled<'_>) {
+        let charged = &p.entry;
+        match s.decision {
+            Some(d) if !d.allowed && p.blocks => {
+                if let Some(until) = d.blocked_until_ms {
+                    tracing::info!(rule = %charged.rule, subject = %p.subject, until, "charge over the limit: key blocked");
+                }
+            }
+            Some(d) if !d.allowed => {
+                charged.stats.record(Event::WouldLimit);
+                charged.stats.record_subject(p.subject);
+            }
+            Some(_) => {}
+            None => {
+                let error = s
+                    .error
+                    .map_or_else(|| "no answer".to_owned(), |e| e.to_string());
+                self.stats.charge_error();
+                metrics::counter!("ratelimit_charge_errors_total", "rule" => charged.rule.to_string())
+                    .increment(1);
+                tracing::warn!(rule = %charged.rule, cost = charged.cost, %error, "charge lost: the backend did not answer");
+            }
+        }
+    }
+
+    fn done(&mut self) {}
 }
 
 impl Accounting<'_> {
@@ -88,9 +127,17 @@ impl Accounting<'_> {
                 bit: None,
                 mode: CheckMode::Charge,
             });
-            charged.push(Charged {
+            charged.push(Pending {
+                entry: Charged {
+                    stats: entry.stats.clone(),
+                    rule: entry.id.clone(),
+                    cost,
+                },
+                subject: item.subject,
                 blocks: item.blocks,
-                stats: entry.stats.clone(),
+                bit: None,
+                key: item.state_key,
+                cached: None,
             });
         }
         if checks.is_empty() {
@@ -110,65 +157,21 @@ impl Accounting<'_> {
         }))
     }
 
-    /// After the backend's answers to a batch of charges: the caches, the
-    /// stats, the fail modes.
+    /// After the backend's answers to a batch of charges: settled as a
+    /// request's rules are (`settle.rs`: the over-limit cache remembers a
+    /// charge over the limit as the refusal of a cost of 1, the penalty
+    /// cache a penalty, the fail mode a failure) into a [`ChargeReport`].
     fn charged(
         &self,
         batch: &Batch,
-        charged: &[Charged],
+        charged: &[Pending<Charged>],
         answers: Vec<Result<Decision, BackendError>>,
         local: usize,
     ) {
-        let now = batch.now_ms;
-        let mut answers = answers.into_iter();
-        for (check, charged) in batch.checks.iter().zip(charged) {
-            let blocks = charged.blocks;
-            let answer = answers.next();
-            let rule = &check.rule;
-            let decision = match answer {
-                Some(Ok(d)) => {
-                    if blocks {
-                        // The refusal of a cost-1 request, until its earliest admission.
-                        let mut probe = check.clone().with_mode(CheckMode::Probe);
-                        probe.quota = probe.quota.with_cost(1);
-                        self.inner.caches.remember_refusal(&probe, &d, true, now);
-                    }
-                    d
-                }
-                failed => {
-                    let error = match failed {
-                        Some(Err(e)) => e.to_string(),
-                        _ => "no answer".to_owned(),
-                    };
-                    let local_answer = (rule.fail_mode == FailMode::Local)
-                        .then(|| self.inner.caches.fail_mode(check, now, local))
-                        .flatten();
-                    let Some(d) = local_answer else {
-                        self.inner.stats.charge_error();
-                        metrics::counter!("ratelimit_charge_errors_total", "rule" => rule.id.clone())
-                            .increment(1);
-                        tracing::warn!(rule = %rule.id, cost = check.quota.cost, %error, "charge lost: the backend did not answer");
-                        continue;
-                    };
-                    d
-                }
-            };
-            if decision.allowed {
-                continue;
-            }
-            if let (Some(until), true) = (decision.blocked_until_ms, blocks) {
-                let stored = self
-                    .inner
-                    .caches
-                    .penalties
-                    .block(check.state_key, until, now);
-                tracing::info!(rule = %rule.id, subject = %check.subject, until, stored, "charge over the limit: key blocked");
-            }
-            if !blocks {
-                charged.stats.record(Event::WouldLimit);
-                charged.stats.record_subject(check.subject);
-            }
-        }
+        let report = ChargeReport {
+            stats: &self.inner.stats,
+        };
+        finish(&self.inner.caches, report, charged, batch, answers, local);
     }
 }
 

@@ -11,7 +11,7 @@ use super::future::VerdictFuture;
 use super::pipeline::Pipeline;
 use super::published::{Entry, Published};
 use super::select::{Pending, Plan};
-use super::settle::{Settle, VerdictReport};
+use super::settle::{finish, Settle, VerdictReport};
 use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{BackendError, Batch};
@@ -111,9 +111,15 @@ impl Pipeline<'_> {
         let inner = self.inner.clone();
         *out = VerdictFuture::waiting(Box::pin(async move {
             let answers = inner.backend.check(&batch).await;
-            let pipeline = Pipeline { inner: &inner };
             let report = VerdictReport::new(&mut verdict, reports);
-            pipeline.finish(report, &pending, &batch, answers, local_rules);
+            finish(
+                &inner.caches,
+                report,
+                &pending,
+                &batch,
+                answers,
+                local_rules,
+            );
             verdict
         }));
     }

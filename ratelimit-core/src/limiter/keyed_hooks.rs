@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::select::Pending;
-use super::settle::{Report, Settled};
+use super::settle::{finish, Report, Settled};
 use super::Limiter;
 use crate::algorithm::Decision;
 use crate::backend::{BackendError, BackendErrorKind, Batch, Check, CheckMode};
@@ -126,7 +126,15 @@ impl Limiter {
             false => self.inner.backend.check(&batch).await,
         };
         let local_rules = self.published().local_rules;
-        pipeline.finish(&mut report, [&pending], &batch, answers, local_rules);
+        let caches = &self.inner.caches;
+        finish(
+            caches,
+            &mut report,
+            [&pending],
+            &batch,
+            answers,
+            local_rules,
+        );
         report.answer.unwrap_or_else(|| {
             let e = BackendError::new(BackendErrorKind::Protocol, "no reply");
             Answer::Failed(e)

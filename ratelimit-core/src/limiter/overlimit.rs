@@ -153,9 +153,15 @@ impl OverLimitCache {
         {
             return;
         }
+        // A charge over the limit: the refusal of a cost of 1 (its wait is
+        // the wait of a cost of 1), whatever it charged.
+        let cost = match asked.mode {
+            CheckMode::Charge => 1,
+            _ => asked.quota.cost,
+        };
         let refusal = Refusal {
             until: now.saturating_add(d.retry_after_ms),
-            cost: asked.quota.cost,
+            cost,
             remaining: d.remaining,
             reset_at: now.saturating_add(d.reset_ms),
             rule: Arc::downgrade(rule),

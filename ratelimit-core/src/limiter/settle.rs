@@ -12,7 +12,6 @@
 //! [`Backend::check_now_each`]: crate::backend::Backend::check_now_each
 
 use super::caches::Caches;
-use super::pipeline::Pipeline;
 use super::select::Pending;
 use crate::algorithm::Decision;
 use crate::backend::{BackendError, Batch, Check};
@@ -139,7 +138,7 @@ impl<'l, O> Settle<'l, O> {
 /// waiting rule, the cached rules before it settled on the way; what is
 /// left at the end is settled as cached or failed. The answers come as the
 /// backend hands them over (the in-memory path, `check.rs`) or from a list
-/// (after waiting, [`Pipeline::finish`]).
+/// (after waiting, [`finish`]).
 pub(super) struct Rules<'l, O, P, C> {
     settle: Settle<'l, O>,
     pending: P,
@@ -198,23 +197,21 @@ where
     }
 }
 
-impl Pipeline<'_> {
-    /// Everything after the backend call: `answers` (one per check of
-    /// `batch`, in order) settled for `pending` into `out`.
-    pub(super) fn finish<'a, E: 'a, O: Report<E>>(
-        &self,
-        out: O,
-        pending: impl IntoIterator<Item = &'a Pending<E>>,
-        batch: &Batch,
-        answers: Vec<Result<Decision, BackendError>>,
-        local_rules: usize,
-    ) {
-        let caches = &self.inner.caches;
-        let settle = Settle::new(caches, out, batch.now_ms, local_rules);
-        let mut rules = settle.rules(pending, &batch.checks);
-        for answer in answers {
-            rules.answer(answer);
-        }
-        rules.done();
+/// Everything after the backend call: `answers` (one per check of
+/// `batch`, in order) settled for `pending` into `out`: a waiting
+/// request's verdict, a keyed call, a batch of charges.
+pub(super) fn finish<'a, E: 'a, O: Report<E>>(
+    caches: &Caches,
+    out: O,
+    pending: impl IntoIterator<Item = &'a Pending<E>>,
+    batch: &Batch,
+    answers: Vec<Result<Decision, BackendError>>,
+    local_rules: usize,
+) {
+    let settle = Settle::new(caches, out, batch.now_ms, local_rules);
+    let mut rules = settle.rules(pending, &batch.checks);
+    for answer in answers {
+        rules.answer(answer);
     }
+    rules.done();
 }
