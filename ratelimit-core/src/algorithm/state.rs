@@ -140,7 +140,7 @@ impl SubjectState {
         })
     }
 
-    /// Charges `q.cost` whether or not it fits (see [`CheckMode::Charge`]).
+    /// Charges `q.cost` whether or not it fits (see [`CheckMode::Charge`](crate::backend::CheckMode::Charge)).
     /// A charge over the limit starts the penalty when there is one (and,
     /// as a refused check does, clears the algorithm's state: counting
     /// starts fresh after the block); under a running penalty nothing is

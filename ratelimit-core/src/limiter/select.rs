@@ -56,7 +56,7 @@ impl Pending<&Arc<Entry>> {
 }
 
 /// A request decided up to the backend call. Filled in place by
-/// [`Limiter::begin`] (its lists live on the stack: moving them costs).
+/// `Pipeline::begin` (its lists live on the stack: moving them costs).
 /// The selected rules (`sel.rules`) are the ones waiting for an answer.
 pub(super) struct Plan<'p> {
     pub(super) sel: Selection<'p>,

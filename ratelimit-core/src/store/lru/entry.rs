@@ -48,7 +48,7 @@ pub(crate) struct Entry<'a, V> {
 
 impl<V> Entry<'_, V> {
     /// When the entry becomes idle (Unix ms) as last recorded: 0 for a new
-    /// entry, at most [`IDLE_MAX`].
+    /// entry, at most [`IDLE_MAX`](super::IDLE_MAX).
     pub(crate) fn idle_at(&self) -> u64 {
         self.idle
     }
