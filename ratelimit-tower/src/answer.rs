@@ -148,16 +148,16 @@ pub(crate) fn forwarded<B, M>(
 /// (`grpc`) gets it as gRPC.
 pub(crate) fn refused<B, M: MakeResponse>(
     shared: &Shared<M>,
-    mut verdict: Verdict,
+    verdict: &mut Verdict,
     grpc: bool,
 ) -> Response<ResponseBody<B>> {
-    let mut res = shared.make_response.make_response(&verdict);
+    let mut res = shared.make_response.make_response(verdict);
     let now = if shared.legacy_headers {
         shared.limiter.now_ms()
     } else {
         0
     };
-    headers::apply(&verdict, res.headers_mut(), shared.legacy_headers, now);
+    headers::apply(verdict, res.headers_mut(), shared.legacy_headers, now);
     if !verdict.would_limit.is_empty() {
         let ids = std::mem::take(&mut verdict.would_limit);
         res.extensions_mut().insert(WouldLimit(ids));

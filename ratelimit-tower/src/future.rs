@@ -75,14 +75,13 @@ pin_project! {
             after: After,
         },
         // Refused at once: the limiter's answer is built on the first poll.
+        // The verdict is boxed: inline, it would set the size of every
+        // future, forwarded ones too, past what a move copies without
+        // calling `memcpy` (128 bytes), and a future is moved several
+        // times.
         Refused {
-            verdict: Verdict,
-        },
-        // The same, for a gRPC call: a variant of its own rather than a
-        // flag, and boxed, or every future would be 8 bytes larger (two
-        // inline verdicts leave the enum no niche for its tag).
-        RefusedGrpc {
             verdict: Box<Verdict>,
+            grpc: bool,
         },
         // The layer's own answer, without asking the limiter.
         Answered {
@@ -147,11 +146,9 @@ where
         shared: Arc<Shared<M>>,
         span: Option<Box<Span>>,
     ) -> Self {
-        let state = match grpc {
-            true => State::RefusedGrpc {
-                verdict: Box::new(verdict),
-            },
-            false => State::Refused { verdict },
+        let state = State::Refused {
+            verdict: Box::new(verdict),
+            grpc,
         };
         Self::with(state, shared, span)
     }
@@ -190,7 +187,7 @@ where
         loop {
             match this.state.as_mut().project() {
                 StateProj::Checking { checking } => {
-                    let verdict = ready!(Pin::new(&mut checking.check).poll(cx));
+                    let mut verdict = ready!(Pin::new(&mut checking.check).poll(cx));
                     observe(&this.shared.counters, this.span.as_deref(), &verdict);
                     let taken = this.state.as_mut().project_replace(State::Done);
                     let StateTake::Checking { checking } = taken else {
@@ -198,7 +195,7 @@ where
                     };
                     if verdict.outcome != Outcome::Forward {
                         let grpc = is_grpc(checking.request.headers());
-                        return Poll::Ready(Ok(refused(this.shared, verdict, grpc)));
+                        return Poll::Ready(Ok(refused(this.shared, &mut verdict, grpc)));
                     }
                     let Checking { request, inner, .. } = *checking;
                     this.state.set(call(inner, request, verdict));
@@ -219,13 +216,13 @@ where
                     this.state.set(State::Done);
                     return Poll::Ready(res);
                 }
-                StateProj::Refused { .. } | StateProj::RefusedGrpc { .. } => {
-                    let (verdict, grpc) = match this.state.as_mut().project_replace(State::Done) {
-                        StateTake::Refused { verdict } => (verdict, false),
-                        StateTake::RefusedGrpc { verdict } => (*verdict, true),
-                        _ => return Poll::Pending,
+                StateProj::Refused { .. } => {
+                    let StateTake::Refused { mut verdict, grpc } =
+                        this.state.as_mut().project_replace(State::Done)
+                    else {
+                        return Poll::Pending;
                     };
-                    return Poll::Ready(Ok(refused(this.shared, verdict, grpc)));
+                    return Poll::Ready(Ok(refused(this.shared, &mut verdict, grpc)));
                 }
                 StateProj::Answered { own, grpc } => {
                     let (own, grpc) = (*own, *grpc);

@@ -14,11 +14,12 @@ type Handler = tower::util::ServiceFn<
 
 #[test]
 fn the_future_holds_no_request_and_no_response() {
-    // The request (224 bytes) and the layer's own answers are not kept
-    // inline: the largest state is a refusal's verdict.
+    // The request (224 bytes), a refusal's verdict and the layer's own
+    // answers are not kept inline: the future stays within what a move
+    // copies without calling `memcpy` (128 bytes on x86-64), and a
+    // forwarded request keeps less than its verdict.
     let future = std::mem::size_of::<ResponseFuture<Handler, (), crate::JsonResponse>>();
-    let most = std::mem::size_of::<Verdict>() + 16;
-    assert!(future <= most, "{future} bytes, more than {most}");
+    assert!(future <= 128, "{future} bytes, more than 128");
     assert!(std::mem::size_of::<After>() < std::mem::size_of::<Verdict>());
 }
 
