@@ -27,7 +27,7 @@ impl RequestExtractor {
     /// [`RequestExtractor::try_view_at`] for rules that read only the
     /// client address and the cost (and no header): the same bounds (414 /
     /// 431), the same address, the same cost.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_address_at<B>(
         &self,
         req: &Request<B>,
