@@ -84,15 +84,20 @@ pub(crate) enum Own {
 /// `charge: response` rules matched (and only then: no allocation on the
 /// common path). A request that already carries one (from a rate limit
 /// layer further out) keeps it: both layers charge the one total.
-#[inline]
+#[inline(always)]
 pub(crate) fn charge_for<ReqB>(verdict: &Verdict, request: &mut Request<ReqB>) -> Option<Charge> {
-    verdict.ticket.charges().then(|| {
-        let outer = request.extensions().get::<Charge>().cloned();
-        outer.unwrap_or_else(|| {
-            let c = Charge::default();
-            request.extensions_mut().insert(c.clone());
-            c
-        })
+    verdict.ticket.charges().then(|| shared_charge(request))
+}
+
+/// The request's [`Charge`]: the one it carries, else a new one put in its
+/// extensions.
+#[inline(never)]
+fn shared_charge<ReqB>(request: &mut Request<ReqB>) -> Charge {
+    let outer = request.extensions().get::<Charge>().cloned();
+    outer.unwrap_or_else(|| {
+        let c = Charge::default();
+        request.extensions_mut().insert(c.clone());
+        c
     })
 }
 
