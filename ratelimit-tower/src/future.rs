@@ -40,7 +40,7 @@ pin_project! {
         // `None` while nobody listens (see `service::span_listened`); boxed
         // so that the future is 32 bytes smaller and its drop a null check
         // while nobody does.
-        span: Option<Box<Span>>,
+        span: RequestSpan,
     }
 
     impl<S, ReqB, M> PinnedDrop for ResponseFuture<S, ReqB, M>
@@ -169,7 +169,7 @@ where
         Self {
             state,
             shared,
-            span,
+            span: RequestSpan(span),
         }
     }
 }
@@ -183,12 +183,12 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        let _entered = this.span.as_deref().map(Span::enter);
+        let _entered = this.span.0.as_deref().map(Span::enter);
         loop {
             match this.state.as_mut().project() {
                 StateProj::Checking { checking } => {
                     let mut verdict = ready!(Pin::new(&mut checking.check).poll(cx));
-                    observe(&this.shared.counters, this.span.as_deref(), &verdict);
+                    observe(&this.shared.counters, this.span.0.as_deref(), &verdict);
                     let taken = this.state.as_mut().project_replace(State::Done);
                     let StateTake::Checking { checking } = taken else {
                         return Poll::Pending;
@@ -233,6 +233,26 @@ where
             }
         }
     }
+}
+
+/// The request's span, if kept: its drop checks for `None` in line and
+/// drops a span out of line (the drop glue of `Option<Box<Span>>` saves
+/// and restores six registers before it finds the usual `None`).
+struct RequestSpan(Option<Box<Span>>);
+
+impl Drop for RequestSpan {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(span) = self.0.take() {
+            drop_span(span);
+        }
+    }
+}
+
+/// Drops a request's span (see [`RequestSpan`]).
+#[inline(never)]
+fn drop_span(span: Box<Span>) {
+    drop(span);
 }
 
 /// Calls the inner service with a forwarded request (after a backend that

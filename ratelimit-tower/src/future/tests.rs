@@ -57,7 +57,7 @@ fn holds_a_span(max: LevelFilter) -> bool {
         .extension(ClientIp([203, 0, 113, 7].into()))
         .body(())
         .expect("request");
-    tracing::subscriber::with_default(UpTo(max), || svc.call(req).span.is_some())
+    tracing::subscriber::with_default(UpTo(max), || svc.call(req).span.0.is_some())
 }
 
 #[test]
