@@ -51,7 +51,10 @@ pin_project! {
         // what it added to its `Charge` is charged all the same.
         fn drop(this: Pin<&mut Self>) {
             let this = this.project();
-            if let StateProj::Calling { after, .. } = this.state.project() {
+            if let StateProj::Calling {
+                after, done: false, ..
+            } = this.state.project()
+            {
                 after.cancelled(&this.shared.limiter);
             }
         }
@@ -69,10 +72,13 @@ pin_project! {
         Checking {
             checking: Box<Checking<S, ReqB>>,
         },
+        // Answered (`done`), the state stays until the future is dropped:
+        // one drop of it rather than one for a `Done` state and another.
         Calling {
             #[pin]
             future: S::Future,
             after: After,
+            done: bool,
         },
         // Refused at once: the limiter's answer is built on the first poll.
         // The verdict is boxed: inline, it would set the size of every
@@ -135,7 +141,12 @@ where
         shared: Arc<Shared<M>>,
         span: Option<Box<Span>>,
     ) -> Self {
-        Self::with(State::Calling { future, after }, shared, span)
+        let state = State::Calling {
+            future,
+            after,
+            done: false,
+        };
+        Self::with(state, shared, span)
     }
 
     /// The future for a refused request: the limiter's answer is built on
@@ -200,21 +211,26 @@ where
                     let Checking { request, inner, .. } = *checking;
                     this.state.set(call(inner, request, verdict));
                 }
-                StateProj::Calling { future, after } => {
+                StateProj::Calling {
+                    future,
+                    after,
+                    done,
+                } => {
+                    if *done {
+                        return Poll::Pending;
+                    }
                     let res = ready!(future.poll(cx));
+                    *done = true;
                     if after.is_nothing() {
                         // The usual request: the response passes through.
-                        this.state.set(State::Done);
                         return Poll::Ready(res.map(|res| passed(this.shared, res)));
                     }
                     // Matched rather than mapped: each move of the
                     // response copies it.
-                    let res = match res {
+                    return Poll::Ready(match res {
                         Ok(res) => Ok(forwarded(this.shared, after, res)),
                         Err(e) => Err(e),
-                    };
-                    this.state.set(State::Done);
-                    return Poll::Ready(res);
+                    });
                 }
                 StateProj::Refused { .. } => {
                     let StateTake::Refused { mut verdict, grpc } =
@@ -266,6 +282,7 @@ where
     State::Calling {
         future,
         after: After::new(verdict, charge),
+        done: false,
     }
 }
 

@@ -67,3 +67,42 @@ fn a_subscriber_that_takes_no_debug_gets_no_span_made() {
     // Taken at debug level, it is kept (its outcome is recorded on it).
     assert!(holds_a_span(LevelFilter::DEBUG));
 }
+
+/// An inner service answering at once; its future panics when polled
+/// again after it answered.
+type Ready = tower::util::ServiceFn<
+    fn(Request<()>) -> std::future::Ready<Result<Response<axum::body::Body>, Infallible>>,
+>;
+
+#[test]
+fn a_future_polled_after_it_answered_is_pending_and_leaves_the_inner_one_alone() {
+    // The forwarded state stays until the future is dropped: polling again
+    // must not reach the inner future (`Ready` would panic).
+    let rules = r#"[{"id": "per-ip", "expression": "true", "algorithm": "token_bucket",
+        "limit": 10, "burst": 10, "period": "1s", "key": ["ip"], "ratelimit_headers": true}]"#;
+    let limiter = Limiter::builder(RuleSet::from_json(rules).expect("rules"))
+        .clock(ManualClock::new(1_767_225_600_000))
+        .build();
+    let handler: Ready =
+        tower::service_fn(|_req| std::future::ready(Ok(Response::new(Default::default()))));
+    let mut svc = crate::RateLimitLayer::new(limiter).layer(handler);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    for headers in [true, false] {
+        let req = Request::builder()
+            .extension(ClientIp([203, 0, 113, 7].into()))
+            .body(())
+            .expect("request");
+        let mut future = Box::pin(svc.call(req));
+        let Poll::Ready(Ok(res)) = future.as_mut().poll(&mut cx) else {
+            panic!("forwarded at once");
+        };
+        assert_eq!(res.headers().contains_key("ratelimit"), headers);
+        assert!(future.as_mut().poll(&mut cx).is_pending());
+        assert!(future.as_mut().poll(&mut cx).is_pending());
+        // Without headers: a rule that sends none.
+        let rules = r#"[{"id": "per-ip", "expression": "true", "algorithm": "token_bucket",
+            "limit": 10, "burst": 10, "period": "1s", "key": ["ip"]}]"#;
+        svc.limiter()
+            .publish(RuleSet::from_json(rules).expect("rules"));
+    }
+}
