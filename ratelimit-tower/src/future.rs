@@ -219,12 +219,16 @@ where
                     if *done {
                         return Poll::Pending;
                     }
+                    if after.is_nothing() {
+                        // The usual request: the response passes through,
+                        // mapped as it is polled (one copy of it less).
+                        return future.poll(cx).map(|res| {
+                            *done = true;
+                            res.map(|res| passed(this.shared, res))
+                        });
+                    }
                     let res = ready!(future.poll(cx));
                     *done = true;
-                    if after.is_nothing() {
-                        // The usual request: the response passes through.
-                        return Poll::Ready(res.map(|res| passed(this.shared, res)));
-                    }
                     // Matched rather than mapped: each move of the
                     // response copies it.
                     return Poll::Ready(match res {
