@@ -84,15 +84,20 @@ pub(crate) enum Own {
 /// `charge: response` rules matched (and only then: no allocation on the
 /// common path). A request that already carries one (from a rate limit
 /// layer further out) keeps it: both layers charge the one total.
-#[inline]
+#[inline(always)]
 pub(crate) fn charge_for<ReqB>(verdict: &Verdict, request: &mut Request<ReqB>) -> Option<Charge> {
-    verdict.ticket.charges().then(|| {
-        let outer = request.extensions().get::<Charge>().cloned();
-        outer.unwrap_or_else(|| {
-            let c = Charge::default();
-            request.extensions_mut().insert(c.clone());
-            c
-        })
+    verdict.ticket.charges().then(|| shared_charge(request))
+}
+
+/// The request's [`Charge`]: the one it carries, else a new one put in its
+/// extensions.
+#[inline(never)]
+fn shared_charge<ReqB>(request: &mut Request<ReqB>) -> Charge {
+    let outer = request.extensions().get::<Charge>().cloned();
+    outer.unwrap_or_else(|| {
+        let c = Charge::default();
+        request.extensions_mut().insert(c.clone());
+        c
     })
 }
 
@@ -148,16 +153,16 @@ pub(crate) fn forwarded<B, M>(
 /// (`grpc`) gets it as gRPC.
 pub(crate) fn refused<B, M: MakeResponse>(
     shared: &Shared<M>,
-    mut verdict: Verdict,
+    verdict: &mut Verdict,
     grpc: bool,
 ) -> Response<ResponseBody<B>> {
-    let mut res = shared.make_response.make_response(&verdict);
+    let mut res = shared.make_response.make_response(verdict);
     let now = if shared.legacy_headers {
         shared.limiter.now_ms()
     } else {
         0
     };
-    headers::apply(&verdict, res.headers_mut(), shared.legacy_headers, now);
+    headers::apply(verdict, res.headers_mut(), shared.legacy_headers, now);
     if !verdict.would_limit.is_empty() {
         let ids = std::mem::take(&mut verdict.would_limit);
         res.extensions_mut().insert(WouldLimit(ids));

@@ -245,10 +245,17 @@ impl RequestExtractor {
     }
 
     /// The peer address found in the request (`find_peer`), or `0.0.0.0`.
+    #[inline(always)]
     fn peer(&self, found: Option<IpAddr>) -> IpAddr {
-        if let Some(ip) = found {
-            return ip;
+        match found {
+            Some(ip) => ip,
+            None => self.unspecified_peer(),
         }
+    }
+
+    /// `0.0.0.0` for a request without a peer address, warned about once.
+    #[cold]
+    fn unspecified_peer(&self) -> IpAddr {
         if !self.warned_no_peer.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 "ratelimit: no peer address in the request extensions; keying such requests \
@@ -263,6 +270,7 @@ impl RequestExtractor {
 /// The peer address: [`ClientIp`], axum's `ConnectInfo<SocketAddr>`
 /// (feature `axum`), tonic's `TcpConnectInfo` (feature `tonic`), then a
 /// plain `SocketAddr`.
+#[inline]
 pub(crate) fn find_peer<B>(req: &Request<B>) -> Option<IpAddr> {
     let ext = req.extensions();
     // `ClientIp` wins over the others. A request holding one extension

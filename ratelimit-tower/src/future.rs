@@ -40,7 +40,7 @@ pin_project! {
         // `None` while nobody listens (see `service::span_listened`); boxed
         // so that the future is 32 bytes smaller and its drop a null check
         // while nobody does.
-        span: Option<Box<Span>>,
+        span: RequestSpan,
     }
 
     impl<S, ReqB, M> PinnedDrop for ResponseFuture<S, ReqB, M>
@@ -51,7 +51,10 @@ pin_project! {
         // what it added to its `Charge` is charged all the same.
         fn drop(this: Pin<&mut Self>) {
             let this = this.project();
-            if let StateProj::Calling { after, .. } = this.state.project() {
+            if let StateProj::Calling {
+                after, done: false, ..
+            } = this.state.project()
+            {
                 after.cancelled(&this.shared.limiter);
             }
         }
@@ -69,20 +72,22 @@ pin_project! {
         Checking {
             checking: Box<Checking<S, ReqB>>,
         },
+        // Answered (`done`), the state stays until the future is dropped:
+        // one drop of it rather than one for a `Done` state and another.
         Calling {
             #[pin]
             future: S::Future,
             after: After,
+            done: bool,
         },
         // Refused at once: the limiter's answer is built on the first poll.
+        // The verdict is boxed: inline, it would set the size of every
+        // future, forwarded ones too, past what a move copies without
+        // calling `memcpy` (128 bytes), and a future is moved several
+        // times.
         Refused {
-            verdict: Verdict,
-        },
-        // The same, for a gRPC call: a variant of its own rather than a
-        // flag, and boxed, or every future would be 8 bytes larger (two
-        // inline verdicts leave the enum no niche for its tag).
-        RefusedGrpc {
             verdict: Box<Verdict>,
+            grpc: bool,
         },
         // The layer's own answer, without asking the limiter.
         Answered {
@@ -136,7 +141,12 @@ where
         shared: Arc<Shared<M>>,
         span: Option<Box<Span>>,
     ) -> Self {
-        Self::with(State::Calling { future, after }, shared, span)
+        let state = State::Calling {
+            future,
+            after,
+            done: false,
+        };
+        Self::with(state, shared, span)
     }
 
     /// The future for a refused request: the limiter's answer is built on
@@ -147,11 +157,9 @@ where
         shared: Arc<Shared<M>>,
         span: Option<Box<Span>>,
     ) -> Self {
-        let state = match grpc {
-            true => State::RefusedGrpc {
-                verdict: Box::new(verdict),
-            },
-            false => State::Refused { verdict },
+        let state = State::Refused {
+            verdict: Box::new(verdict),
+            grpc,
         };
         Self::with(state, shared, span)
     }
@@ -172,7 +180,7 @@ where
         Self {
             state,
             shared,
-            span,
+            span: RequestSpan(span),
         }
     }
 }
@@ -186,46 +194,55 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        let _entered = this.span.as_deref().map(Span::enter);
+        let _entered = this.span.0.as_deref().map(Span::enter);
         loop {
             match this.state.as_mut().project() {
                 StateProj::Checking { checking } => {
-                    let verdict = ready!(Pin::new(&mut checking.check).poll(cx));
-                    observe(&this.shared.counters, this.span.as_deref(), &verdict);
+                    let mut verdict = ready!(Pin::new(&mut checking.check).poll(cx));
+                    observe(&this.shared.counters, this.span.0.as_deref(), &verdict);
                     let taken = this.state.as_mut().project_replace(State::Done);
                     let StateTake::Checking { checking } = taken else {
                         return Poll::Pending;
                     };
                     if verdict.outcome != Outcome::Forward {
                         let grpc = is_grpc(checking.request.headers());
-                        return Poll::Ready(Ok(refused(this.shared, verdict, grpc)));
+                        return Poll::Ready(Ok(refused(this.shared, &mut verdict, grpc)));
                     }
                     let Checking { request, inner, .. } = *checking;
                     this.state.set(call(inner, request, verdict));
                 }
-                StateProj::Calling { future, after } => {
-                    let res = ready!(future.poll(cx));
-                    if after.is_nothing() {
-                        // The usual request: the response passes through.
-                        this.state.set(State::Done);
-                        return Poll::Ready(res.map(|res| passed(this.shared, res)));
+                StateProj::Calling {
+                    future,
+                    after,
+                    done,
+                } => {
+                    if *done {
+                        return Poll::Pending;
                     }
+                    if after.is_nothing() {
+                        // The usual request: the response passes through,
+                        // mapped as it is polled (one copy of it less).
+                        return future.poll(cx).map(|res| {
+                            *done = true;
+                            res.map(|res| passed(this.shared, res))
+                        });
+                    }
+                    let res = ready!(future.poll(cx));
+                    *done = true;
                     // Matched rather than mapped: each move of the
                     // response copies it.
-                    let res = match res {
+                    return Poll::Ready(match res {
                         Ok(res) => Ok(forwarded(this.shared, after, res)),
                         Err(e) => Err(e),
-                    };
-                    this.state.set(State::Done);
-                    return Poll::Ready(res);
+                    });
                 }
-                StateProj::Refused { .. } | StateProj::RefusedGrpc { .. } => {
-                    let (verdict, grpc) = match this.state.as_mut().project_replace(State::Done) {
-                        StateTake::Refused { verdict } => (verdict, false),
-                        StateTake::RefusedGrpc { verdict } => (*verdict, true),
-                        _ => return Poll::Pending,
+                StateProj::Refused { .. } => {
+                    let StateTake::Refused { mut verdict, grpc } =
+                        this.state.as_mut().project_replace(State::Done)
+                    else {
+                        return Poll::Pending;
                     };
-                    return Poll::Ready(Ok(refused(this.shared, verdict, grpc)));
+                    return Poll::Ready(Ok(refused(this.shared, &mut verdict, grpc)));
                 }
                 StateProj::Answered { own, grpc } => {
                     let (own, grpc) = (*own, *grpc);
@@ -236,6 +253,26 @@ where
             }
         }
     }
+}
+
+/// The request's span, if kept: its drop checks for `None` in line and
+/// drops a span out of line (the drop glue of `Option<Box<Span>>` saves
+/// and restores six registers before it finds the usual `None`).
+struct RequestSpan(Option<Box<Span>>);
+
+impl Drop for RequestSpan {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(span) = self.0.take() {
+            drop_span(span);
+        }
+    }
+}
+
+/// Drops a request's span (see [`RequestSpan`]).
+#[inline(never)]
+fn drop_span(span: Box<Span>) {
+    drop(span);
 }
 
 /// Calls the inner service with a forwarded request (after a backend that
@@ -249,6 +286,7 @@ where
     State::Calling {
         future,
         after: After::new(verdict, charge),
+        done: false,
     }
 }
 

@@ -90,6 +90,7 @@ impl Counters {
         }
     }
 
+    #[inline]
     pub(crate) fn decision(&self, outcome: Outcome) {
         let i = match outcome {
             Outcome::Forward => 0,

@@ -199,6 +199,7 @@ where
 /// disabled span costs some hundred instructions per request when that
 /// feature is on (axum's default `tower-log` turns it on): the layer makes
 /// none then.
+#[inline(always)]
 fn span_listened() -> bool {
     tracing::dispatcher::has_been_set() || log::max_level() >= log::LevelFilter::Debug
 }

@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use http::Request;
 use ratelimit_core::RequestView;
 
-use super::view::{uri_too_large, Target};
+use super::view::uri_too_large;
 use super::{host, more_than_peer, RequestExtractor, TooLarge};
 use crate::Cost;
 
@@ -27,16 +27,23 @@ impl RequestExtractor {
     /// [`RequestExtractor::try_view_at`] for rules that read only the
     /// client address and the cost (and no header): the same bounds (414 /
     /// 431), the same address, the same cost.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_address_at<B>(
         &self,
         req: &Request<B>,
         peer: Option<IpAddr>,
     ) -> Result<AddressView, TooLarge> {
         let headers = req.headers();
-        let target = Target::of(req);
-        let host_len = || host::host(target.authority, headers).len();
-        let (path, query, authority) = (target.path, target.query, target.authority);
+        let uri = req.uri();
+        let authority = uri.authority();
+        // The path and the query are each at most as long as the two
+        // together: split only when those are longer than the bound.
+        let whole = uri.path_and_query().map_or(0, |pq| pq.as_str().len());
+        let (path, query) = match whole > self.max_uri {
+            true => (uri.path(), uri.query().unwrap_or("")),
+            false => ("", ""),
+        };
+        let host_len = || host::host(authority, headers).len();
         if let Some(e) = uri_too_large(path, query, authority, headers, self.max_uri, host_len) {
             return Err(e);
         }

@@ -33,6 +33,7 @@ pub(super) fn host<'r>(authority: Option<&'r Authority>, headers: &'r HeaderMap)
 /// At least the length of [`host`], without reading it: normalizing only
 /// cuts (an authority is ASCII); decoding a header lossily turns a bad byte
 /// into at most 3.
+#[inline]
 pub(super) fn longest(authority: Option<&Authority>, headers: &HeaderMap) -> usize {
     match authority {
         Some(authority) => authority.as_str().len(),

@@ -219,6 +219,47 @@ fn client_ip_wins_and_the_cost_is_read_beside_any_peer() {
     assert_eq!(peer(&Request::new(())), (unspecified, None));
 }
 
+/// The address view refuses exactly what the full view refuses: a path or
+/// a query over the bound (measured apart only when the two together are
+/// over it), a target's host (414) or a `Host` header (431) over it.
+#[test]
+fn the_address_view_has_the_full_views_bounds() {
+    let e = RequestExtractor::new().max_uri_bytes(8);
+    let long_host = "h".repeat(9);
+    let cases = [
+        ("/1234567", None),
+        ("/12345678", None),
+        ("/1234567?1234567", None),
+        ("/1234567?12345678", None),
+        ("/1234567?123456789", None),
+        ("/12345678?1", None),
+        ("/?12345678", None),
+        ("http://abc.def/", None),
+        ("http://abcd.efgh/", None),
+        ("http://abc.def:443/1234567?1234567", None),
+        ("/", Some("abc.def")),
+        ("/", Some("abcd.efgh")),
+        ("/", Some("abc.de.:80")),
+        ("/", Some(long_host.as_str())),
+    ];
+    for (uri, host) in cases {
+        let mut req = request().uri(uri);
+        if let Some(host) = host {
+            req = req.header("host", host);
+        }
+        let req = req.body(()).unwrap();
+        let full = e.try_view(&req, &[]).err();
+        let address = e.try_address_at(&req, find_peer(&req)).err();
+        assert_eq!(address, full, "{uri} {host:?}");
+    }
+    let refused = |uri: &str| {
+        let req = request().uri(uri).body(()).unwrap();
+        e.try_address_at(&req, find_peer(&req))
+    };
+    assert!(refused("/1234567?1234567").is_ok());
+    assert_eq!(refused("/1234567?123456789").unwrap_err(), TooLarge::Uri);
+}
+
 #[test]
 fn too_long_parts_are_refused_whole_by_try_view() {
     let e = RequestExtractor::new().max_uri_bytes(8);
