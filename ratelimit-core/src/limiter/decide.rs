@@ -194,7 +194,9 @@ impl Pipeline<'_> {
                 }
             }
         }
-        for c in sel.counts.drain() {
+        // By reference: a drain of the (usually empty) list cost about 15
+        // instructions a request (`layer_calls` under callgrind).
+        for c in sel.counts.iter() {
             let key = state_key_with(&c.entry.ns_digest, &c.subject);
             if let (true, Some(until)) = (c.blocks, penalties.blocked_until(&key, now)) {
                 limited(verdict, c.entry, until - now);
