@@ -201,7 +201,7 @@ impl Pipeline<'_> {
             if let (true, Some(until)) = (c.blocks, penalties.blocked_until(&key, now)) {
                 limited(verdict, c.entry, until - now);
             }
-            verdict.ticket.items.push(CountItem {
+            verdict.ticket.push_count(CountItem {
                 rule: c.entry.rule.clone(),
                 namespace: c.entry.namespace.clone(),
                 subject: c.subject,
