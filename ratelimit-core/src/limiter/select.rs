@@ -91,10 +91,12 @@ pub(crate) struct Selection<'p> {
     pub(crate) counts: Inline<Picked<'p>, MAX_COUNTED>,
     /// Blocking rules with a penalty that the cap left out: only their
     /// penalty cache is consulted.
-    pub(crate) penalty_only: Vec<Picked<'p>>,
+    /// (Rare lists, with no inline room: empty, such a list is one word
+    /// to set and to test, where a `Vec` is three.)
+    pub(crate) penalty_only: Inline<Picked<'p>, 0>,
     /// Rules that would have rejected the request (a missing key with
     /// `reject`) but only log.
-    pub(crate) would_reject: Vec<&'p Arc<Entry>>,
+    pub(crate) would_reject: Inline<&'p Arc<Entry>, 0>,
     pub(crate) reject: bool,
     pub(crate) capped: bool,
 }
