@@ -89,8 +89,9 @@ impl Current {
     }
 
     /// `copy` when it is this limiter's set at `generation`, else the set
-    /// read under the lock.
-    #[inline]
+    /// read under the lock. Always inlined, as `pin` is: the copy's test
+    /// is a few instructions, a call of its own more.
+    #[inline(always)]
     fn valid(&self, copy: Option<Box<ThreadCopy>>, generation: u64) -> Box<ThreadCopy> {
         match copy {
             Some(c) if c.limiter == self.id && c.generation == generation => c,
