@@ -269,46 +269,4 @@ fn join(items: &[HeaderItem], f: impl Fn(&mut String, &HeaderItem)) -> Option<St
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn headers_follow_the_ietf_draft_syntax() {
-        let mut v = Verdict::forward();
-        v.headers.push(HeaderItem {
-            id: "login".into(),
-            quota: 5,
-            window_s: 60,
-            remaining: 2,
-            reset_s: 41,
-        });
-        v.headers.push(HeaderItem {
-            id: "per-ip".into(),
-            quota: 300,
-            window_s: 60,
-            remaining: 299,
-            reset_s: 60,
-        });
-        assert_eq!(
-            v.ratelimit_policy().unwrap(),
-            r#""login";q=5;w=60, "per-ip";q=300;w=60"#
-        );
-        assert_eq!(
-            v.ratelimit().unwrap(),
-            r#""login";r=2;t=41, "per-ip";r=299;t=60"#
-        );
-    }
-
-    #[test]
-    fn retry_after_rounds_up_to_whole_seconds() {
-        let mut v = Verdict::forward();
-        assert_eq!(v.retry_after_secs(), None);
-        v.outcome = Outcome::Limited;
-        v.retry_after_ms = 59_500;
-        assert_eq!(v.retry_after_secs(), Some(60));
-        v.retry_after_ms = 1;
-        assert_eq!(v.retry_after_secs(), Some(1));
-        v.outcome = Outcome::Unavailable;
-        assert_eq!(v.retry_after_secs(), Some(1));
-    }
-}
+mod tests;
