@@ -127,15 +127,17 @@ pub(crate) struct ChargeItem {
 /// [`Limiter::charge`]: crate::Limiter::charge
 #[derive(Debug, Clone, Default)]
 pub struct ResponseTicket {
-    pub(crate) items: Vec<CountItem>,
-    /// Boxed: most requests match no such rule, and a verdict stays small.
-    charges: Option<Box<Charges>>,
+    /// Boxed, and absent until a rule needs it: most requests match no
+    /// count or charge rule, and a ticket is moved with its verdict and
+    /// the response future that holds it (one word rather than four).
+    items: Option<Box<TicketItems>>,
 }
 
-/// The `charge: response` items of a ticket.
+/// The items of a ticket.
 #[derive(Debug, Clone, Default)]
-struct Charges {
-    items: Vec<ChargeItem>,
+struct TicketItems {
+    counts: Vec<CountItem>,
+    charges: Vec<ChargeItem>,
 }
 
 impl ResponseTicket {
@@ -143,12 +145,12 @@ impl ResponseTicket {
     /// told by [`ResponseTicket::charges`]).
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.count_items().is_empty()
     }
 
     /// How many count rules matched.
     pub fn len(&self) -> usize {
-        self.items.len()
+        self.count_items().len()
     }
 
     /// Whether a `charge: response` rule matched: the response's cost is
@@ -158,16 +160,29 @@ impl ResponseTicket {
         !self.charge_items().is_empty()
     }
 
+    /// The count rules that matched.
+    #[inline]
+    pub(crate) fn count_items(&self) -> &[CountItem] {
+        self.items.as_ref().map_or(&[], |t| &t.counts)
+    }
+
     /// The `charge: response` rules that matched.
     #[inline]
     pub(crate) fn charge_items(&self) -> &[ChargeItem] {
-        self.charges.as_ref().map_or(&[], |c| &c.items)
+        self.items.as_ref().map_or(&[], |t| &t.charges)
+    }
+
+    pub(crate) fn push_count(&mut self, item: CountItem) {
+        self.items
+            .get_or_insert_with(Box::default)
+            .counts
+            .push(item);
     }
 
     pub(crate) fn push_charge(&mut self, item: ChargeItem) {
-        self.charges
+        self.items
             .get_or_insert_with(Box::default)
-            .items
+            .charges
             .push(item);
     }
 }
@@ -254,46 +269,4 @@ fn join(items: &[HeaderItem], f: impl Fn(&mut String, &HeaderItem)) -> Option<St
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn headers_follow_the_ietf_draft_syntax() {
-        let mut v = Verdict::forward();
-        v.headers.push(HeaderItem {
-            id: "login".into(),
-            quota: 5,
-            window_s: 60,
-            remaining: 2,
-            reset_s: 41,
-        });
-        v.headers.push(HeaderItem {
-            id: "per-ip".into(),
-            quota: 300,
-            window_s: 60,
-            remaining: 299,
-            reset_s: 60,
-        });
-        assert_eq!(
-            v.ratelimit_policy().unwrap(),
-            r#""login";q=5;w=60, "per-ip";q=300;w=60"#
-        );
-        assert_eq!(
-            v.ratelimit().unwrap(),
-            r#""login";r=2;t=41, "per-ip";r=299;t=60"#
-        );
-    }
-
-    #[test]
-    fn retry_after_rounds_up_to_whole_seconds() {
-        let mut v = Verdict::forward();
-        assert_eq!(v.retry_after_secs(), None);
-        v.outcome = Outcome::Limited;
-        v.retry_after_ms = 59_500;
-        assert_eq!(v.retry_after_secs(), Some(60));
-        v.retry_after_ms = 1;
-        assert_eq!(v.retry_after_secs(), Some(1));
-        v.outcome = Outcome::Unavailable;
-        assert_eq!(v.retry_after_secs(), Some(1));
-    }
-}
+mod tests;

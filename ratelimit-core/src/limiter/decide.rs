@@ -141,7 +141,7 @@ impl Pipeline<'_> {
             *verdict = v;
             return true;
         }
-        for e in &sel.would_reject {
+        for e in sel.would_reject.iter() {
             verdict.would_limit.push(e.rule.id.clone());
         }
         self.penalties_only(sel, now, verdict);
@@ -182,7 +182,7 @@ impl Pipeline<'_> {
     #[inline(always)]
     fn penalties_only(&self, sel: &mut Selection<'_>, now: u64, verdict: &mut Verdict) {
         let penalties = &self.inner.caches.penalties;
-        for p in &sel.penalty_only {
+        for p in sel.penalty_only.iter() {
             let key = state_key_with(&p.entry.ns_digest, &p.subject);
             if let (true, Some(until)) = (p.blocks, penalties.blocked_until(&key, now)) {
                 limited(verdict, p.entry, until - now);
@@ -194,12 +194,14 @@ impl Pipeline<'_> {
                 }
             }
         }
-        for c in sel.counts.drain() {
+        // By reference: a drain of the (usually empty) list cost about 15
+        // instructions a request (`layer_calls` under callgrind).
+        for c in sel.counts.iter() {
             let key = state_key_with(&c.entry.ns_digest, &c.subject);
             if let (true, Some(until)) = (c.blocks, penalties.blocked_until(&key, now)) {
                 limited(verdict, c.entry, until - now);
             }
-            verdict.ticket.items.push(CountItem {
+            verdict.ticket.push_count(CountItem {
                 rule: c.entry.rule.clone(),
                 namespace: c.entry.namespace.clone(),
                 subject: c.subject,

@@ -14,7 +14,7 @@ impl Accounting<'_> {
     // Inlinable: most tickets are empty, and the caller then only tests it.
     #[inline]
     pub(crate) fn record_response(&self, ticket: &ResponseTicket, status: u16) {
-        if !ticket.items.is_empty() {
+        if !ticket.is_empty() {
             self.count_response(ticket, status);
         }
     }
@@ -26,7 +26,7 @@ impl Accounting<'_> {
         // The count rules sharing the count store, as published now.
         let published = inner.current.pin();
         let rules_sharing = published.counts.len();
-        for item in &ticket.items {
+        for item in ticket.count_items() {
             let rule = &item.rule;
             if !rule.counts_status(status) {
                 continue;

@@ -91,10 +91,12 @@ pub(crate) struct Selection<'p> {
     pub(crate) counts: Inline<Picked<'p>, MAX_COUNTED>,
     /// Blocking rules with a penalty that the cap left out: only their
     /// penalty cache is consulted.
-    pub(crate) penalty_only: Vec<Picked<'p>>,
+    /// (Rare lists, with no inline room: empty, such a list is one word
+    /// to set and to test, where a `Vec` is three.)
+    pub(crate) penalty_only: Inline<Picked<'p>, 0>,
     /// Rules that would have rejected the request (a missing key with
     /// `reject`) but only log.
-    pub(crate) would_reject: Vec<&'p Arc<Entry>>,
+    pub(crate) would_reject: Inline<&'p Arc<Entry>, 0>,
     pub(crate) reject: bool,
     pub(crate) capped: bool,
 }
@@ -149,11 +151,17 @@ impl<'a> Selector<'a> {
             self.pick_with(e, true)
         };
         if let Pick::Take(t) = &pick {
-            if e.stats.wants_label(&t.subject) {
-                self.give_label(e, t.subject);
-            }
+            self.label_if_wanted(e, t.subject);
         }
         pick
+    }
+
+    /// Gives `e` the label of `subject` when it waits for it.
+    #[inline(always)]
+    fn label_if_wanted(&self, e: &Entry, subject: KeyDigest) {
+        if e.stats.wants_label(&subject) {
+            self.give_label(e, subject);
+        }
     }
 
     /// Gives the rule's heavy-hitters sketch the readable label of
@@ -173,13 +181,7 @@ impl<'a> Selector<'a> {
     fn pick_plain<'p: 'a>(&self, e: &'p Arc<Entry>) -> Pick<'p> {
         let (req, key) = (self.req, self.hash_key);
         if e.ip_key {
-            // Never missing: the address is always there.
-            return Pick::Take(Picked {
-                entry: e,
-                subject: ip_subject(key, req.client_ip()),
-                bit: None,
-                blocks: self.blocks(e),
-            });
+            return Pick::Take(self.pick_ip(e));
         }
         let jwt_off = self.switches.jwt_disabled();
         match subject_after(&e.rule, req, key, jwt_off, &mut None, false) {
@@ -191,6 +193,18 @@ impl<'a> Selector<'a> {
             }),
             KeyOutcome::Skip => Pick::Skip,
             KeyOutcome::Reject => Pick::Reject,
+        }
+    }
+
+    /// [`Selector::pick_plain`] of a rule keyed on the address alone
+    /// (`Entry::ip_key`): never missing, the address is always there.
+    #[inline(always)]
+    fn pick_ip<'p: 'a>(&self, e: &'p Arc<Entry>) -> Picked<'p> {
+        Picked {
+            entry: e,
+            subject: ip_subject(self.hash_key, self.req.client_ip()),
+            bit: None,
+            blocks: self.blocks(e),
         }
     }
 
@@ -264,11 +278,14 @@ impl<'a> Selector<'a> {
         sel: &mut Selection<'p>,
     ) {
         match plan {
-            // Never skipped or rejected: the address is always there.
+            // Plain and keyed on the address alone (`Published::plan`):
+            // never skipped or rejected. Picked as such, without the
+            // `Pick` of the other keys (it went through memory: about 15
+            // instructions a request, `layer_calls`).
             Some(e) => {
-                if let Pick::Take(t) = self.pick(e) {
-                    sel.rules.push(t.pending());
-                }
+                let t = self.pick_ip(e);
+                self.label_if_wanted(e, t.subject);
+                sel.rules.push(t.pending());
             }
             None => self.select_all(p, sel),
         }

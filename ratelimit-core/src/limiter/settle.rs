@@ -102,19 +102,19 @@ impl<'l, O> Settle<'l, O> {
         &mut self,
         p: &Pending<E>,
         check: Option<&Check>,
-        answer: Option<Result<Decision, BackendError>>,
+        answer: Option<&Result<Decision, BackendError>>,
     ) where
         O: Report<E>,
     {
         let (caches, now) = (self.caches, self.now);
-        let (decision, fallback, error) = match (check, &answer) {
+        let (decision, fallback, error) = match (check, answer) {
             // The backend answered (the common case, without a call).
             (Some(check), Some(Ok(d))) => {
                 caches.remember_refusal(check, d, p.blocks, now);
                 (Some(*d), false, None)
             }
             (Some(check), answer) => {
-                let error = answer.as_ref().and_then(|a| a.as_ref().err());
+                let error = answer.and_then(|a| a.as_ref().err());
                 (caches.fail_mode(check, now, self.local_rules), true, error)
             }
             (None, _) => (None, true, None),
@@ -178,7 +178,8 @@ where
     pub(super) fn answer(&mut self, answer: Result<Decision, BackendError>) {
         for p in self.pending.by_ref() {
             if !self.settle.cached(p) {
-                self.settle.answered(p, self.checks.next(), Some(answer));
+                // By reference: the answer is not copied on the way.
+                self.settle.answered(p, self.checks.next(), Some(&answer));
                 return;
             }
         }

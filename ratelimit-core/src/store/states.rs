@@ -42,6 +42,26 @@ fn pack(s: &SubjectState, idle: u64) -> Option<Packed> {
     Packed::pack(s, idle)
 }
 
+/// A count or charge (`mode`) on the packed word of the entry `e` in
+/// place (`Packed::count`), recording its new idle time; `None`, the
+/// entry untouched, when the whole state must decide.
+#[inline(always)]
+fn count_word(
+    now: u64,
+    algorithm: Algorithm,
+    mode: CheckMode,
+    mut e: Entry<'_, Packed>,
+    q: &CheckQuota,
+    penalty_ms: Option<u64>,
+) -> Option<Decision> {
+    let mut idle = e.idle_at();
+    let d = e
+        .value
+        .count(&mut idle, IDLE_MAX, algorithm, mode, now, q, penalty_ms)?;
+    e.set_idle_at(idle);
+    Some(d)
+}
+
 impl States {
     /// At most `capacity` states over `shards` shards.
     pub(crate) fn new(capacity: usize, shards: usize) -> Self {
@@ -88,57 +108,44 @@ impl States {
         // A subject seen before (the common case): its entry without the
         // insertion's and eviction's bookkeeping.
         if let Some(e) = shard.found(&key) {
-            return self.count_entry(key, now, algorithm, mode, e, q, penalty_ms, bit);
+            if let Some(d) = count_word(now, algorithm, mode, e, q, penalty_ms) {
+                return d;
+            }
+        } else {
+            let Some(e) = self.insert(&mut shard, key, now, algorithm) else {
+                return Decision::allow(q.limit, 0);
+            };
+            if e.how == Inserted::EvictedLive {
+                on_live_evicted();
+            }
+            if let Some(d) = count_word(now, algorithm, mode, e, q, penalty_ms) {
+                return d;
+            }
         }
-        let Some(e) = self.insert(&mut shard, key, now, algorithm) else {
-            return Decision::allow(q.limit, 0);
-        };
-        if e.how == Inserted::EvictedLive {
-            on_live_evicted();
-        }
-        self.count_entry(key, now, algorithm, mode, e, q, penalty_ms, bit)
+        self.check_whole(&mut shard, key, now, algorithm, mode, q, penalty_ms, bit)
     }
 
-    /// [`States::check`] on the entry `e` of `key`, found or new: on the
-    /// packed word in place when it can, else through the whole state.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn count_entry(
-        &self,
-        key: KeyDigest,
-        now: u64,
-        algorithm: Algorithm,
-        mode: CheckMode,
-        mut e: Entry<'_, Packed>,
-        q: &CheckQuota,
-        penalty_ms: Option<u64>,
-        bit: Option<u16>,
-    ) -> Decision {
-        let mut idle = e.idle_at();
-        if let Some(d) = e
-            .value
-            .count(&mut idle, IDLE_MAX, algorithm, mode, now, q, penalty_ms)
-        {
-            e.set_idle_at(idle);
-            return d;
-        }
-        self.check_whole(key, now, algorithm, mode, e, q, penalty_ms, bit)
-    }
-
-    /// [`States::check`] through the whole state.
+    /// [`States::check`] through the whole state of `key`, in `shard` (its
+    /// shard, found or just inserted: the word left untouched by
+    /// [`count_word`]). The entry is found again rather than handed over:
+    /// held across this call, it was written to memory on the common path
+    /// too (about 10 instructions a request, `layer_calls`).
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     fn check_whole(
         &self,
+        shard: &mut Lru<Packed, HalfLine>,
         key: KeyDigest,
         now: u64,
         algorithm: Algorithm,
         mode: CheckMode,
-        e: Entry<'_, Packed>,
         q: &CheckQuota,
         penalty_ms: Option<u64>,
         bit: Option<u16>,
     ) -> Decision {
+        let Some(e) = shard.found(&key) else {
+            return Decision::allow(q.limit, 0);
+        };
         let mut d = None;
         self.update_entry(
             key,
