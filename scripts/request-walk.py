@@ -35,7 +35,9 @@ def per_file(binary, requests, out):
             continue
         m = COUNT.match(line)
         if (m and current and OURS.search(current) and "/benches/" not in current
-                and not m.group(2).startswith("=>")):
+                and not m.group(2).startswith("=>")
+                # The trailer after the last file's section, not a line of it.
+                and m.group(2).strip() != "events annotated"):
             files[current] = files.get(current, 0) + int(m.group(1).replace(",", ""))
     return files
 
