@@ -2,6 +2,8 @@
 //! counted statuses, the response's charge) or its own (429, 503, 400;
 //! 500, 414, 431 before any rule runs), as gRPC to a gRPC call.
 
+use std::mem::ManuallyDrop;
+
 use http::{Request, Response};
 use ratelimit_core::limiter::{HeaderItem, ResponseTicket};
 use ratelimit_core::{Limiter, Outcome, Verdict};
@@ -20,6 +22,15 @@ use crate::{headers, Charge, MakeResponse, ResponseBody, ResponseCost, TooLarge,
 /// copies it.
 #[derive(Debug)]
 pub(crate) struct After {
+    /// Dropped by [`After`]'s own drop, and only when there is something
+    /// to drop: the usual empty parts cost one test in line rather than
+    /// the drop glue's call and its check of each part.
+    parts: ManuallyDrop<Parts>,
+}
+
+/// What [`After`] holds.
+#[derive(Debug, Default)]
+struct Parts {
     headers: Vec<HeaderItem>,
     would_limit: Vec<String>,
     ticket: ResponseTicket,
@@ -40,10 +51,12 @@ impl After {
             ..
         } = verdict;
         Self {
-            headers,
-            would_limit,
-            ticket,
-            charge,
+            parts: ManuallyDrop::new(Parts {
+                headers,
+                would_limit,
+                ticket,
+                charge,
+            }),
         }
     }
 
@@ -53,8 +66,8 @@ impl After {
     /// end does. Nothing when no `charge: response` rule matched, or when
     /// the response was already built ([`forwarded`] took the charge).
     pub(crate) fn cancelled(&mut self, limiter: &Limiter) {
-        if let Some(charge) = self.charge.take() {
-            let ticket = std::mem::take(&mut self.ticket);
+        if let Some(charge) = self.parts.charge.take() {
+            let ticket = std::mem::take(&mut self.parts.ticket);
             Meter::new(limiter.clone(), ticket, 0, Some(charge), false).start(false);
         }
     }
@@ -63,11 +76,39 @@ impl After {
     /// ticket charges).
     #[inline(always)]
     pub(crate) fn is_nothing(&self) -> bool {
-        self.headers.is_empty()
-            && self.would_limit.is_empty()
-            && self.ticket.is_empty()
-            && self.charge.is_none()
+        let p = &self.parts;
+        p.headers.is_empty()
+            && p.would_limit.is_empty()
+            && p.ticket.is_empty()
+            && p.charge.is_none()
     }
+
+    /// Nothing to free: no list with room, no ticket items (a ticket
+    /// boxes its items only when a rule adds one), no charge.
+    #[inline(always)]
+    fn holds_nothing(&self) -> bool {
+        let p = &self.parts;
+        p.headers.capacity() == 0
+            && p.would_limit.capacity() == 0
+            && p.ticket.is_empty()
+            && !p.ticket.charges()
+            && p.charge.is_none()
+    }
+}
+
+impl Drop for After {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if !self.holds_nothing() {
+            drop_parts(&mut self.parts);
+        }
+    }
+}
+
+/// Drops what an [`After`] holds, leaving empty parts that own nothing.
+#[inline(never)]
+fn drop_parts(parts: &mut ManuallyDrop<Parts>) {
+    drop(ManuallyDrop::into_inner(std::mem::take(parts)));
 }
 
 /// The layer's own answer, decided before asking the limiter: built when
@@ -118,14 +159,14 @@ pub(crate) fn forwarded<B, M>(
     after: &mut After,
     res: Response<B>,
 ) -> Response<ResponseBody<B>> {
-    let ticket = std::mem::take(&mut after.ticket);
+    let ticket = std::mem::take(&mut after.parts.ticket);
     shared
         .limiter
         .record_response(&ticket, counted_status(&res));
     let mut res = if ticket.charges() {
         let head_cost = res.extensions().get::<ResponseCost>().map_or(0, |c| c.0);
         let before_end = shared.charge_before_end;
-        let charge = after.charge.take();
+        let charge = after.parts.charge.take();
         let meter = Meter::new(
             shared.limiter.clone(),
             ticket,
@@ -140,9 +181,9 @@ pub(crate) fn forwarded<B, M>(
     let legacy = shared.legacy_headers;
     let now = if legacy { shared.limiter.now_ms() } else { 0 };
     let map = res.headers_mut();
-    headers::apply_items(&after.headers, Outcome::Forward, map, legacy, now);
-    if !after.would_limit.is_empty() {
-        let ids = std::mem::take(&mut after.would_limit);
+    headers::apply_items(&after.parts.headers, Outcome::Forward, map, legacy, now);
+    if !after.parts.would_limit.is_empty() {
+        let ids = std::mem::take(&mut after.parts.would_limit);
         res.extensions_mut().insert(WouldLimit(ids));
     }
     shared.counters.response(res.status());
@@ -200,3 +241,6 @@ pub(crate) fn answered<B, M: MakeResponse>(
     }
     res.map(ResponseBody::full)
 }
+
+#[cfg(test)]
+mod tests;

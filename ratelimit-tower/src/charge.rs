@@ -122,6 +122,12 @@ impl Charge {
     pub fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
+
+    /// How many handles share this total (the tests' look at a drop).
+    #[cfg(test)]
+    pub(crate) fn holders(&self) -> usize {
+        Arc::strong_count(&self.0)
+    }
 }
 
 #[cfg(test)]
