@@ -169,9 +169,26 @@ impl Deref for Pinned {
 impl Drop for Pinned {
     #[inline]
     fn drop(&mut self) {
-        // After the thread's storage is gone, the copy is just dropped.
-        let _ = COPY.try_with(|slot| slot.set(self.copy.take()));
+        // The copy back in the thread's slot, which `pin` left empty; the
+        // rare drops (a copy left in the slot, or the thread's storage
+        // gone) out of line, so that a snapshot's drop is in line.
+        let mut copy = self.copy.take();
+        let _ = COPY.try_with(|slot| {
+            if let Some(old) = slot.replace(copy.take()) {
+                drop_copy(old);
+            }
+        });
+        if let Some(copy) = copy {
+            drop_copy(copy);
+        }
     }
+}
+
+/// A thread's copy, dropped.
+#[cold]
+#[inline(never)]
+fn drop_copy(copy: Box<ThreadCopy>) {
+    drop(copy);
 }
 
 #[cfg(test)]

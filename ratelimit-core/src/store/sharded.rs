@@ -1,6 +1,6 @@
 //! A [`Lru`] split into mutex-guarded shards, safe under concurrent use.
 
-use std::sync::{Mutex, MutexGuard};
+use parking_lot::{Mutex, MutexGuard};
 
 use super::Lru;
 use crate::KeyDigest;
@@ -42,8 +42,8 @@ impl<V, L> Sharded<V, L> {
         Self { shards, mask }
     }
 
-    /// The shard holding `key`, locked. A poisoned lock is recovered: the
-    /// map's invariants hold between operations.
+    /// The shard holding `key`, locked (a lock without poisoning: the
+    /// map's invariants hold between operations).
     pub(crate) fn shard(&self, key: &KeyDigest) -> MutexGuard<'_, Lru<V, L>> {
         let h = key.low64();
         let i = if self.mask != 0 || self.shards.len() == 1 {
@@ -51,15 +51,12 @@ impl<V, L> Sharded<V, L> {
         } else {
             h % self.shards.len() as u64
         } as usize;
-        self.shards[i].lock().unwrap_or_else(|p| p.into_inner())
+        self.shards[i].lock()
     }
 
     /// Entries held, over every shard.
     pub(crate) fn len(&self) -> usize {
-        self.shards
-            .iter()
-            .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).len())
-            .sum()
+        self.shards.iter().map(|s| s.lock().len()).sum()
     }
 
     /// Whether nothing is held.
@@ -71,7 +68,7 @@ impl<V, L> Sharded<V, L> {
     pub(crate) fn clear(&self) -> usize {
         let mut n = 0;
         for shard in self.shards.iter() {
-            let mut s = shard.lock().unwrap_or_else(|p| p.into_inner());
+            let mut s = shard.lock();
             n += s.len();
             s.clear();
         }
@@ -86,10 +83,7 @@ mod tests {
     use crate::HashKey;
 
     fn shards<V, L>(m: &Sharded<V, L>) -> Vec<usize> {
-        m.shards
-            .iter()
-            .map(|s| s.lock().expect("unpoisoned").capacity())
-            .collect()
+        m.shards.iter().map(|s| s.lock().capacity()).collect()
     }
 
     #[test]

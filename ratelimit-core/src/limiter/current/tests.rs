@@ -82,3 +82,16 @@ fn limiters_on_one_thread_each_read_their_own_set() {
     assert_eq!(id_of(&a.pin()), "a");
     assert_eq!(id_of(&outer), "a");
 }
+
+#[test]
+fn two_pins_at_once_leave_one_copy_in_the_thread_and_free_the_other() {
+    let current = Current::new(set("a"));
+    let (outer, inner) = (current.pin(), current.pin());
+    // The lock's own reference, two copies in use, this count's.
+    assert_eq!(Arc::strong_count(&current.load()), 4);
+    drop(inner);
+    // The outer pin's copy goes back to the slot: the inner one is freed.
+    drop(outer);
+    assert_eq!(Arc::strong_count(&current.load()), 3);
+    assert_eq!(id_of(&current.pin()), "a");
+}
