@@ -95,8 +95,6 @@ impl Report<Charged> for ChargeReport<'_> {
             }
         }
     }
-
-    fn done(&mut self) {}
 }
 
 impl Accounting<'_> {

@@ -113,17 +113,17 @@ impl Limiter {
             fail_mode: check.rule.fail_mode,
             answer: None,
         };
-        let batch = Batch::new(
-            now,
-            if cached.is_some() {
-                Vec::new()
-            } else {
-                vec![check]
-            },
-        );
-        let answers = match batch.checks.is_empty() {
-            true => Vec::new(),
-            false => self.inner.backend.check(&batch).await,
+        // Answered by a cache: nothing to ask the backend.
+        let checks = if cached.is_some() {
+            Vec::new()
+        } else {
+            vec![check]
+        };
+        let batch = Batch::new(now, checks);
+        let answers = if batch.checks.is_empty() {
+            Vec::new()
+        } else {
+            self.inner.backend.check(&batch).await
         };
         let local_rules = self.published().local_rules;
         let caches = &self.inner.caches;
@@ -135,10 +135,8 @@ impl Limiter {
             answers,
             local_rules,
         );
-        report.answer.unwrap_or_else(|| {
-            let e = BackendError::new(BackendErrorKind::Protocol, "no reply");
-            Answer::Failed(e)
-        })
+        // `finish` settles every pending rule, this one included.
+        report.answer.unwrap_or_else(|| Answer::Failed(no_reply()))
     }
 }
 
@@ -177,10 +175,7 @@ impl Report<()> for &mut KeyedReport<'_> {
             }
             None if self.fail_mode == FailMode::Closed => {
                 self.record(Event::FailClosed);
-                let e = s.error.cloned();
-                Answer::Failed(
-                    e.unwrap_or_else(|| BackendError::new(BackendErrorKind::Protocol, "no reply")),
-                )
+                Answer::Failed(s.error.cloned().unwrap_or_else(no_reply))
             }
             None => {
                 self.record(Event::FailOpen);
@@ -189,6 +184,9 @@ impl Report<()> for &mut KeyedReport<'_> {
         };
         self.answer = Some(answer);
     }
+}
 
-    fn done(&mut self) {}
+/// The error of a check the backend left without an answer.
+fn no_reply() -> BackendError {
+    BackendError::new(BackendErrorKind::Protocol, "no reply")
 }

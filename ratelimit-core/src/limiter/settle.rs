@@ -38,14 +38,14 @@ pub(super) struct Settled<'a> {
 }
 
 /// Where settled answers go: a request's verdict and its rules' statistics
-/// (`settle/verdict.rs`), or the answer of one keyed call
-/// (`keyed_hooks.rs`). The steps before (caches, backend, fail modes) are
-/// [`Settle`]'s, the same for both.
+/// (`settle/verdict.rs`), the answer of one keyed call (`keyed_hooks.rs`),
+/// or a batch of charges (`charge.rs`). The steps before (caches, backend,
+/// fail modes) are [`Settle`]'s, the same for all.
 pub(super) trait Report<E> {
     /// `p`'s answer, in rule order.
     fn settled(&mut self, p: &Pending<E>, s: Settled<'_>);
-    /// Every rule is settled.
-    fn done(&mut self);
+    /// Every rule is settled (nothing to complete unless the report says).
+    fn done(&mut self) {}
 }
 
 /// Answers being settled, one pending rule at a time, in rule order, into
@@ -107,7 +107,7 @@ impl<'l, O> Settle<'l, O> {
         O: Report<E>,
     {
         let (caches, now) = (self.caches, self.now);
-        let (decision, fallback, error) = match (check, answer) {
+        let (decision, backend_failed, error) = match (check, answer) {
             // The backend answered (the common case, without a call).
             (Some(check), Some(Ok(d))) => {
                 caches.remember_refusal(check, d, p.blocks, now);
@@ -124,9 +124,9 @@ impl<'l, O> Settle<'l, O> {
         }
         let s = Settled {
             decision,
-            failed: decision.is_none() && fallback,
+            failed: decision.is_none() && backend_failed,
             cached: false,
-            fallback: decision.is_some() && fallback,
+            fallback: decision.is_some() && backend_failed,
             error,
         };
         self.out.settled(p, s);
