@@ -51,6 +51,45 @@ async fn eventually(within: Duration, mut done: impl AsyncFnMut() -> bool) -> bo
 }
 
 /// Kills the server on `port` and starts an empty one on the same port.
+/// One rule keyed on the address, 5 a minute, failing closed (so that a
+/// request Valkey does not answer reads as unavailable, not admitted).
+fn login() -> RuleSet {
+    let rule = RuleBuilder::new("login")
+        .key(["ip"])
+        .fixed_window(5, Duration::from_secs(60))
+        .fail_mode(FailMode::Closed)
+        .build()
+        .expect("rule");
+    RuleSet::from_rules(vec![rule]).expect("rules")
+}
+
+/// Whether `limiter` admits a request of a client it never saw within
+/// `within` (its connections, broken by a restart, are back).
+async fn answers_again(limiter: &Limiter, within: Duration) -> bool {
+    let other = RequestAttrs::new("198.51.100.1".parse().expect("ip"));
+    eventually(within, async || {
+        limiter.check(&other).await.outcome == Outcome::Forward
+    })
+    .await
+}
+
+/// `n` requests of `req` sent to `a` and `b` in turn, each answered by
+/// Valkey (admitted or limited, never failed): how many were admitted.
+async fn alternating(a: &Limiter, b: &Limiter, req: &RequestAttrs, n: usize) -> usize {
+    let mut admitted = 0;
+    for i in 0..n {
+        let limiter = if i % 2 == 0 { a } else { b };
+        let verdict = limiter.check(req).await;
+        assert!(
+            matches!(verdict.outcome, Outcome::Forward | Outcome::Limited),
+            "request {i} answered by Valkey: {:?}",
+            verdict.outcome
+        );
+        admitted += usize::from(verdict.is_forward());
+    }
+    admitted
+}
+
 fn restart(server: &mut ValkeyServer, port: u16) -> ValkeyServer {
     server.kill();
     ValkeyServer::spawn_on(port).unwrap_or_else(|e| panic!("{e}"))
@@ -75,35 +114,14 @@ async fn after_a_restart_without_persistence_two_instances_converge_and_count_to
     let waited = Instant::now();
     let converged = eventually(Duration::from_secs(15), async || a.hash_key() == Some(new)).await;
     eprintln!("A adopted B's key {:?} after B started", waited.elapsed());
-    let rule = RuleBuilder::new("login")
-        .key(["ip"])
-        .fixed_window(5, Duration::from_secs(60))
-        .fail_mode(FailMode::Closed)
-        .build()
-        .expect("rule");
-    let rules = || RuleSet::from_rules(vec![rule.clone()]).expect("rules");
-    let on_a = Limiter::builder(rules()).backend(a.clone()).build();
-    let on_b = Limiter::builder(rules()).backend(b).build();
+    let on_a = Limiter::builder(login()).backend(a.clone()).build();
+    let on_b = Limiter::builder(login()).backend(b).build();
     // A's connections broke with the restart: another client's requests
     // until one is answered (the A had reconnected too).
-    let other = RequestAttrs::new("198.51.100.1".parse().expect("ip"));
-    let reconnected = eventually(Duration::from_secs(5), async || {
-        on_a.check(&other).await.outcome == Outcome::Forward
-    })
-    .await;
+    let reconnected = answers_again(&on_a, Duration::from_secs(5)).await;
     assert!(reconnected, "A answers again");
     let req = RequestAttrs::new("203.0.113.7".parse().expect("ip"));
-    let mut admitted = 0;
-    for i in 0..12 {
-        let limiter = if i % 2 == 0 { &on_a } else { &on_b };
-        let verdict = limiter.check(&req).await;
-        assert!(
-            matches!(verdict.outcome, Outcome::Forward | Outcome::Limited),
-            "request {i} answered by Valkey: {:?}",
-            verdict.outcome
-        );
-        admitted += usize::from(verdict.is_forward());
-    }
+    let admitted = alternating(&on_a, &on_b, &req, 12).await;
     assert_eq!(
         admitted, 5,
         "12 alternating requests under a limit of 5 (A converged: {converged})"
@@ -202,40 +220,18 @@ async fn explicit_keys_are_read_once_and_count_together_across_a_restart() {
         assert!(!b.hash_key_changes(), "an explicit key never changes");
         b
     };
-    let rule = RuleBuilder::new("login")
-        .key(["ip"])
-        .fixed_window(5, Duration::from_secs(60))
-        .fail_mode(FailMode::Closed)
-        .build()
-        .expect("rule");
-    let rules = || RuleSet::from_rules(vec![rule.clone()]).expect("rules");
-    let on_a = Limiter::builder(rules()).backend(explicit().await).build();
-    let on_b = Limiter::builder(rules()).backend(explicit().await).build();
+    let on_a = Limiter::builder(login()).backend(explicit().await).build();
+    let on_b = Limiter::builder(login()).backend(explicit().await).build();
     // Alternating requests of `ip` under a limit of 5: the fleet admits 5.
     let admitted = async |ip: &str, n: usize| {
         let req = RequestAttrs::new(ip.parse().expect("ip"));
-        let mut admitted = 0;
-        for i in 0..n {
-            let limiter = if i % 2 == 0 { &on_a } else { &on_b };
-            let verdict = limiter.check(&req).await;
-            assert!(
-                matches!(verdict.outcome, Outcome::Forward | Outcome::Limited),
-                "request {i}: {:?}",
-                verdict.outcome
-            );
-            admitted += usize::from(verdict.is_forward());
-        }
-        admitted
+        alternating(&on_a, &on_b, &req, n).await
     };
     assert_eq!(admitted("203.0.113.7", 12).await, 5, "before the restart");
     let _server = restart(&mut first, port);
     // Both reconnect (each answers a request of another client again).
-    let other = RequestAttrs::new("198.51.100.1".parse().expect("ip"));
     for limiter in [&on_a, &on_b] {
-        let back = eventually(Duration::from_secs(5), async || {
-            limiter.check(&other).await.outcome == Outcome::Forward
-        })
-        .await;
+        let back = answers_again(limiter, Duration::from_secs(5)).await;
         assert!(back, "an instance answers again after the restart");
     }
     // A new subject (the first one's refusals are cached in each instance
