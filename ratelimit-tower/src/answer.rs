@@ -83,23 +83,23 @@ impl After {
             && p.charge.is_none()
     }
 
-    /// Nothing to free: no list with room, no ticket items (a ticket
-    /// boxes its items only when a rule adds one), no charge.
+    /// Nothing to free but, perhaps, the ticket's items: no list with
+    /// room, no charge.
     #[inline(always)]
     fn holds_nothing(&self) -> bool {
         let p = &self.parts;
-        p.headers.capacity() == 0
-            && p.would_limit.capacity() == 0
-            && p.ticket.is_empty()
-            && !p.ticket.charges()
-            && p.charge.is_none()
+        p.headers.capacity() == 0 && p.would_limit.capacity() == 0 && p.charge.is_none()
     }
 }
 
 impl Drop for After {
     #[inline(always)]
     fn drop(&mut self) {
-        if !self.holds_nothing() {
+        if self.holds_nothing() {
+            // The ticket frees its own items, whatever its lists say (its
+            // drop is a test in line when it has none).
+            drop(std::mem::take(&mut self.parts.ticket));
+        } else {
             drop_parts(&mut self.parts);
         }
     }

@@ -1,6 +1,7 @@
 use super::*;
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{ManualClock, RequestAttrs};
+use std::sync::Arc;
 
 /// The verdict for one request from 192.0.2.1 under `rules`.
 async fn verdict(rules: &str) -> Verdict {
@@ -36,4 +37,33 @@ async fn a_dropped_after_frees_what_it_holds() {
     assert!(!after.holds_nothing());
     drop(after);
     assert_eq!(charge.holders(), 1, "the dropped `After` let its charge go");
+}
+
+#[tokio::test]
+async fn a_dropped_after_frees_its_ticket_when_it_holds_nothing_else() {
+    // A count rule without headers: the ticket's items are all the
+    // `After` holds (its lists never had room). Dropping it frees them,
+    // which the rule's reference count shows: the item holds the rule.
+    let rules = RuleSet::from_json(
+        r#"[{"id": "logins", "expression": "true", "algorithm": "fixed_window",
+            "limit": 5, "period": "1m", "key": ["ip"], "count_statuses": ["401"]}]"#,
+    )
+    .expect("rules");
+    let rule = rules.rules()[0].clone();
+    let limiter = Limiter::builder(rules)
+        .clock(ManualClock::new(1_767_225_600_000))
+        .build();
+    let v = limiter
+        .check(&RequestAttrs::new("192.0.2.1".parse().expect("ip")))
+        .await;
+    assert!(!v.ticket.is_empty(), "the count rule is on the ticket");
+    let held = Arc::strong_count(&rule);
+    let after = After::new(v, None);
+    assert!(after.holds_nothing(), "no list with room, no charge");
+    drop(after);
+    assert_eq!(
+        Arc::strong_count(&rule),
+        held - 1,
+        "the ticket's item is freed"
+    );
 }
