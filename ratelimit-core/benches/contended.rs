@@ -6,7 +6,10 @@
 //! Each thread decides `per` allowed requests (a token bucket out of
 //! reach) for its own 1,024 client addresses in turn, through
 //! `Limiter::check` on the in-memory backend; governor's threads call
-//! `check_key` for the same addresses. A round times every thread; the
+//! `check_key` for the same addresses. Neither reads a real clock: ours
+//! is a `ManualClock`, governor's a `FakeRelativeClock`, both standing
+//! still (governor's default would read quanta's on every check). A
+//! round times every thread; the
 //! table gives, per variant, the median over rounds of the ns a decision
 //! takes with one thread and with two, and their ratio: 1.00 when the
 //! threads share nothing that slows them, more when they do. The machine
@@ -22,10 +25,14 @@ use std::num::NonZeroU32;
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
+use governor::clock::FakeRelativeClock;
+use governor::middleware::NoOpMiddleware;
 use governor::{Quota, RateLimiter};
 use ratelimit_core::rules::RuleSet;
 use ratelimit_core::{Limiter, ManualClock, RequestAttrs};
 
+/// governor's middleware for its still clock's instants.
+type StillMiddleware = NoOpMiddleware<<FakeRelativeClock as governor::clock::Clock>::Instant>;
 const T0: u64 = 1_767_225_600_000;
 const RULES: &str = r#"[{"id": "per-ip", "expression": "true", "algorithm": "token_bucket",
     "limit": 1000000000, "burst": 1000000000, "period": "1s", "key": ["ip"]}]"#;
@@ -88,7 +95,14 @@ fn main() {
         }
     };
     let quota = Quota::per_second(NonZeroU32::MAX).allow_burst(NonZeroU32::MAX);
-    let governor = Arc::new(RateLimiter::keyed(quota));
+    // A clock that stands still on both sides (ours is a `ManualClock`):
+    // governor's default reads quanta's on every check.
+    let governor = Arc::new(
+        RateLimiter::<IpAddr, _, _, StillMiddleware>::dashmap_with_clock(
+            quota,
+            FakeRelativeClock::default(),
+        ),
+    );
     let keys: Vec<Vec<IpAddr>> = (0..2).map(addresses).collect();
     let theirs = |t: u8, per: usize| {
         let mine = &keys[usize::from(t)];

@@ -13,7 +13,11 @@
 //! The difference between two runs over the difference in `REQUESTS` is
 //! the cost of one request (building it, the layer, the handler, dropping
 //! the response); the same with `PLAIN` set is what the layer does not
-//! add. The rules are the `decide` bench's `request/2_rules` (a site-wide
+//! add. Every run calibrates `quanta`'s counter once (loading the rules
+//! reads `SystemClock`, and tower_governor reads its own clock), a varying
+//! number of instructions: take the inclusive count of
+//! `quanta::Clock::new` (`callgrind_annotate --inclusive=yes`) out of each
+//! run's total before the difference. The rules are the `decide` bench's `request/2_rules` (a site-wide
 //! rule with `RateLimit` headers and a rule keyed on a header), limits high
 //! enough that every request is forwarded.
 //!
@@ -68,6 +72,12 @@
 //! allocations more than an HTTP refusal, net of the bigger request (2,749
 //! / 3): the pushback's value, the `RetryInfo` in one buffer and its base64,
 //! the boxed verdict, the header map's growth.
+//!
+//! With `SYSTEM_CLOCK` also set (beside `AXUM`), ours reads the default
+//! clock (`SystemClock`, the wall clock), as in the `http` bench, instead
+//! of a `ManualClock`: tower_governor always reads its own (quanta's), so
+//! this is the like-for-like comparison of time; under callgrind the
+//! clock's read is a few instructions either way.
 //!
 //! With `SUBSCRIBER` set, a `tracing` subscriber that takes `INFO` and
 //! above is the global default (a service logging at `INFO`, the usual
@@ -421,9 +431,14 @@ mod axum_shape {
             let svc = GovernorLayer::new(config).layer(handler);
             return through(svc, router, n, request).await;
         }
-        let clock = ManualClock::new(1_767_225_600_000);
         let rules = RuleSet::from_json(&rules(refuse)).expect("rules");
-        let limiter = Limiter::builder(rules).clock(clock).build();
+        let limiter = match std::env::var_os("SYSTEM_CLOCK") {
+            // The default clock, as the `http` bench's servers have it.
+            Some(_) => Limiter::builder(rules).build(),
+            None => (Limiter::builder(rules))
+                .clock(ManualClock::new(1_767_225_600_000))
+                .build(),
+        };
         let layer = RateLimitLayer::new(limiter);
         match std::env::var_os("FOR_AXUM").is_some() {
             true => through(layer.for_axum().layer(handler), router, n, request).await,
