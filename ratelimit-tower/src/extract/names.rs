@@ -62,9 +62,17 @@ impl Names {
     }
 
     /// `name` parsed, when it is one of these names and valid.
+    #[inline]
     pub(crate) fn get(&self, name: &str) -> Option<&HeaderName> {
-        let (_, parsed) = self.names.iter().find(|(n, _)| **n == *name)?;
-        parsed.as_ref()
+        self.position(name)?.1
+    }
+
+    /// Where `name` is among these names, and its parsed form (`None`
+    /// when it is no valid header name); `None` when it is not one.
+    #[inline]
+    pub(crate) fn position(&self, name: &str) -> Option<(usize, Option<&HeaderName>)> {
+        let i = self.names.iter().position(|(n, _)| **n == *name)?;
+        Some((i, self.names[i].1.as_ref()))
     }
 }
 

@@ -294,3 +294,34 @@ fn a_forwarding_line_that_is_not_utf8_keeps_what_the_proxy_appended() {
     let ip: IpAddr = "203.0.113.50".parse().unwrap();
     assert_eq!(e.view(&req).client_ip(), ip);
 }
+
+#[test]
+fn a_bounded_view_reads_each_header_as_the_map_has_it() {
+    // The view keeps the first values the bounds found for the first names
+    // the rules read; every read must still be the map's first value,
+    // whether kept or looked up (a name past the kept ones, cookies, a name
+    // the rules do not read, an invalid one, an absent one).
+    let req = request()
+        .header("x-a", "1")
+        .header("x-a", "2")
+        .header("x-c", "3")
+        .header("x-d", "4")
+        .header(COOKIE, "s=1")
+        .header("x-other", "5")
+        .body(())
+        .unwrap();
+    let only: Vec<String> = ["x-a", "x-b", "cookie", "x-c", "x-d", "bad name"]
+        .iter()
+        .map(|n| (*n).to_owned())
+        .collect();
+    let e = RequestExtractor::new();
+    let v = e.try_view(&req, &only).unwrap();
+    for name in [
+        "x-a", "x-b", "cookie", "x-c", "x-d", "bad name", "x-other", "x-none",
+    ] {
+        let want = req.headers().get(name).map(HeaderValue::as_bytes);
+        assert_eq!(v.header(name), want, "{name}");
+    }
+    assert_eq!(v.header("x-a"), Some(&b"1"[..]));
+    assert_eq!(v.header("x-b"), None);
+}

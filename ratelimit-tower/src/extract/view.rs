@@ -20,6 +20,7 @@ use http::uri::Authority;
 use http::{Extensions, HeaderMap, HeaderValue, Request};
 use ratelimit_core::{RequestView, ViewerFact};
 
+use super::bounds::Firsts;
 use super::names::Names;
 use super::{
     bounds, find_peer, host, more_than_peer, RequestExtractor, TooLarge, MAX_VIEWER_VALUE,
@@ -70,6 +71,8 @@ pub struct HttpView<'r> {
     viewer_lossy: OnceLock<Box<[Option<String>; 4]>>,
     /// The names the rules read, parsed (from `try_view`).
     names: Option<Arc<Names>>,
+    /// Their first values, as the bounds found them (from `try_view`).
+    firsts: Firsts<'r>,
 }
 
 impl RequestExtractor {
@@ -81,10 +84,11 @@ impl RequestExtractor {
 
     /// [`RequestExtractor::view`] with the peer address already looked up.
     fn view_at<'r, B>(&self, req: &'r Request<B>, peer: Option<IpAddr>) -> HttpView<'r> {
-        self.view_with(req, Target::of(req), peer, None)
+        self.view_with(req, Target::of(req), peer, None, Firsts::default())
     }
 
-    /// The view, with the parsed names of the headers the rules read.
+    /// The view, with the parsed names of the headers the rules read and
+    /// their first values.
     #[inline(always)]
     fn view_with<'r, B>(
         &self,
@@ -92,6 +96,7 @@ impl RequestExtractor {
         target: Target<'r>,
         peer: Option<IpAddr>,
         names: Option<Arc<Names>>,
+        firsts: Firsts<'r>,
     ) -> HttpView<'r> {
         let headers = req.headers();
         // Extensions holding the peer's address alone hold no `Cost`.
@@ -117,6 +122,7 @@ impl RequestExtractor {
             viewer,
             viewer_lossy: OnceLock::new(),
             names,
+            firsts,
         }
     }
 
@@ -183,13 +189,14 @@ impl RequestExtractor {
         }
         // Most rule sets read no header: nothing to parse or bound.
         let mut names = None;
-        if !only.is_empty() {
-            names = Names::of(only);
-            if !bounds::fits_named(headers, only, names.as_deref()) {
+        let mut firsts = Firsts::default();
+        if let Some(parsed) = (!only.is_empty()).then(|| Names::of(only)).flatten() {
+            if !bounds::fits_named(headers, &parsed, &mut firsts) {
                 return Err(TooLarge::Headers);
             }
+            names = Some(parsed);
         }
-        Ok(self.view_with(req, target, peer, names))
+        Ok(self.view_with(req, target, peer, names, firsts))
     }
 }
 
@@ -284,9 +291,13 @@ impl RequestView for HttpView<'_> {
     }
 
     fn header(&self, name: &str) -> Option<&[u8]> {
-        let value = match self.parsed(name) {
-            Some(parsed) => self.headers.get(parsed),
-            None => self.headers.get(name),
+        let found = self.names.as_deref().and_then(|n| n.position(name));
+        // The bounds' walk looked it up already.
+        let first = found.and_then(|(i, _)| self.firsts.get(i));
+        let value = match (first, found) {
+            (Some(first), _) => first,
+            (None, Some((_, Some(parsed)))) => self.headers.get(parsed),
+            (None, _) => self.headers.get(name),
         };
         value.map(|v| v.as_bytes())
     }
