@@ -153,23 +153,9 @@ pub(crate) fn digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
-/// Appends `n` in decimal.
+/// Appends `n` in decimal (`itoa`: two digits a step).
 pub(crate) fn push_u64(buf: &mut Vec<u8>, n: u64) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    // Byte by byte: cheaper than a copy call for a few digits.
-    for &d in &tmp[i..] {
-        buf.push(d);
-    }
+    buf.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// The item with the fewest requests left; on a tie the longest reset.
