@@ -16,9 +16,11 @@
 //! Like the system clock, a reading may go back: by a step of the system
 //! clock, or by the little the counter drifted when a new anchor is taken
 //! (the algorithms take time going back, see DESIGN.md). Threads share the
-//! anchor; two taking a new one at once store nearly the same value.
+//! anchor; two taking a new one at once store nearly the same value, and a
+//! thread that sees a new anchor's due time sees its offset too.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -84,7 +86,9 @@ impl Anchor {
     /// from `wall_ns` when the last one is [`RESYNC_NS`] old (or none).
     #[inline]
     fn now_ms(&self, counter_ns: u64, wall_ns: impl FnOnce() -> u64) -> u64 {
-        let offset = if counter_ns >= self.next_ns.load(Relaxed) {
+        // Acquire: an anchor's offset is seen with the time it is due
+        // until (stored before it, with Release).
+        let offset = if counter_ns >= self.next_ns.load(Acquire) {
             self.resync(counter_ns, wall_ns())
         } else {
             self.offset_ns.load(Relaxed)
@@ -98,7 +102,7 @@ impl Anchor {
         let offset = wall_ns.wrapping_sub(counter_ns);
         self.offset_ns.store(offset, Relaxed);
         self.next_ns
-            .store(counter_ns.saturating_add(RESYNC_NS), Relaxed);
+            .store(counter_ns.saturating_add(RESYNC_NS), Release);
         offset
     }
 }
