@@ -9,12 +9,12 @@
 //! `check_key` for the same addresses. Neither reads a real clock: ours
 //! is a `ManualClock`, governor's a `FakeRelativeClock`, both standing
 //! still (governor's default would read quanta's on every check). A
-//! round times every thread; the
-//! table gives, per variant, the median over rounds of the ns a decision
-//! takes with one thread and with two, and their ratio: 1.00 when the
-//! threads share nothing that slows them, more when they do. The machine
-//! has 2 cores, so two threads are as many as it can run at once; on a
-//! shared machine read the ratios against governor's in the same run.
+//! round times every thread; the table gives, per variant, the median
+//! over rounds of the ns a decision takes with one thread and with two,
+//! and their ratio: 1.00 when the threads share nothing that slows them,
+//! more when they do. The machine has 2 cores, so two threads are as many
+//! as it can run at once; on a shared machine read the ratios against
+//! governor's in the same run.
 //!
 //! `cargo bench -p ratelimit-core --bench contended -- [rounds=15] [per=200000]`
 #![allow(clippy::print_stdout)]
@@ -33,6 +33,7 @@ use ratelimit_core::{Limiter, ManualClock, RequestAttrs};
 
 /// governor's middleware for its still clock's instants.
 type StillMiddleware = NoOpMiddleware<<FakeRelativeClock as governor::clock::Clock>::Instant>;
+
 const T0: u64 = 1_767_225_600_000;
 const RULES: &str = r#"[{"id": "per-ip", "expression": "true", "algorithm": "token_bucket",
     "limit": 1000000000, "burst": 1000000000, "period": "1s", "key": ["ip"]}]"#;

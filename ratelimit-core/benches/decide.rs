@@ -28,6 +28,7 @@ use ratelimit_core::{HashKey, KeyDigest, Limiter, ManualClock, RequestAttrs};
 
 /// governor's middleware for its still clock's instants.
 type StillMiddleware = NoOpMiddleware<<FakeRelativeClock as governor::clock::Clock>::Instant>;
+
 const T0: u64 = 1_767_225_600_000;
 /// Generous limits so that every call admits, as governor's does.
 const LIMIT: u64 = 1_000_000_000;

@@ -17,7 +17,9 @@
 //! reads `SystemClock`, and tower_governor reads its own clock), a varying
 //! number of instructions: take the inclusive count of
 //! `quanta::Clock::new` (`callgrind_annotate --inclusive=yes`) out of each
-//! run's total before the difference. The rules are the `decide` bench's `request/2_rules` (a site-wide
+//! run's total before the difference.
+//!
+//! The rules are the `decide` bench's `request/2_rules` (a site-wide
 //! rule with `RateLimit` headers and a rule keyed on a header), limits high
 //! enough that every request is forwarded.
 //!
