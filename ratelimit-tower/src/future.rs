@@ -141,12 +141,7 @@ where
         shared: Arc<Shared<M>>,
         span: Option<Box<Span>>,
     ) -> Self {
-        let state = State::Calling {
-            future,
-            after,
-            done: false,
-        };
-        Self::with(state, shared, span)
+        Self::with(State::calling(future, after), shared, span)
     }
 
     /// The future for a refused request: the limiter's answer is built on
@@ -283,10 +278,21 @@ where
 {
     let charge = charge_for(&verdict, &mut request);
     let future = inner.call(request);
-    State::Calling {
-        future,
-        after: After::new(verdict, charge),
-        done: false,
+    State::calling(future, After::new(verdict, charge))
+}
+
+impl<S, ReqB> State<S, ReqB>
+where
+    S: Service<Request<ReqB>>,
+{
+    /// Waiting on the inner service's answer to a forwarded request.
+    #[inline(always)]
+    fn calling(future: S::Future, after: After) -> Self {
+        State::Calling {
+            future,
+            after,
+            done: false,
+        }
     }
 }
 

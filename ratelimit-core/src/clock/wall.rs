@@ -30,12 +30,15 @@ pub(super) const RESYNC_NS: u64 = 1_000_000_000;
 /// The host's wall clock in whole milliseconds since the Unix epoch.
 #[inline]
 pub(super) fn now_ms() -> u64 {
-    let (counter, anchor) = WALL.get_or_init(Counter::start);
-    anchor.now_ms(counter.now_ns(), wall_ns)
+    let counter = COUNTER.get_or_init(Counter::start);
+    ANCHOR.now_ms(counter.now_ns(), wall_ns)
 }
 
-/// The process's counter and anchor.
-static WALL: OnceLock<(Counter, Anchor)> = OnceLock::new();
+/// The process's counter, calibrated on its first reading.
+static COUNTER: OnceLock<Counter> = OnceLock::new();
+
+/// The process's anchor: none until the first reading.
+static ANCHOR: Anchor = Anchor::new();
 
 /// The time-stamp counter in nanoseconds since the process first read it
 /// (`quanta` falls back to the OS's monotonic clock where the counter is
@@ -47,10 +50,10 @@ struct Counter {
 }
 
 impl Counter {
-    fn start() -> (Counter, Anchor) {
+    fn start() -> Counter {
         let clock = quanta::Clock::new();
         let start = clock.raw();
-        (Counter { clock, start }, Anchor::new())
+        Counter { clock, start }
     }
 
     #[inline]
