@@ -97,6 +97,20 @@ pub(crate) enum Arg {
     U(u64),
     /// A signed number.
     I(i64),
+    /// A number below 10^10 as exactly 10 digits, zeros in front: the
+    /// token bucket's limit, which its stored value ends with (see
+    /// `token_bucket.lua`), so that the script compares it as sent.
+    Digits10(u64),
+}
+
+/// `v` (below 10^10) as 10 decimal digits, zeros in front.
+fn digits10(mut v: u64) -> [u8; 10] {
+    let mut out = [b'0'; 10];
+    for d in out.iter_mut().rev() {
+        *d = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    out
 }
 
 /// Appends the time of a call to `cmd`, after the checks' arguments:
@@ -115,6 +129,7 @@ pub(crate) fn push_check(cmd: &mut Cmd, inv: &Invocation) {
         match *a {
             Arg::U(v) => cmd.arg(v),
             Arg::I(v) => cmd.arg(v),
+            Arg::Digits10(v) => cmd.arg(&digits10(v)[..]),
         };
     }
 }
@@ -256,8 +271,12 @@ fn token_bucket(p: &Params) -> Result<Vec<Arg>, BackendError> {
     if !fits {
         return Err(too_large("token bucket burst * period"));
     }
+    // Its stored value ends with the limit's 10 digits (rules allow 10^9).
+    if p.limit >= 10_000_000_000 {
+        return Err(too_large("token bucket limit"));
+    }
     Ok(vec![
-        Arg::U(p.limit),
+        Arg::Digits10(p.limit),
         Arg::U(capacity as u64),
         Arg::U(q.period_ms),
     ])

@@ -78,7 +78,7 @@ fn args(rule: RuleBuilder, cost: u64, mode: CheckMode) -> (String, Vec<u64>) {
         .args
         .iter()
         .map(|a| match *a {
-            Arg::U(v) => v,
+            Arg::U(v) | Arg::Digits10(v) => v,
             Arg::I(_) => u64::MAX,
         })
         .collect();

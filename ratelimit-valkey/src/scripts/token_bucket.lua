@@ -4,7 +4,7 @@
 -- leaky bucket runs this check too (as the core: its level is the tokens
 -- spent; its head's digit is 4).
 --
--- ARGV[p]     limit (refill units per ms)
+-- ARGV[p]     limit (refill units per ms), as 10 digits, zeros in front
 -- ARGV[p + 1] capacity: burst * period
 -- ARGV[p + 2] period in ms (Retry-After of a cost above the burst)
 -- (The cost of this request is in the head, see begin.lua: its need is
@@ -32,6 +32,8 @@
 -- time. (Written under another limit, it may hold more: the expiry read
 -- with GETEX on that guess is put back when the count is refused.)
 local MAX_CHARGED = 2251799813685248
+-- The storage's limit part: 10 decimal digits.
+local TEN_DIGITS = 10000000000
 
 -- The token bucket check, part one: its common path, a count of a live
 -- key, written inline (no function made). The rest of the check
@@ -40,7 +42,8 @@ local MAX_CHARGED = 2251799813685248
 -- The parameters are ours, decimal integers: `+ 0` converts each once
 -- (tonumber, a call, converts a string twice), and a malformed one stops
 -- the check with an error as an arithmetic on nil would.
-local limit = argv[p] + 0
+local limit_digits = argv[p]
+local limit = limit_digits + 0
 local capacity, period = argv[p + 1] + 0, argv[p + 2] + 0
 local unit = period
 if unit < 1 then
@@ -83,22 +86,41 @@ local spent, updated, same = 0, 0, false
 if raw then
   local wrote = limit
   local n = #raw
-  if string.byte(raw) == 45 then
-    -- '-': -(spent * 10^10 + limit), its two decimal parts read apart.
-    wrote = n > 11 and tonumber(string.sub(raw, n - 9))
-    spent = wrote and wrote >= 1 and tonumber(string.sub(raw, 2, n - 10))
-    if not spent then
-      spent, wrote = 0, limit
+  if n > 11 then
+    -- -(spent * 10^10 + limit): the spent part read with its sign, the
+    -- limit part compared with the limit's digits as sent (`limit_digits`)
+    -- and read only when it differs.
+    spent = tonumber(string.sub(raw, 1, n - 10))
+    local digits = string.sub(raw, n - 9)
+    if digits == limit_digits then
+      same = true
+    else
+      wrote = tonumber(digits)
+      same = wrote == limit
     end
-    same = wrote == limit
+    if spent and spent < 0 and wrote and wrote >= 1 then
+      spent = -spent
+    elseif spent and spent > 0 then
+      -- The former storage, the units spent alone (no sign), read under
+      -- the current limit and written afresh.
+      spent, wrote, same = tonumber(raw), limit, false
+    else
+      spent = nil
+    end
   else
-    spent = tonumber(raw) or 0
+    -- The former storage, short.
+    spent = tonumber(raw)
   end
-  -- exp - ceil(spent / wrote), written out (as ceil_div, in the rest).
-  local r = spent % wrote
-  updated = exp - (spent - r) / wrote
-  if r > 0 then
-    updated = updated - 1
+  if spent and spent >= 0 then
+    -- exp - ceil(spent / wrote), written out (as ceil_div, in the rest).
+    local r = spent % wrote
+    updated = exp - (spent - r) / wrote
+    if r > 0 then
+      updated = updated - 1
+    end
+  else
+    -- Other content: a full bucket (as no key), written afresh.
+    spent, same = 0, false
   end
 end
 
@@ -137,10 +159,16 @@ if need <= capacity and not charge then
     -- as a decimal string, exact at any size; else the key made afresh.
     -- Nothing spent is no key (never -limit, which could be the marker).
     local target = at + reset + offset
+    -- The difference times 10^10, a number when exact (sent as its
+    -- digits), else its decimal string.
+    local by = (spent - need) * TEN_DIGITS
+    if by <= -EXACT or by >= EXACT then
+      by = string.format('%d0000000000', spent - need)
+    end
     if
       same
       and need > 0
-      and (need == spent or type(redis.pcall('INCRBY', key, string.format('%d0000000000', spent - need))) == 'number')
+      and (need == spent or type(redis.pcall('INCRBY', key, by)) == 'number')
     then
       if pexp ~= target then
         redis.call('PEXPIREAT', key, target)
@@ -151,7 +179,10 @@ if need <= capacity and not charge then
       -- (a string, made an integer by the next INCRBY); never DEL then
       -- write, which a slot being migrated refuses (the key is no longer
       -- local).
-      local value = string.format('-%d%010d', need, limit)
+      local value = -need * TEN_DIGITS - limit
+      if value <= -EXACT then
+        value = string.format('-%d%010d', need, limit)
+      end
       if pexp == -2 and type(redis.pcall('INCRBY', key, value)) == 'number' then
         redis.call('PEXPIREAT', key, target)
       else
