@@ -37,6 +37,20 @@ fn one_check_calls_its_algorithms_script() {
 }
 
 #[test]
+fn a_bucket_limit_goes_as_its_ten_digits() {
+    let mut one = inv(2, "rl:{a}x");
+    one.args = vec![
+        Arg::Digits10(10),
+        Arg::U(5_000),
+        Arg::Digits10(9_999_999_999),
+        Arg::Digits10(0),
+    ];
+    let w = words(&one_call(vec![(0, one)]).expect("a call").evalsha());
+    let want = ["0000000010", "5000", "9999999999", "0000000000"];
+    assert_eq!(w[5..], want);
+}
+
+#[test]
 fn injected_time_sends_the_offset_and_a_penalty_its_head() {
     let mut one = inv(2, "rl:{a}x");
     one.now = Some(1_767_225_600_000);

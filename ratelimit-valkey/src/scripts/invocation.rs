@@ -273,7 +273,11 @@ fn token_bucket(p: &Params) -> Result<Vec<Arg>, BackendError> {
     }
     // Its stored value ends with the limit's 10 digits (rules allow 10^9).
     if p.limit >= 10_000_000_000 {
-        return Err(too_large("token bucket limit"));
+        let why = format!(
+            "token bucket limit {} has more digits than its stored value keeps (10)",
+            p.limit
+        );
+        return Err(BackendError::new(BackendErrorKind::Protocol, why));
     }
     Ok(vec![
         Arg::Digits10(p.limit),

@@ -140,6 +140,22 @@ fn a_count_without_a_penalty_is_the_digit_alone() {
 }
 
 #[test]
+fn a_bucket_limit_past_ten_digits_is_refused() {
+    let tb = RuleBuilder::new("b").token_bucket(10, Duration::from_secs(1), 5);
+    let rule = Arc::new(tb.key(["ip"]).build().expect("rule"));
+    let subject = ratelimit_core::HashKey::DEFAULT.digest(b"x");
+    let check_of = |limit| {
+        let quota = ratelimit_core::algorithm::CheckQuota::new(limit, 1000);
+        Check::new(rule.clone(), "b".into(), subject, quota, None, None)
+    };
+    let fits = invocation("rl:", &check_of(9_999_999_999), 5, TimeSource::Injected);
+    assert!(fits.is_ok(), "{fits:?}");
+    let err = invocation("rl:", &check_of(10_000_000_000), 5, TimeSource::Injected).unwrap_err();
+    assert_eq!(err.kind(), BackendErrorKind::Protocol);
+    assert!(err.to_string().contains("10000000000"), "{err}");
+}
+
+#[test]
 fn distinct_rules_only_count() {
     let dc = || RuleBuilder::new("d").distinct("path", 10, Duration::from_secs(60));
     let rule = Arc::new(dc().key(["ip"]).build().expect("rule"));
