@@ -48,7 +48,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         a = per_file(sys.argv[1], 1000, os.path.join(tmp, "a"))
         b = per_file(sys.argv[1], 2000, os.path.join(tmp, "b"))
-    rows = sorted(((b.get(f, 0) - a.get(f, 0)) / 1000, f.split("/work/main/")[-1])
+    here = os.getcwd() + "/"
+    rows = sorted(((b.get(f, 0) - a.get(f, 0)) / 1000, f.removeprefix(here))
                   for f in set(a) | set(b))
     rows = [(d, f) for d, f in reversed(rows) if d >= 1]
     for d, f in rows:
