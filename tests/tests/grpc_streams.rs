@@ -6,6 +6,7 @@
 use http::uri::PathAndQuery;
 use ratelimit_tests::support::grpc::*;
 use ratelimit_tower::RateLimitLayer;
+use tonic::codegen::tokio_stream::{self, StreamExt};
 use tonic::{Code, Request};
 use tonic_health::pb::health_client::HealthClient;
 
@@ -64,14 +65,22 @@ async fn a_refused_client_stream_fails_at_the_call() {
 #[tokio::test]
 async fn a_refused_bidirectional_stream_fails_at_the_call() {
     let ch = spent().await;
-    // A stream that never ends: the answer cannot wait for it.
-    let messages = stream_of(std::iter::repeat_with(|| check_request("")));
+    // A stream that never ends: the answer cannot wait for it. One message,
+    // then none: an endless run of small messages sent without a pause
+    // would trip the server's HTTP/2 guard against floods of small DATA
+    // frames (h2 answers GOAWAY and closes the connection), and a client
+    // busy writing can read that as a transport error before it reads the
+    // answer already sent.
+    let one = stream_of(std::iter::once(check_request("")));
+    let messages = one.chain(tokio_stream::pending());
     let path = PathAndQuery::from_static("/test.Extra/Talk");
-    let res = client(&ch)
+    let mut client = client(&ch).await;
+    let call = client.streaming(Request::new(messages), path, Codec::default());
+    let res = tokio::time::timeout(std::time::Duration::from_secs(10), call)
         .await
-        .streaming(Request::new(messages), path, Codec::default())
-        .await;
-    assert_eq!(res.unwrap_err().code(), Code::ResourceExhausted);
+        .expect("answered at the call, not after a stream that never ends");
+    let err = res.unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted, "{err:?}");
 }
 
 #[tokio::test]
