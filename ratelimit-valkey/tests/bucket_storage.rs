@@ -11,11 +11,9 @@ use ratelimit_core::algorithm::Decision;
 use ratelimit_core::backend::{Backend, Batch, Check, MemoryBackend};
 use ratelimit_core::rules::{Rule, RuleBuilder};
 use ratelimit_core::HashKey;
-use ratelimit_testkit::valkey::ValkeyServer;
+use ratelimit_testkit::checks::T0;
+use ratelimit_testkit::valkey::{connect, ValkeyServer};
 use ratelimit_valkey::ValkeyBackend;
-
-/// 2026-01-01T00:00:00Z.
-const T0: u64 = 1_767_225_600_000;
 
 /// What injected time adds to every expiry it writes (`prelude.lua`).
 const OFFSET: u64 = 1 << 42;
@@ -56,11 +54,7 @@ async fn count_over(value: &str, exp: u64) -> (Decision, String, u64) {
         .expect("backend");
     let rule = rule();
     let key = valkey.key_of(&batch(&rule, T0).checks[0]);
-    let client = redis::Client::open(server.url()).expect("client");
-    let mut conn = client
-        .get_multiplexed_async_connection()
-        .await
-        .expect("connection");
+    let mut conn = connect(server.url()).await;
     let _: () = redis::cmd("SET")
         .arg(&key)
         .arg(value)
