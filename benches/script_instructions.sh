@@ -13,6 +13,10 @@
 # bucket, admitted), tbref (refused), tbblk (blocked), lb (leaky bucket,
 # admitted), batchsw (the batch script with two sliding windows, 2
 # decisions per call), batch (a sliding window and a token bucket).
+# And the commands alone, without the algorithms' Lua (`call:NAME`, the
+# script benches/call_costs/NAME.lua on one key, no argument: time,
+# incr, getex, set_number, set_string; see benches/README.md, "Why one
+# redis.call fewer"); not in the default list.
 #
 # Usage: benches/script_instructions.sh [KIND...]   (default: every kind)
 # Environment: N (3000 calls measured per kind).
@@ -63,6 +67,7 @@ args() {
         lb) echo "lb 1 $K 4 0001000000 60000000000 60000" ;;
         batchsw) echo "batch 2 $K $K2 2 1000000000 60000 2 1000000000 60000" ;;
         batch) echo "batch 2 $K $K2 2 1000000000 60000 3 0000000010 60000000000 60000" ;;
+        call:*) echo "$ROOT/benches/call_costs/${1#call:} 1 $K" ;;
         *) log "unknown kind $1"; exit 2 ;;
     esac
 }
@@ -70,7 +75,8 @@ args() {
 printf '| kind | instructions per EVALSHA |\n| --- | ---: |\n'
 for kind in "${KINDS[@]}"; do
     read -r script keys <<<"$(args "$kind")"
-    sha="$("${CLI[@]}" SCRIPT LOAD "$(cat "$DIR/$script.lua")")"
+    [[ "$script" == /* ]] || script="$DIR/$script"
+    sha="$("${CLI[@]}" SCRIPT LOAD "$(cat "$script.lua")")"
     # shellcheck disable=SC2206
     cmd=(EVALSHA "$sha" $keys)
     bench=(redis-benchmark -h 127.0.0.1 -p "$PORT" -c 10 -P 1 -r 500 -q)
