@@ -67,11 +67,16 @@ args() {
         lb) echo "lb 1 $K 4 0001000000 60000000000 60000" ;;
         batchsw) echo "batch 2 $K $K2 2 1000000000 60000 2 1000000000 60000" ;;
         batch) echo "batch 2 $K $K2 2 1000000000 60000 3 0000000010 60000000000 60000" ;;
-        call:*) echo "$ROOT/benches/call_costs/${1#call:} 1 $K" ;;
+        call:*)
+            [[ -f "$ROOT/benches/call_costs/${1#call:}.lua" ]] || { log "no benches/call_costs/${1#call:}.lua"; exit 2; }
+            echo "$ROOT/benches/call_costs/${1#call:} 1 $K" ;;
         *) log "unknown kind $1"; exit 2 ;;
     esac
 }
 
+# Every kind known before the first is measured (`args` exits on one that
+# is not).
+for kind in "${KINDS[@]}"; do args "$kind" >/dev/null; done
 printf '| kind | instructions per EVALSHA |\n| --- | ---: |\n'
 for kind in "${KINDS[@]}"; do
     read -r script keys <<<"$(args "$kind")"
